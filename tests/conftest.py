@@ -1,0 +1,101 @@
+"""Test set-up: a real PostgreSQL for the whole run, clean tables between tests, and the
+lifecycle invariant checked after every test that touched the database.
+
+With neither ``DATABASE_URL`` nor ``BOARD_TEST_DATABASE_URL`` set, the run starts a throwaway
+embedded PostgreSQL in a temporary directory (deleted at exit). ``BOARD_TEST_DATABASE_URL`` points
+the tests (only) at another server; pytest-django creates and drops ``test_<name>`` there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from board.db import parse_database_url
+
+# Everything a test can write; TRUNCATE … CASCADE in one statement (Django's own flush would
+# refuse: the schema's tables reference auth_user and Django does not know them).
+TABLES = (
+    "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
+    "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
+)
+
+
+def pytest_configure(config):
+    test_url = os.environ.get("BOARD_TEST_DATABASE_URL")
+    if test_url:
+        target = settings.DATABASES["default"]
+        target.update(parse_database_url(test_url))
+        target["TEST"] = {"NAME": f"test_{target['NAME']}"}
+    elif not settings.DATABASE_URL:
+        root = Path(tempfile.mkdtemp(prefix="board-test-"))
+        settings.BOARD_DATA_DIR = root / "pg"
+        settings.BOARD_DATA_DIR_EPHEMERAL = True
+        import atexit
+
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker):
+    """Create the test database once (migrations = the schema's SQL files), point the store's
+    pools at it, and close them before it is dropped.
+
+    Replaces pytest-django's fixture so the database exists for every test that asks for
+    ``store_db``; tests never use ``transactional_db``, whose flush cannot truncate ``auth_user``
+    (the schema's tables reference it).
+    """
+    from django.test.utils import setup_databases, teardown_databases
+
+    from todos import db
+
+    with django_db_blocker.unblock():
+        config = setup_databases(verbosity=0, interactive=False, keepdb=False, aliases={"default"})
+    db.reset_pools()
+    yield
+    db.reset_pools()
+    with django_db_blocker.unblock():
+        from django.db import connections
+
+        connections.close_all()
+        teardown_databases(config, verbosity=0)
+
+
+INVARIANT_SQL = """
+SELECT t.id, t.state, o.n AS open_attempts
+FROM todos t
+CROSS JOIN LATERAL (SELECT count(*) AS n FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL) o
+WHERE (t.state = 'claimed' AND o.n <> 1) OR (t.state <> 'claimed' AND o.n <> 0)
+   OR (t.state = 'claimed' AND NOT EXISTS (
+        SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total AND a.ended_at IS NULL))
+   OR EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq > t.attempts_total)
+"""
+
+
+def broken_invariants() -> list[dict]:
+    from todos import db
+
+    with db.connect() as conn:
+        return conn.execute(INVARIANT_SQL).fetchall()
+
+
+@pytest.fixture
+def store_db(django_db_setup, django_db_blocker):
+    """A database every connection can see (no wrapping transaction: the store has its own
+    pool), emptied after the test, with the lifecycle invariant checked first."""
+    from django.db import connections
+
+    from todos import db
+
+    with django_db_blocker.unblock():
+        yield
+        broken = broken_invariants()
+        with db.connect() as conn:
+            conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
+        connections.close_all()
+    assert not broken, f"lifecycle invariant broken after the test: {broken}"

@@ -1,0 +1,165 @@
+"""Connections for the store and the selectors: psycopg pools and a two-line statement executor.
+
+The store does not go through Django's ORM connection: its statements are raw SQL on autocommit
+psycopg connections (one statement, one transaction), shared through a pool per process. The async
+API runs them on an :class:`~psycopg_pool.AsyncConnectionPool` in the server's event loop, so a
+request that waits (a long poll) holds no connection and no thread.
+
+Pools are built lazily from ``settings.DATABASES['default']`` so the test run, which renames the
+database, gets pools on the test database (:func:`reset_pools`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Mapping, TypeVar
+
+import psycopg
+from django.conf import settings
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from todos.store.errors import Internal
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Statement(Generic[T]):
+    """One SQL statement, its parameters, and how to turn its rows into the caller's result.
+
+    ``finish`` is where a zero-row outcome is classified (not found, forbidden, conflict).
+    """
+
+    sql: str
+    params: Mapping[str, Any]
+    finish: Callable[[list[dict]], T]
+
+
+def conninfo() -> str:
+    config = settings.DATABASES["default"]
+    if config["ENGINE"] == "board.db.backend":
+        from board.db.embedded import ensure_server
+
+        server = ensure_server(
+            settings.BOARD_DATA_DIR, dbname=config["NAME"], ephemeral=settings.BOARD_DATA_DIR_EPHEMERAL
+        )
+        return server.conninfo(config["NAME"])
+    params = {
+        "dbname": config["NAME"],
+        "user": config.get("USER") or None,
+        "password": config.get("PASSWORD") or None,
+        "host": config.get("HOST") or None,
+        "port": config.get("PORT") or None,
+        **{k: v for k, v in (config.get("OPTIONS") or {}).items() if isinstance(v, (str, int))},
+    }
+    return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
+
+
+def connect(**kwargs: Any) -> psycopg.Connection:
+    """A dedicated connection (listeners, benchmarks, tests that need their own session)."""
+    kwargs.setdefault("autocommit", True)
+    kwargs.setdefault("row_factory", dict_row)
+    return psycopg.connect(conninfo(), **kwargs)
+
+
+async def aconnect(**kwargs: Any) -> psycopg.AsyncConnection:
+    kwargs.setdefault("autocommit", True)
+    kwargs.setdefault("row_factory", dict_row)
+    return await psycopg.AsyncConnection.connect(conninfo(), **kwargs)
+
+
+_lock = threading.Lock()
+_pool: ConnectionPool | None = None
+_apools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool]" = weakref.WeakKeyDictionary()
+
+
+def pool() -> ConnectionPool:
+    global _pool
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                _pool = ConnectionPool(
+                    conninfo(),
+                    min_size=settings.BOARD_DB_POOL_MIN,
+                    max_size=max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
+                    kwargs={"autocommit": True, "row_factory": dict_row},
+                    name="board-store",
+                    open=True,
+                )
+    return _pool
+
+
+async def apool() -> AsyncConnectionPool:
+    loop = asyncio.get_running_loop()
+    existing = _apools.get(loop)
+    if existing is None:
+        existing = AsyncConnectionPool(
+            conninfo(),
+            min_size=settings.BOARD_DB_POOL_MIN,
+            max_size=max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            name="board-store-async",
+            open=False,
+        )
+        _apools[loop] = existing
+        await existing.open()
+    return existing
+
+
+def reset_pools() -> None:
+    """Close every pool; the next use builds new ones from the current settings."""
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.close()
+            _pool = None
+    for loop, ap in list(_apools.items()):
+        _apools.pop(loop, None)
+        if not loop.is_closed() and not loop.is_running():
+            try:
+                loop.run_until_complete(ap.close())
+            except Exception:  # noqa: BLE001 - best effort on a dying loop
+                pass
+
+
+def _raise_internal(exc: psycopg.Error, stmt: Statement) -> None:
+    if isinstance(exc, psycopg.errors.ExclusionViolation):
+        detail = getattr(exc.diag, "message_detail", None) or ""
+        logger.error("second open attempt refused at COMMIT: %s", detail)
+        raise Internal(f"a second open attempt was refused at commit ({detail})") from exc
+
+
+def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
+    """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows."""
+    try:
+        if conn is not None:
+            rows = conn.execute(stmt.sql, stmt.params).fetchall()
+        else:
+            with pool().connection() as pooled:
+                rows = pooled.execute(stmt.sql, stmt.params).fetchall()
+    except psycopg.errors.ExclusionViolation as exc:
+        _raise_internal(exc, stmt)
+        raise
+    return stmt.finish(rows)
+
+
+async def aexecute(stmt: Statement[T], conn: psycopg.AsyncConnection | None = None) -> T:
+    try:
+        if conn is not None:
+            cur = await conn.execute(stmt.sql, stmt.params)
+            rows = await cur.fetchall()
+        else:
+            async with (await apool()).connection() as pooled:
+                cur = await pooled.execute(stmt.sql, stmt.params)
+                rows = await cur.fetchall()
+    except psycopg.errors.ExclusionViolation as exc:
+        _raise_internal(exc, stmt)
+        raise
+    return stmt.finish(rows)

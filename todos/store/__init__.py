@@ -1,0 +1,28 @@
+"""The store: every write to todos, attempts, endpoints and teams, one SQL statement each.
+
+Layout:
+
+* ``agent.py`` – an endpoint's transitions (create, claims, heartbeat, complete, fail, release,
+  batches), scoped by ``endpoint_id`` and fenced;
+* ``operator.py`` – a human's transitions on the Board, scoped by ``operatorOwns``, audited;
+* ``background.py`` – the reaper, the due-retry requeue and retention;
+* ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
+* ``claims.py`` – the claim statement all claimers share; ``fragments.py`` – SQL pieces
+  (scopes, the fence, NOTIFY); ``inputs.py`` – cleaning and validation; ``records.py`` – results.
+
+Functions build :class:`todos.db.Statement` objects; ``todos.db.execute`` / ``aexecute`` run them.
+"""
+
+from todos.store.errors import Conflict, Forbidden, Internal, Invalid, NotFound, StoreError
+from todos.store.scopes import AgentScope, OperatorScope
+
+__all__ = [
+    "AgentScope",
+    "Conflict",
+    "Forbidden",
+    "Internal",
+    "Invalid",
+    "NotFound",
+    "OperatorScope",
+    "StoreError",
+]

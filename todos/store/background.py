@@ -1,0 +1,101 @@
+"""Background transitions: the sweeps that keep the queue honest without anyone asking.
+
+Each sweep takes at most ``limit`` rows with ``FOR UPDATE SKIP LOCKED``, so several Board
+processes can run the loops at once: they split the work instead of waiting on each other, and a
+row a claimer is taking over at the same moment is left to the claimer.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from todos.db import Statement
+from todos.store.fragments import notify_board, notify_ready
+from todos.store.records import SweepOutcome
+
+SWEEP_LIMIT = 500
+
+
+def _outcome(rows: list[dict]) -> SweepOutcome:
+    ids = tuple(row["id"] for row in rows)
+    return SweepOutcome(count=len(ids), ids=ids)
+
+
+def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Lapsed leases whose holder went silent.
+
+    Guard: ``claimed`` and ``lease_expires_at < now()``. Effect: back to ``pending``, or a dead
+    letter (``failed``, no retry window) when the attempt budget is spent.
+    Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
+    """
+    sql = f"""
+WITH cand AS (
+    SELECT t.id FROM todos t
+    WHERE t.state = 'claimed' AND t.lease_expires_at < now()
+    ORDER BY t.lease_expires_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+reaped AS (
+    UPDATE todos t SET
+        state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'pending' END,
+        completed_at = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
+        owner = NULL, lease_expires_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'reaped',
+        disposition = CASE WHEN r.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END
+    FROM reaped r
+    WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
+)
+SELECT r.id, {notify_board("reap", "reaped")} + {notify_ready("reaped", "state = 'pending'")} AS notified
+FROM reaped r"""
+    return Statement(sql, {"limit": limit}, _outcome)
+
+
+def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Failed todos whose retry window has elapsed.
+
+    Guard: ``failed`` and ``next_retry_at <= now()``. Effect: ``pending``, window cleared,
+    ``attempt`` kept (the budget is not reset). Attempt rows: none (no lease ends).
+    """
+    sql = f"""
+WITH cand AS (
+    SELECT t.id FROM todos t
+    WHERE t.state = 'failed' AND t.next_retry_at <= now()
+    ORDER BY t.next_retry_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+requeued AS (
+    UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = 'failed' AND t.next_retry_at <= now()
+    RETURNING t.*
+)
+SELECT r.id, {notify_board("requeue", "requeued")} + {notify_ready("requeued")} AS notified
+FROM requeued r"""
+    return Statement(sql, {"limit": limit}, _outcome)
+
+
+def purge_terminal(limit: int = SWEEP_LIMIT, *, older_than_days: int | None = None) -> Statement[SweepOutcome]:
+    """Retention: delete terminal todos (done, canceled, dead letters) completed more than the
+    retention age ago. Their attempts go with them (ON DELETE CASCADE); the audit trail stays."""
+    days = settings.BOARD_RETENTION_DAYS if older_than_days is None else older_than_days
+    sql = f"""
+WITH cand AS (
+    SELECT t.id FROM todos t
+    WHERE t.completed_at < now() - make_interval(days => %(days)s)
+      AND (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+purged AS (
+    DELETE FROM todos t USING cand c WHERE t.id = c.id
+    RETURNING t.id, t.queue, t.endpoint_id
+)
+SELECT p.id, {notify_board("purge", "purged")} AS notified FROM purged p"""
+    return Statement(sql, {"limit": limit, "days": days}, _outcome)

@@ -1,0 +1,114 @@
+"""The claim statement, shared by every way of taking a lease (agent, batch, human).
+
+A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
+wraps a candidate CTE (``cand(id, prior_state)``, rows already locked) in the rest of the
+statement:
+
+* a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
+  ``lease_expired`` / ``requeued``;
+* the todo becomes ``claimed`` under a fresh lease: ``attempt`` and ``attempts_total`` grow by
+  one, the retry window is cleared;
+* an attempt opens with ``seq`` = the new ``attempts_total``;
+* past the attempt cap, the oldest closed attempts are deleted and counted in ``attempts_pruned``;
+* one NOTIFY tells the Board.
+
+The one-open-attempt rule is a deferred exclusion constraint checked at COMMIT, so the order in
+which PostgreSQL runs these CTEs does not matter.
+"""
+
+from __future__ import annotations
+
+from todos.store.fragments import notify_board
+from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
+
+PRIOR_ATTEMPTS_LIMIT = 5
+
+
+def claim_sql(cand: str, *, with_prior: bool, miss: str | None = None) -> str:
+    """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
+    zero-row outcome) it always answers exactly one row: the claim, or the miss."""
+    if miss is None:
+        final = "SELECT * FROM result ORDER BY ord"
+    else:
+        final = f"SELECT r.*, {miss} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"
+    prior = (
+        f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
+                SELECT {ATTEMPT_COLUMNS} FROM (
+                    SELECT * FROM closed c WHERE c.todo_id = u.id
+                    UNION ALL
+                    SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
+                ) x ORDER BY seq DESC LIMIT {PRIOR_ATTEMPTS_LIMIT}) p)"""
+        if with_prior
+        else "'[]'::json"
+    )
+    return f"""
+WITH {cand},
+closed AS (
+    -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
+    UPDATE todo_attempts a
+    SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
+    FROM cand c
+    WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
+    RETURNING a.*
+),
+upd AS (
+    UPDATE todos t SET
+        state = 'claimed',
+        owner = %(owner)s,
+        lease_expires_at = now() + make_interval(secs => %(ttl)s),
+        attempt = t.attempt + 1,
+        attempts_total = t.attempts_total + 1,
+        attempts_pruned = t.attempts_pruned + CASE
+            WHEN t.attempts_total + 1 > %(cap)s THEN (
+                SELECT count(*) FROM todo_attempts pa
+                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
+                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            ELSE 0 END,
+        claimed_at = now(),
+        next_retry_at = NULL,
+        updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id
+    RETURNING t.*, c.prior_state, c.ord
+),
+pruned AS (
+    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
+    DELETE FROM todo_attempts a USING upd u
+    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
+      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
+),
+opened AS (
+    -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
+    INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id,
+                               claimer_session, owner, claimant, claimed_at, lease_expires_at,
+                               lease_token_hash)
+    SELECT u.id, u.attempts_total, u.attempt, %(claimer_kind)s, %(claimer_endpoint_id)s,
+           %(session)s, u.owner, %(claimant)s, now(), u.lease_expires_at,
+           (%(token_hashes)s::bytea[])[u.ord]
+    FROM upd u
+    RETURNING todo_id
+),
+result AS (
+    SELECT {TODO_COLUMNS}, u.prior_state, u.ord, {prior} AS prior_attempts,
+           (SELECT count(*) FROM opened) AS opened,
+           {notify_board("claim", "upd")} AS notified
+    FROM upd u
+)
+{final}"""
+
+
+def claims_from_rows(rows: list[dict], tokens: list[str | None]) -> list[Claim]:
+    claims = []
+    for row in rows:
+        todo = Todo.from_row(row)
+        claims.append(
+            Claim(
+                todo=todo,
+                attempt_seq=todo.attempts_total,
+                attempts_total=todo.attempts_total,
+                lease_token=tokens[row["ord"] - 1] if tokens else None,
+                prior_attempts=tuple(Attempt.from_row(a) for a in row["prior_attempts"]),
+                took_over=row["prior_state"] == "claimed",
+            )
+        )
+    return claims

@@ -1,0 +1,249 @@
+"""The store's input rules (lifecycle.md, "Inputs the store cleans or rejects").
+
+Cleaning never loses a verdict: a long summary is cut, not refused. Anything malformed raises
+:class:`~todos.store.errors.Invalid` naming the field, before a single statement runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+import secrets
+import unicodedata
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from psycopg.types.json import Jsonb
+
+from todos.store.errors import Invalid
+
+SUMMARY_MAX_BYTES = 2048
+CLAIMANT_MAX_BYTES = 128
+ARTIFACT_MAX_BYTES = 512
+TITLE_MAX_CHARS = 500
+LABEL_MAX_CHARS = 200
+KEY_MAX_CHARS = 255
+JSON_MAX_BYTES = 1024 * 1024
+LEASE_TTL_MAX = 86400
+DEFAULT_LEASE_MIN = 60
+MAX_ATTEMPTS_RANGE = (1, 100)
+PRIORITY_RANGE = (-32768, 32767)
+STATES = ("pending", "claimed", "done", "failed", "canceled")
+QUEUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+TOKEN_BYTES = 16
+
+
+def require_int(field: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid(field, f"must be an integer from {lo} to {hi}")
+    if not lo <= value <= hi:
+        raise Invalid(field, f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def optional_int(field: str, value: Any, lo: int, hi: int) -> int | None:
+    return None if value is None else require_int(field, value, lo, hi)
+
+
+def require_str(field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid(field, "must be a string")
+    if "\x00" in value:
+        raise Invalid(field, "must not contain NUL characters")
+    return value
+
+
+def title(value: Any) -> str:
+    value = require_str("title", value)
+    if not value.strip():
+        raise Invalid("title", "must not be empty")
+    if len(value) > TITLE_MAX_CHARS:
+        raise Invalid("title", f"must be at most {TITLE_MAX_CHARS} characters, got {len(value)}")
+    return value
+
+
+def queue(value: Any, field: str = "queue") -> str:
+    value = require_str(field, value)
+    if not QUEUE_RE.match(value):
+        raise Invalid(
+            field,
+            "must be 1 to 128 characters of letters, digits and . _ : / - (starting with a letter or digit)",
+        )
+    return value
+
+
+def queues(values: Any, field: str = "queues") -> list[str]:
+    if not isinstance(values, (list, tuple)):
+        raise Invalid(field, "must be a list of queue names")
+    return [queue(v, field) for v in values]
+
+
+def label(field: str, value: Any, max_chars: int = LABEL_MAX_CHARS) -> str | None:
+    """Optional short text (source, kind, assignee): empty means absent."""
+    if value is None:
+        return None
+    value = require_str(field, value)
+    if value == "":
+        return None
+    if len(value) > max_chars:
+        raise Invalid(field, f"must be at most {max_chars} characters, got {len(value)}")
+    return value
+
+
+def idempotency_key(value: Any) -> str | None:
+    return label("idempotency_key", value, KEY_MAX_CHARS)
+
+
+def state(value: Any, field: str = "state") -> str:
+    if value not in STATES:
+        raise Invalid(field, f"must be one of {', '.join(STATES)}")
+    return value
+
+
+def json_value(field: str, value: Any) -> Jsonb | None:
+    """A JSON document (payload, result): at most 1 MiB encoded, no NaN, no NUL characters."""
+    if value is None:
+        return None
+    try:
+        encoded = json.dumps(value, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise Invalid(field, f"must be JSON ({exc.__class__.__name__})") from None
+    if len(encoded.encode()) > JSON_MAX_BYTES:
+        raise Invalid(field, f"must be at most {JSON_MAX_BYTES} bytes of JSON")
+    if "\\u0000" in encoded:
+        raise Invalid(field, "must not contain NUL characters")
+    return Jsonb(value, dumps=lambda _: encoded)
+
+
+def priority(value: Any) -> int:
+    return 0 if value is None else require_int("priority", value, *PRIORITY_RANGE)
+
+
+def max_attempts(value: Any) -> int:
+    return 5 if value is None else require_int("max_attempts", value, *MAX_ATTEMPTS_RANGE)
+
+
+def lease_ttl(value: Any, endpoint_default: int | None = None) -> int:
+    """Per call wins (1..86400), then the endpoint's default, then the server's."""
+    if value is not None:
+        return require_int("lease_ttl_seconds", value, 1, LEASE_TTL_MAX)
+    if endpoint_default is not None:
+        return endpoint_default
+    return settings.BOARD_DEFAULT_LEASE_SECONDS
+
+
+def default_lease(value: Any) -> int | None:
+    return optional_int("default_lease_ttl_seconds", value, DEFAULT_LEASE_MIN, LEASE_TTL_MAX)
+
+
+def cut_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_bytes`` of UTF-8 at a character boundary."""
+    encoded = text.encode()
+    if len(encoded) <= max_bytes:
+        return text, False
+    return encoded[:max_bytes].decode("utf-8", errors="ignore"), True
+
+
+def summary(value: Any) -> tuple[str | None, bool]:
+    """Cut to 2048 bytes, never rejected for length: a verdict must not be lost to long prose."""
+    if value is None:
+        return None, False
+    value = require_str("summary", value)
+    if value == "":
+        return None, False
+    return cut_utf8(value, SUMMARY_MAX_BYTES)
+
+
+def claimant(value: Any) -> str | None:
+    if value is None:
+        return None
+    value = require_str("claimant", value)
+    value = "".join(ch for ch in value if unicodedata.category(ch) != "Cc")
+    value, _ = cut_utf8(value, CLAIMANT_MAX_BYTES)
+    return value or None
+
+
+def artifact(value: Any) -> str | None:
+    """An ``https://`` URL with a host, or ``scheme://…`` for a scheme the operator allows.
+
+    The error never echoes the value: artifacts can carry signed URLs.
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise Invalid("artifact", "must be a string")
+    if len(value.encode()) > ARTIFACT_MAX_BYTES:
+        raise Invalid("artifact", f"must be at most {ARTIFACT_MAX_BYTES} bytes")
+    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in value):
+        raise Invalid("artifact", "must not contain whitespace or control characters")
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise Invalid("artifact", "must be an https:// URL or an allowed handle") from None
+    scheme = parts.scheme.lower()
+    if scheme == "https" and parts.hostname and value[: len("https://")].lower() == "https://":
+        return value
+    if scheme in settings.BOARD_ARTIFACT_SCHEMES and value.startswith(f"{parts.scheme}://") and len(value) > len(scheme) + 3:
+        return value
+    allowed = ", ".join(["https"] + [s for s in settings.BOARD_ARTIFACT_SCHEMES])
+    raise Invalid("artifact", f"must be a URL or handle with one of the schemes: {allowed}")
+
+
+def todo_id(value: Any, field: str = "id") -> str:
+    value = require_str(field, value)
+    if not value or len(value) > 64:
+        raise Invalid(field, "must be a todo id (td_…)")
+    return value
+
+
+def todo_ids(values: Any, field: str = "ids") -> list[str]:
+    if not isinstance(values, (list, tuple)):
+        raise Invalid(field, "must be a list of todo ids")
+    return [todo_id(v, field) for v in values]
+
+
+def note(value: Any, field: str = "note", max_chars: int = 2000) -> str | None:
+    if value is None:
+        return None
+    value = require_str(field, value).strip()
+    if len(value) > max_chars:
+        raise Invalid(field, f"must be at most {max_chars} characters")
+    return value or None
+
+
+# --- The lease-token fence ------------------------------------------------------------------
+
+
+def new_lease_token() -> tuple[str, bytes]:
+    """16 random bytes: the base64url token (shown once) and the SHA-256 the store keeps."""
+    raw = secrets.token_bytes(TOKEN_BYTES)
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode(), hashlib.sha256(raw).digest()
+
+
+def lease_token_hash(token: Any) -> bytes | None:
+    """The digest a presented token is compared with, in SQL. No token → NULL.
+
+    A token that does not decode to 16 bytes still hashes (to something no attempt holds), so a
+    malformed token is a plain fence mismatch (conflict), never a different answer.
+    """
+    if token is None:
+        return None
+    if not isinstance(token, str):
+        raise Invalid("lease_token", "must be a string")
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (ValueError, TypeError):
+        raw = b""
+    if len(raw) != TOKEN_BYTES:
+        return hashlib.sha256(b"malformed:" + token.encode("utf-8", "replace")).digest()
+    return hashlib.sha256(raw).digest()
+
+
+def finite_number(field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise Invalid(field, "must be a number")
+    return float(value)

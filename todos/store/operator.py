@@ -1,0 +1,433 @@
+"""Operator (Board) transitions: what a signed-in human can do to their teams' todos.
+
+The agent statements' twins, scoped by ``operatorOwns`` (membership of the owning team, with the
+``operator`` or ``admin`` role to act) instead of ``endpoint_id``, and without the lease-token
+fence: the owning human can always recover a stuck attempt. A human's lease is owned by
+``human:<user id>`` and its attempt has ``claimer_kind = 'owner'``.
+
+Every statement also writes its audit row, so the trail holds exactly the changes that committed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from psycopg.types.json import Jsonb
+
+from todos.db import Statement
+from todos.store import inputs
+from todos.store.agent import BACKOFF, DEDUPE_PREDICATE
+from todos.store.claims import claim_sql, claims_from_rows
+from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
+from todos.store.fragments import CLAIMABLE, OPERATOR_ACTS, notify_board, notify_ready, operator_miss
+from todos.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
+from todos.store.scopes import OperatorScope
+
+MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
+MISS_MESSAGES = {
+    "not_found": "no such todo",
+    "forbidden": "your role on this team is read-only",
+    "conflict": "the todo changed: it is no longer in a state you can {verb}",
+}
+HUMAN_TTL_RANGE = (60, 86400)
+
+
+def _audit(action: str, rows: str = "upd") -> str:
+    return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, '{action}', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    FROM {rows} r JOIN endpoints ae ON ae.id = r.endpoint_id"""
+
+
+def _params(op: OperatorScope, todo_id: Any = None, *, note: Any = None, detail: dict | None = None) -> dict:
+    params = {
+        "user_id": op.user_id,
+        "actor": op.username,
+        "owner": op.owner,
+        "note": inputs.note(note),
+        "detail": Jsonb(detail) if detail else None,
+    }
+    if todo_id is not None:
+        params["id"] = inputs.todo_id(todo_id)
+    return params
+
+
+def _human_ttl(value: Any) -> int:
+    if value is None:
+        return settings.BOARD_HUMAN_LEASE_SECONDS
+    return inputs.require_int("lease_ttl_seconds", value, *HUMAN_TTL_RANGE)
+
+
+def _raise_miss(row: dict, verb: str, todo_id: str) -> None:
+    miss = row["miss"]
+    raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
+
+
+def _single(verb: str, action: str, set_todo: str, guard: str, params: dict, *, attempt_set: str | None = None, ready_when: str | None = None) -> Statement[Todo]:
+    """One todo, one statement: update it, update its open attempt (close it, or stamp a
+    heartbeat) when ``attempt_set`` is given, write the audit row, notify."""
+    attempt = (
+        f"""
+open_attempt AS (
+    UPDATE todo_attempts a SET {attempt_set}
+    FROM upd u
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),"""
+        if attempt_set
+        else ""
+    )
+    ready = f" + {notify_ready('upd', ready_when)}" if ready_when else ""
+    sql = f"""
+WITH upd AS (
+    UPDATE todos t SET {set_todo}, updated_at = now()
+    WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {guard}
+    RETURNING t.*
+),{attempt}
+audit AS ({_audit(action)}),
+result AS (SELECT {TODO_COLUMNS}, {notify_board(verb, "upd")}{ready} AS notified FROM upd)
+SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> Todo:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], verb.replace("_", " "), params["id"])
+        return Todo.from_row(rows[0])
+
+    return Statement(sql, params, finish)
+
+
+HOLDS = "t.state = 'claimed' AND t.owner = %(owner)s"
+HUMAN_REPORT = "summary = %(note)s, summary_truncated = false"
+
+
+def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Claim]:
+    """A human takes the lease (``human:<id>``, default 30 minutes).
+
+    Guard: claimable, assignee empty or this human; a paused queue does not stop a human; waits
+    on the row lock. Attempt rows: as an agent's claim, with ``claimer_kind = 'owner'``.
+    """
+    params = _params(op, todo_id)
+    params.update(
+        ttl=_human_ttl(lease_ttl_seconds),
+        claimant=inputs.claimant(f"Board · {op.username}"),
+        claimer_kind="owner",
+        claimer_endpoint_id=None,
+        session=None,
+        token_hashes=[],
+        cap=settings.BOARD_ATTEMPTS_CAP,
+    )
+    cand = f"""
+cand AS (
+    SELECT t.id, t.state AS prior_state, 1 AS ord, t.endpoint_id, t.queue FROM todos t
+    WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {CLAIMABLE}
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+    FOR UPDATE
+),
+audit AS ({_audit("todo.claim", "cand")})"""
+    sql = claim_sql(cand, with_prior=False, miss=operator_miss())
+
+    def finish(rows: list[dict]) -> Claim:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], "claim", params["id"])
+        return claims_from_rows(rows, [])[0]
+
+    return Statement(sql, params, finish)
+
+
+def extend(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Todo]:
+    """Extend a human's own lease. Guard: claimed by this human.
+    Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at``."""
+    params = _params(op, todo_id)
+    params["ttl"] = _human_ttl(lease_ttl_seconds)
+    return _single(
+        "heartbeat", "todo.extend",
+        "lease_expires_at = now() + make_interval(secs => %(ttl)s)", HOLDS, params,
+        attempt_set="last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
+    )
+
+
+def complete(op: OperatorScope, todo_id: Any, *, note: Any = None, result: Any = None) -> Statement[Todo]:
+    """Finish a todo the human holds. Guard: claimed by this human.
+    Effect: ``done`` with the optional JSON result. Attempt: ``completed``/``done``, note as summary."""
+    params = _params(op, todo_id, note=note)
+    params["result"] = inputs.json_value("result", result)
+    return _single(
+        "complete", "todo.complete",
+        "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
+        HOLDS, params,
+        attempt_set=f"ended_at = now(), outcome = 'completed', disposition = 'done', {HUMAN_REPORT}",
+    )
+
+
+def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Report failure on a todo the human holds. Guard: claimed by this human.
+    Effect and attempt: as an agent's fail (backoff retry below the cap, else dead letter)."""
+    params = _params(op, todo_id, note=note)
+    params["result"] = Jsonb({"error": "failed_by_operator", "note": params["note"]})
+    return _single(
+        "fail", "todo.fail",
+        f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
+            completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
+        HOLDS, params,
+        attempt_set=f"""ended_at = now(), outcome = 'failed',
+            disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
+            {HUMAN_REPORT}""",
+    )
+
+
+def release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Give back a lease the human holds. Guard: claimed by this human.
+    Effect: ``pending``, ``attempt`` unchanged. Attempt: ``released``/``requeued``."""
+    params = _params(op, todo_id, note=note)
+    return _single(
+        "release", "todo.release", "state = 'pending', owner = NULL, lease_expires_at = NULL", HOLDS, params,
+        attempt_set=f"ended_at = now(), outcome = 'released', disposition = 'requeued', {HUMAN_REPORT}",
+        ready_when="TRUE",
+    )
+
+
+def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Take a lease away from whoever holds it (an agent that is stuck). Guard: claimed.
+    Effect: ``pending``. Attempt: ``released``/``requeued``; the audit names the human."""
+    params = _params(op, todo_id, note=note)
+    return _single(
+        "force_release", "todo.force_release", "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        "t.state = 'claimed'", params,
+        attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued'",
+        ready_when="TRUE",
+    )
+
+
+RETRY_SET = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
+    claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
+RETRY_GUARD = "t.state = 'failed'"
+CANCEL_SET = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
+    completed_at = now()"""
+CANCEL_GUARD = "t.state IN ('pending', 'claimed', 'failed')"
+CANCEL_ATTEMPT = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
+
+
+def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Send a failed todo (dead letter or open retry window) back to ``pending`` now.
+    Effect: a fresh budget (``attempt = 0``), result and timestamps cleared; ``attempts_total``
+    kept, so attempt numbering continues. Attempt rows: none (no lease ends)."""
+    return _single("retry", "todo.retry", RETRY_SET, RETRY_GUARD, _params(op, todo_id, note=note), ready_when="TRUE")
+
+
+def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Stop a todo for good. Guard: pending, claimed or failed.
+    Effect: ``canceled``, lease and retry window cleared. Attempt: if open, ``canceled``/``canceled``."""
+    return _single("cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, _params(op, todo_id, note=note), attempt_set=CANCEL_ATTEMPT)
+
+
+def _bulk(verb: str, action: str, set_todo: str, guard: str, op: OperatorScope, ids: Any, note: Any, *, attempt_set: str | None = None, ready: bool = False) -> Statement[BulkOutcome]:
+    todo_ids = inputs.todo_ids(ids)
+    if len(todo_ids) > 1000:
+        raise Invalid("ids", "at most 1000 ids per statement")
+    params = _params(op, note=note)
+    params["ids"] = todo_ids
+    attempt = (
+        f"""
+open_attempt AS (
+    UPDATE todo_attempts a SET {attempt_set}
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),"""
+        if attempt_set
+        else ""
+    )
+    wake = f" + {notify_ready('upd')}" if ready else ""
+    sql = f"""
+WITH upd AS (
+    UPDATE todos t SET {set_todo}, updated_at = now()
+    WHERE t.id = ANY(%(ids)s::text[]) AND {OPERATOR_ACTS} AND {guard}
+    RETURNING t.*
+),{attempt}
+audit AS ({_audit(action)}),
+notified AS (SELECT {notify_board(verb, "upd")}{wake} AS n)
+SELECT u.id, (SELECT n FROM notified) AS notified FROM upd u"""
+
+    def finish(rows: list[dict]) -> BulkOutcome:
+        changed = {row["id"] for row in rows}
+        return BulkOutcome(
+            changed=tuple(i for i in todo_ids if i in changed),
+            skipped=tuple(i for i in todo_ids if i not in changed),
+        )
+
+    return Statement(sql, params, finish)
+
+
+def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk retry: the same guard and effect as :func:`retry`; rows whose state moved are skipped."""
+    return _bulk("retry", "todo.retry", RETRY_SET, RETRY_GUARD, op, ids, note, ready=True)
+
+
+def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk cancel: the same guard and effect as :func:`cancel`."""
+    return _bulk("cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, op, ids, note, attempt_set=CANCEL_ATTEMPT)
+
+
+def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:
+    """Reserve a pending todo for one owner (``human:<id>`` or ``endpoint:<uuid>``), or clear it.
+    Guard: pending. Attempt rows: none."""
+    value = inputs.label("assignee", assignee)
+    if value is not None and not (value.startswith("human:") or value.startswith("endpoint:")):
+        raise Invalid("assignee", "must be human:<user id> or endpoint:<endpoint id>")
+    params = _params(op, todo_id, detail={"assignee": value})
+    params["assignee"] = value
+    return _single(
+        "assign", "todo.assign" if value else "todo.unassign",
+        "assignee = %(assignee)s", "t.state = 'pending'", params, ready_when="TRUE",
+    )
+
+
+def set_priority(op: OperatorScope, todo_id: Any, priority: Any) -> Statement[Todo]:
+    """Change the claim order of a live todo (lower claims first). Guard: pending, claimed or failed."""
+    value = inputs.require_int("priority", priority, *inputs.PRIORITY_RANGE)
+    params = _params(op, todo_id, detail={"priority": value})
+    params["priority"] = value
+    return _single(
+        "priority", "todo.priority", "priority = %(priority)s", "t.state IN ('pending', 'claimed', 'failed')", params,
+    )
+
+
+def create(
+    op: OperatorScope,
+    *,
+    endpoint_id: Any,
+    queue: Any,
+    title: Any,
+    kind: Any = None,
+    source: Any = None,
+    payload: Any = None,
+    idempotency_key: Any = None,
+    priority: Any = None,
+    max_attempts: Any = None,
+    note: Any = None,
+) -> Statement[Created]:
+    """A human enqueues a todo on one of their teams' endpoints, in a queue of its scope.
+    Idempotent by key exactly as the agent's create. Attempt rows: none."""
+    try:
+        endpoint = UUID(str(endpoint_id))
+    except ValueError:
+        raise Invalid("endpoint", "must be an endpoint id") from None
+    params = _params(op, note=note)
+    params.update(
+        endpoint_id=endpoint,
+        queue=inputs.queue(queue),
+        title=inputs.title(title),
+        kind=inputs.label("kind", kind),
+        source=inputs.label("source", source) or "board",
+        payload=inputs.json_value("payload", payload),
+        key=inputs.idempotency_key(idempotency_key),
+        priority=inputs.priority(priority),
+        max_attempts=inputs.max_attempts(max_attempts),
+    )
+    sql = f"""
+WITH target AS (
+    SELECT e.id, e.scope_queues FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
+    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s
+),
+allowed AS (
+    SELECT e.id FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
+    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')
+      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       priority, max_attempts)
+    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s
+    FROM allowed a
+    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+audit AS ({_audit("todo.create", "ins")}),
+existing AS (
+    SELECT {TODO_COLUMNS} FROM todos
+    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+      AND {DEDUPE_PREDICATE} AND EXISTS (SELECT 1 FROM allowed)
+),
+result AS (
+    SELECT true AS created, {TODO_COLUMNS},
+           {notify_board("create", "ins")} + {notify_ready("ins")} AS notified
+    FROM ins
+    UNION ALL
+    SELECT false, {TODO_COLUMNS}, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+)
+SELECT r.*, CASE
+    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
+    ELSE 'conflict' END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> Created:
+        row = rows[0]
+        if row["id"] is None:
+            miss = row["miss"]
+            if miss == "not_found":
+                raise NotFound(f"no such endpoint: {endpoint}")
+            if miss == "forbidden":
+                raise Forbidden(
+                    f"cannot create on endpoint {endpoint}: it must be active, the queue {params['queue']!r} "
+                    "must be in its scope, and your role must be operator or admin"
+                )
+            raise Conflict("a concurrent create with the same idempotency key is in flight; retry")
+        return Created(todo=Todo.from_row(row), created=row["created"])
+
+    return Statement(sql, params, finish)
+
+
+def pause_queue(op: OperatorScope, team_id: Any, queue: Any, *, note: Any = None) -> Statement[bool]:
+    """Pause ``queue`` for a team: agents' claims skip it until resumed. Returns False if it was
+    already paused. Guard: the human is an operator or admin of the team."""
+    return _pause_statement(op, team_id, queue, note, pause=True)
+
+
+def resume_queue(op: OperatorScope, team_id: Any, queue: Any) -> Statement[bool]:
+    """Resume a paused queue; its pending work becomes claimable again (agents are woken)."""
+    return _pause_statement(op, team_id, queue, None, pause=False)
+
+
+def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, pause: bool) -> Statement[bool]:
+    try:
+        team = UUID(str(team_id))
+    except ValueError:
+        raise Invalid("team", "must be a team id") from None
+    params = _params(op, note=note)
+    params.update(team_id=team, queue=inputs.queue(queue))
+    acts = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+                   AND m.role IN ('operator', 'admin'))"""
+    sees = "EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s)"
+    if pause:
+        change = f"""INSERT INTO queue_pauses (team_id, queue, paused_by, note)
+            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE {acts}
+            ON CONFLICT (team_id, queue) DO NOTHING RETURNING team_id, queue"""
+        action, op_name, wake = "queue.pause", "pause", "0"
+    else:
+        change = f"""DELETE FROM queue_pauses WHERE team_id = %(team_id)s AND queue = %(queue)s AND {acts}
+            RETURNING team_id, queue"""
+        action, op_name, wake = "queue.resume", "resume", f"""(SELECT count(pg_notify('board_ready',
+                json_build_object('endpoint', e.id, 'queue', c.queue)::text))
+             FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))"""
+    sql = f"""
+WITH changed AS ({change}),
+audit AS (
+    INSERT INTO audit_log (team_id, user_id, actor, action, queue, note)
+    SELECT team_id, %(user_id)s, %(actor)s, '{action}', queue, %(note)s FROM changed
+)
+SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts,
+       (SELECT count(pg_notify('board_events', json_build_object(
+            'op', '{op_name}', 'team', team_id, 'ids', '[]'::json, 'queues', json_build_array(queue),
+            'endpoints', '[]'::json)::text)) FROM changed) + {wake} AS notified"""
+
+    def finish(rows: list[dict]) -> bool:
+        row = rows[0]
+        if not row["sees"]:
+            raise NotFound(f"no such team: {team}")
+        if not row["acts"]:
+            raise Forbidden("your role on this team is read-only")
+        return bool(row["changed"])
+
+    return Statement(sql, params, finish)

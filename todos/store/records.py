@@ -1,0 +1,148 @@
+"""Typed results of store statements: what a transition hands back to its caller."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(value)
+
+
+@dataclass(frozen=True)
+class Todo:
+    id: str
+    endpoint_id: UUID
+    queue: str
+    source: str | None
+    kind: str | None
+    title: str
+    payload: Any
+    idempotency_key: str | None
+    assignee: str | None
+    priority: int
+    state: str
+    owner: str | None
+    lease_expires_at: datetime | None
+    attempt: int
+    max_attempts: int
+    attempts_total: int
+    attempts_pruned: int
+    next_retry_at: datetime | None
+    result: Any
+    created_at: datetime
+    updated_at: datetime
+    claimed_at: datetime | None
+    completed_at: datetime | None
+
+    @property
+    def dead_letter(self) -> bool:
+        return self.state == "failed" and self.next_retry_at is None
+
+    @property
+    def retry_scheduled(self) -> bool:
+        return self.state == "failed" and self.next_retry_at is not None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "Todo":
+        return cls(**{name: row[name] for name in _TODO_FIELDS})
+
+
+_TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
+TODO_COLUMNS = ", ".join(_TODO_FIELDS)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    seq: int
+    attempt: int
+    claimer_kind: str
+    claimant: str | None
+    owner: str
+    claimed_at: datetime
+    last_heartbeat_at: datetime | None
+    lease_expires_at: datetime
+    ended_at: datetime | None
+    outcome: str | None
+    disposition: str | None
+    summary: str | None
+    summary_truncated: bool
+    artifact: str | None
+
+    @property
+    def died(self) -> bool:
+        """The holder went silent (its lease lapsed), as opposed to reporting a failure."""
+        return self.outcome in ("lease_expired", "reaped")
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "Attempt":
+        values = {name: row[name] for name in _ATTEMPT_FIELDS}
+        for name in ("claimed_at", "last_heartbeat_at", "lease_expires_at", "ended_at"):
+            values[name] = _parse_ts(values[name])
+        return cls(**values)
+
+
+_ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
+# The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
+ATTEMPT_COLUMNS = ", ".join(_ATTEMPT_FIELDS)
+
+
+@dataclass(frozen=True)
+class Created:
+    todo: Todo
+    created: bool  # False: an existing live todo already covers the idempotency key
+
+
+@dataclass(frozen=True)
+class Claim:
+    todo: Todo
+    attempt_seq: int
+    attempts_total: int
+    lease_token: str | None  # only when the claim asked for the fence; shown once, never stored
+    prior_attempts: tuple[Attempt, ...] = ()
+    took_over: bool = False  # the claim ended a lapsed lease (its attempt closed lease_expired)
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One item of a batch: the todo on success, or the classified miss."""
+
+    id: str
+    todo: Todo | None = None
+    error: "StoreErrorInfo | None" = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class StoreErrorInfo:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """What a multi-row operator action did: the ids it changed and those whose state had moved."""
+
+    changed: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What a background sweep changed, for logs and metrics."""
+
+    count: int
+    ids: tuple[str, ...] = ()
