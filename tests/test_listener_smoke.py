@@ -1,0 +1,33 @@
+import asyncio
+
+import pytest
+
+from tests import factories as f
+from todos.db import aexecute
+from todos.live.listener import get_listener
+from todos.store import agent as A
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def test_listener_receives_a_committed_transition():
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+
+    async def scenario():
+        listener = get_listener()
+        assert await listener.wait_connected()
+        got = asyncio.Queue()
+        listener.subscribe("board_events", got.put_nowait)
+        ready = asyncio.Queue()
+        listener.subscribe("board_ready", ready.put_nowait)
+        created = await aexecute(A.create(ep, queue="default", title="t"))
+        event = await asyncio.wait_for(got.get(), 5)
+        wake = await asyncio.wait_for(ready.get(), 5)
+        await listener.stop()
+        return created, event, wake
+
+    created, event, wake = asyncio.run(scenario())
+    assert event["op"] == "create" and event["ids"] == [created.todo.id]
+    assert event["team"] == str(team.id) and "payload" not in event
+    assert wake == {"endpoint": str(ep.endpoint_id), "queue": "default"}

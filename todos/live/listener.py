@@ -1,0 +1,165 @@
+"""One LISTEN connection per Board process.
+
+PostgreSQL is the bus: every state-changing statement NOTIFYs inside its own transaction (see
+``todos/store/fragments.py``). Each process keeps a single dedicated async connection listening on
+the Board's channels and hands every notification to in-process subscribers. Nothing is shared
+between processes, so several Board processes behind a load balancer each listen for themselves.
+
+The connection is started lazily in the server's event loop (daphne has no ASGI lifespan), the
+first time a websocket or a long poll needs it. If it drops, it reconnects with backoff (1 s
+doubling to 30 s), logs each loss and recovery, and tells ``on_reconnect`` subscribers: whatever
+was sent while it was down is gone, so they must resync from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import defaultdict
+from typing import Callable
+
+import psycopg
+
+from todos.store.fragments import BOARD_CHANNEL, READY_CHANNEL
+
+logger = logging.getLogger(__name__)
+
+Callback = Callable[[dict], None]
+
+BACKOFF_START = 1.0
+BACKOFF_MAX = 30.0
+
+
+class Listener:
+    channels = (BOARD_CHANNEL, READY_CHANNEL)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self.state = "connecting"  # connecting | live | reconnecting
+        self._subscribers: dict[str, set[Callback]] = defaultdict(set)
+        self._reconnect_subscribers: set[Callable[[], None]] = set()
+        self._state_subscribers: set[Callable[[str], None]] = set()
+        self._task: asyncio.Task | None = None
+        self._conn: psycopg.AsyncConnection | None = None
+        self._connected = asyncio.Event()
+
+    # --- subscriptions (call from the listener's event loop) -----------------------------------
+
+    def subscribe(self, channel: str, callback: Callback) -> Callable[[], None]:
+        """Call ``callback(payload_dict)`` for every notification on ``channel``. Keep it quick and
+        non-blocking: it runs in the event loop. Returns the unsubscribe function."""
+        self._subscribers[channel].add(callback)
+        return lambda: self._subscribers[channel].discard(callback)
+
+    def on_reconnect(self, callback: Callable[[], None]) -> Callable[[], None]:
+        self._reconnect_subscribers.add(callback)
+        return lambda: self._reconnect_subscribers.discard(callback)
+
+    def on_state(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        self._state_subscribers.add(callback)
+        return lambda: self._state_subscribers.discard(callback)
+
+    # --- running -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = self.loop.create_task(self._run(), name="board-listener")
+
+    async def wait_connected(self, timeout: float = 10.0) -> bool:
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
+            self._task = None
+
+    @property
+    def backend_pid(self) -> int | None:
+        """The LISTEN connection's server process id (tests terminate it to prove recovery)."""
+        return self._conn.info.backend_pid if self._conn is not None and not self._conn.closed else None
+
+    async def _run(self) -> None:
+        from todos.db import aconnect
+
+        delay = BACKOFF_START
+        first = True
+        while True:
+            try:
+                self._conn = await aconnect()
+                for channel in self.channels:
+                    await self._conn.execute(f"LISTEN {channel}")
+                if not first:
+                    logger.warning("live listener recovered; telling clients to resync")
+                self._set_state("live")
+                self._connected.set()
+                delay = BACKOFF_START
+                if not first:
+                    self._dispatch_reconnect()
+                first = False
+                async for note in self._conn.notifies():
+                    self._dispatch(note.channel, note.payload)
+            except asyncio.CancelledError:
+                await self._close()
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure: reconnect with backoff
+                self._connected.clear()
+                self._set_state("reconnecting")
+                logger.warning("live listener lost its connection (%s); retrying in %.0f s", exc, delay)
+                await self._close()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _close(self) -> None:
+        if self._conn is not None:
+            try:
+                await self._conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._conn = None
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        for callback in list(self._state_subscribers):
+            _safely(callback, state)
+
+    def _dispatch(self, channel: str, raw: str) -> None:
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            logger.error("ignoring a malformed notification on %s: %.200s", channel, raw)
+            return
+        for callback in list(self._subscribers.get(channel, ())):
+            _safely(callback, payload)
+
+    def _dispatch_reconnect(self) -> None:
+        for callback in list(self._reconnect_subscribers):
+            _safely(callback)
+
+
+def _safely(callback, *args) -> None:
+    try:
+        callback(*args)
+    except Exception:  # noqa: BLE001 - one bad subscriber must not stop the listener
+        logger.exception("live subscriber %r failed", callback)
+
+
+_listeners: dict[asyncio.AbstractEventLoop, Listener] = {}
+
+
+def get_listener() -> Listener:
+    """The process's listener for the running event loop, started on first use."""
+    loop = asyncio.get_running_loop()
+    listener = _listeners.get(loop)
+    if listener is None or loop.is_closed():
+        listener = _listeners[loop] = Listener(loop)
+    listener.start()
+    return listener
