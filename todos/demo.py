@@ -1,0 +1,236 @@
+"""Demo data and simulated agents for ``manage.py up --demo``: a living queue for a newcomer.
+
+Everything here goes through the store, exactly as real agents and operators would: the seed
+creates todos and drives some of them through claims, failures, deaths and dead letters, and the
+simulated agents keep claiming, heartbeating, completing, failing and dying while Board runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from todos.db import execute
+from todos.store import agent as agent_store
+from todos.store import endpoints as endpoint_store
+from todos.store import operator as operator_store
+from todos.store import teams as team_store
+from todos.store.errors import Conflict, StoreError
+from todos.store.scopes import AgentScope, OperatorScope
+
+logger = logging.getLogger(__name__)
+
+DEMO_TEAM = "demo"
+
+
+@dataclass(frozen=True)
+class DemoAgent:
+    slug: str
+    name: str
+    queues: tuple[str, ...]
+    work_seconds: tuple[float, float]
+    fail_rate: float
+    die_rate: float
+
+
+AGENTS = (
+    DemoAgent("ci-fixer", "CI fixer", ("ci-failures",), (2, 8), 0.2, 0.05),
+    DemoAgent("triage-bot", "Support triage", ("support", "triage"), (1, 4), 0.1, 0.03),
+    DemoAgent("summarizer", "Doc summarizer", ("docs",), (3, 10), 0.05, 0.08),
+)
+PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
+
+FAILURES = (
+    "pytest exited 1: 3 tests failed in test_api.py",
+    "timeout after 300 s waiting for build container",
+    "upstream 502 from api.example.com (attempt {n})",
+    "could not parse stack trace: unexpected token at line {n}",
+    "model refused: context window exceeded ({n} tokens)",
+    "git push rejected: non-fast-forward on branch fix-{n}",
+)
+TITLES = {
+    "ci-failures": ["Fix flaky test in {mod}", "Build broken on main after #{n}", "Lint errors in {mod}"],
+    "support": ["Customer #{n}: cannot log in", "Refund request for order {n}", "Bug report: export to CSV"],
+    "triage": ["Label new issue #{n}", "Duplicate check for #{n}", "Route ticket {n} to owner"],
+    "docs": ["Summarize RFC-{n}", "Changelog for v1.{n}", "Explain module {mod}"],
+}
+MODULES = ("billing", "auth", "search", "exports", "webhooks", "scheduler")
+
+
+def _agent_scope(vended) -> AgentScope:
+    ep = vended.endpoint if hasattr(vended, "endpoint") else vended
+    return AgentScope(
+        endpoint_id=ep.id, team_id=ep.team_id, queues=tuple(ep.scope_queues),
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds, verbs=frozenset(ep.scope_verbs),
+    )
+
+
+def _title(queue: str, rng: random.Random) -> str:
+    return rng.choice(TITLES[queue]).format(n=rng.randint(100, 9999), mod=rng.choice(MODULES))
+
+
+def demo_scopes() -> dict[str, AgentScope] | None:
+    """The demo endpoints' scopes, or None when there is no demo team yet."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT e.slug, e.id, e.team_id, e.scope_queues, e.default_lease_ttl_seconds, e.scope_verbs
+               FROM endpoints e JOIN teams t ON t.id = e.team_id
+               WHERE t.slug = %s AND e.state = 'active'""",
+            [DEMO_TEAM],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    return {
+        slug: AgentScope(endpoint_id=eid, team_id=tid, queues=tuple(queues), default_lease_ttl_seconds=lease, verbs=frozenset(verbs))
+        for slug, eid, tid, queues, lease, verbs in rows
+    }
+
+
+def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[str, AgentScope]:
+    """Create the demo team, its endpoints and a few hundred todos in every state. Idempotent:
+    an existing demo team is left as it is."""
+    existing = demo_scopes()
+    if existing:
+        return existing
+    rng = rng or random.Random(7)
+    team = execute(team_store.create_team(slug=DEMO_TEAM, name="Demo team"))
+    execute(team_store.set_member(None, team_id=team.id, user_id=admin.id, role="admin"))
+    User = get_user_model()
+    viewer, _ = User.objects.get_or_create(username="viewer", defaults={"is_active": True})
+    execute(team_store.set_member(None, team_id=team.id, user_id=viewer.id, role="viewer"))
+    scopes = {}
+    for spec in AGENTS + (PRODUCER,):
+        verbs = ["create_for", "list_todos", "get_todo"] if spec is PRODUCER else list(endpoint_store.DRAIN_VERBS)
+        vended = execute(endpoint_store.vend(
+            None, team_id=team.id, name=spec.name, slug=spec.slug, verbs=verbs, queues=list(spec.queues),
+            default_lease_ttl_seconds=60,
+        ))
+        scopes[spec.slug] = _agent_scope(vended)
+    human = OperatorScope(user_id=admin.id, username=admin.username)
+    owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
+    for n in range(todos):
+        queue = rng.choice(list(owners))
+        scope = owners[queue]
+        fate = rng.random()
+        max_attempts = 1 if fate < 0.12 else rng.choice((3, 5))
+        created = execute(agent_store.create(
+            scope, queue=queue, title=_title(queue, rng), kind=queue.rstrip("s"), source="webhook",
+            payload={"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"},
+            idempotency_key=f"demo-{n}", priority=rng.choice((0, 0, 0, 5, -5)), max_attempts=max_attempts,
+        )).todo
+        if 0.12 <= fate < 0.45:
+            continue  # pending
+        try:
+            claim = execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{n % 4}"))
+        except StoreError:
+            continue
+        if fate < 0.12:
+            execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                                     result={"error": "handler_failed"}))  # dead letter
+        elif fate < 0.7:
+            execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
+        elif fate < 0.8:
+            execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9))))
+        elif fate < 0.85:
+            execute(operator_store.cancel(human, created.id, note="not needed any more"))
+        # else: left claimed; its 60 s lease lapses and the reaper shows a death
+        del claim
+    return scopes
+
+
+class SimulatedAgents:
+    """Threads that behave like real agents against the store, plus a producer."""
+
+    def __init__(self, scopes: dict[str, AgentScope], *, speed: float = 1.0, seed: int | None = None):
+        self.scopes = scopes
+        self.speed = speed
+        self.stop = threading.Event()
+        self.rng = random.Random(seed)
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for spec in AGENTS:
+            for worker in range(2):
+                self._spawn(self._work, spec, worker)
+        self._spawn(self._produce)
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=5)
+
+    def _spawn(self, target, *args) -> None:
+        thread = threading.Thread(target=self._guard, args=(target, *args), daemon=True, name=f"demo-{target.__name__}")
+        thread.start()
+        self.threads.append(thread)
+
+    def _guard(self, target, *args) -> None:
+        while not self.stop.is_set():
+            try:
+                target(*args)
+            except Exception:  # noqa: BLE001 - a demo agent never takes Board down
+                logger.exception("simulated agent crashed; restarting")
+                self.stop.wait(2)
+
+    def _sleep(self, seconds: float) -> bool:
+        return self.stop.wait(seconds / self.speed)
+
+    def _work(self, spec: DemoAgent, worker: int) -> None:
+        scope = self.scopes[spec.slug]
+        rng = random.Random(self.rng.random())
+        while not self.stop.is_set():
+            claim = execute(agent_store.claim_next(
+                scope, lease_ttl_seconds=20, require_fence=rng.random() < 0.5,
+                claimant=f"{spec.slug}/worker-{worker}",
+            ))
+            if claim is None:
+                if self._sleep(rng.uniform(1, 3)):
+                    return
+                continue
+            todo_id, token = claim.todo.id, claim.lease_token
+            roll = rng.random()
+            if roll < spec.die_rate:
+                continue  # the worker "crashes": no heartbeat, no report; the reaper will notice
+            remaining = rng.uniform(*spec.work_seconds)
+            try:
+                while remaining > 0:
+                    step = min(remaining, 6)
+                    if self._sleep(step):
+                        execute(agent_store.release(scope, todo_id, lease_token=token, summary="shutting down"))
+                        return
+                    remaining -= step
+                    execute(agent_store.heartbeat(scope, todo_id, lease_ttl_seconds=20, lease_token=token))
+                if roll < spec.die_rate + spec.fail_rate:
+                    execute(agent_store.fail(
+                        scope, todo_id, lease_token=token,
+                        summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)), result={"error": "handler_failed"},
+                    ))
+                else:
+                    execute(agent_store.complete(
+                        scope, todo_id, lease_token=token, result={"ok": True},
+                        summary=f"handled by {spec.slug}/worker-{worker}",
+                    ))
+            except Conflict:
+                pass  # lost the lease (an operator force-released or canceled it): move on
+
+    def _produce(self) -> None:
+        scope = self.scopes[PRODUCER.slug]
+        owners = {q: self.scopes[a.slug] for a in AGENTS for q in a.queues}
+        rng = random.Random(self.rng.random())
+        while not self._sleep(rng.uniform(1.5, 4)):
+            queue = rng.choice(list(owners))
+            target = owners[queue]
+            # the producer hands work to the owning endpoint (create_for with endpoint=…)
+            execute(agent_store.create(
+                target, queue=queue, title=_title(queue, rng), kind=queue.rstrip("s"), source=scope.owner,
+                payload={"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"},
+                max_attempts=rng.choice((2, 3, 5)), priority=rng.choice((0, 0, 5, -5)),
+            ))
+            time.sleep(0)

@@ -1,0 +1,84 @@
+"""The background loops: reaper, due-retry requeue, retention and endpoint expiry.
+
+Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
+thread. Sweeps take rows with ``FOR UPDATE SKIP LOCKED``, so every Board process can run the loops
+at once: they share the work instead of queueing behind each other. A sweep that finds a full batch
+runs again at once; a failed sweep (database restarting, say) is logged and retried next interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from django.conf import settings
+
+from todos.db import execute
+from todos.store import background, endpoints
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    name: str
+    interval: Callable[[], float]
+    run: Callable[[], int]  # returns how many rows it changed
+    batch: int
+
+
+def _reap() -> int:
+    return execute(background.reap(background.SWEEP_LIMIT)).count
+
+
+def _requeue() -> int:
+    return execute(background.requeue_due_retries(background.SWEEP_LIMIT)).count
+
+
+def _purge() -> int:
+    return execute(background.purge_terminal(background.SWEEP_LIMIT)).count
+
+
+def _expire() -> int:
+    return len(execute(endpoints.expire_due(100)))
+
+
+SWEEPS = (
+    Sweep("reaper", lambda: settings.BOARD_REAPER_INTERVAL, _reap, background.SWEEP_LIMIT),
+    Sweep("requeue", lambda: settings.BOARD_REQUEUE_INTERVAL, _requeue, background.SWEEP_LIMIT),
+    Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
+    Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),
+)
+
+
+def run_sweep_once(sweep: Sweep) -> int:
+    """Run ``sweep`` until it finds less than a full batch; return the rows it changed."""
+    total = 0
+    while True:
+        changed = sweep.run()
+        total += changed
+        if changed < sweep.batch:
+            return total
+
+
+def _loop(sweep: Sweep, stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            changed = run_sweep_once(sweep)
+            if changed:
+                logger.info("%s: %d todos changed", sweep.name, changed)
+        except Exception:  # noqa: BLE001 - keep the loop alive; the next interval retries
+            logger.exception("%s sweep failed; retrying in %.0f s", sweep.name, sweep.interval())
+        stop.wait(sweep.interval())
+
+
+def start_loops(stop: threading.Event, sweeps: tuple[Sweep, ...] = SWEEPS) -> list[threading.Thread]:
+    """Start every sweep in a daemon thread; set ``stop`` to end them."""
+    threads = []
+    for sweep in sweeps:
+        thread = threading.Thread(target=_loop, args=(sweep, stop), name=f"board-{sweep.name}", daemon=True)
+        thread.start()
+        threads.append(thread)
+    return threads
