@@ -1,0 +1,169 @@
+"""The project's plumbing: settings from the environment, DATABASE_URL parsing, the background
+loops, the demo seed and ``manage.py up`` end to end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+
+from board.db import parse_database_url
+from tests import factories as f
+from todos import db
+from todos.db import execute
+from todos.loops import SWEEPS, run_sweep_once
+from todos.store import agent as A
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _settings_in_subprocess(env: dict) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "BOARD_ENV")}
+    full.update(env)
+    full["DJANGO_SETTINGS_MODULE"] = "board.settings"
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"],
+        cwd=ROOT, env=full, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_production_refuses_debug():
+    out = _settings_in_subprocess({"BOARD_ENV": "production", "DEBUG": "1", "SECRET_KEY": "x" * 50})
+    assert out.returncode != 0 and "refuses to start with DEBUG on" in out.stderr
+
+
+def test_production_refuses_missing_secret_key():
+    out = _settings_in_subprocess({"BOARD_ENV": "production", "DEBUG": "0"})
+    assert out.returncode != 0 and "without SECRET_KEY" in out.stderr
+
+
+def test_production_starts_with_debug_off_and_a_key():
+    out = _settings_in_subprocess({"BOARD_ENV": "production", "DEBUG": "0", "SECRET_KEY": "x" * 50})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"BOARD_ENV": "staging"}, "BOARD_ENV must be"),
+        ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
+        ({"BOARD_ATTEMPTS_CAP": "3"}, "BOARD_ATTEMPTS_CAP must be at least 5"),
+        ({"BOARD_REAPER_INTERVAL": "soon"}, "BOARD_REAPER_INTERVAL must be a number"),
+        ({"BOARD_DEFAULT_LEASE_SECONDS": "ten"}, "BOARD_DEFAULT_LEASE_SECONDS must be an integer"),
+    ],
+)
+def test_bad_settings_are_named(env, message):
+    out = _settings_in_subprocess(env)
+    assert out.returncode != 0 and message in out.stderr
+
+
+def test_database_url_parsing():
+    config = parse_database_url("postgresql://u%40x:p%2Fw@db.example.com:6543/board?sslmode=require")
+    assert config["USER"] == "u@x" and config["PASSWORD"] == "p/w"
+    assert config["HOST"] == "db.example.com" and config["PORT"] == "6543"
+    assert config["NAME"] == "board" and config["OPTIONS"] == {"sslmode": "require"}
+    socket_config = parse_database_url("postgresql://postgres@/board?host=/tmp/pg")
+    assert socket_config["HOST"] == "/tmp/pg" and socket_config["OPTIONS"] == {}
+
+
+@pytest.mark.parametrize("url, message", [("mysql://x/y", "must start with postgresql://"), ("postgresql://host:5432/", "must name a database")])
+def test_database_url_errors(url, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        parse_database_url(url)
+
+
+@pytest.mark.usefixtures("store_db")
+def test_reaper_command_runs_every_sweep_once(capsys):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    created = execute(A.create(ep, queue="default", title="t"))
+    execute(A.claim(ep, created.todo.id, lease_ttl_seconds=1))
+    with db.connect() as conn:
+        conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", [created.todo.id])
+    call_command("reaper", "--once")
+    out = capsys.readouterr().out
+    assert "reaper: 1 changed" in out
+    assert {line.split(":")[0] for line in out.splitlines()} == {s.name for s in SWEEPS}
+    with db.connect() as conn:
+        assert conn.execute("SELECT state FROM todos WHERE id = %s", [created.todo.id]).fetchone()["state"] == "pending"
+
+
+@pytest.mark.usefixtures("store_db")
+def test_sweep_repeats_while_batches_are_full():
+    calls = []
+
+    class FakeSweep:
+        name, batch = "x", 2
+
+        @staticmethod
+        def run():
+            calls.append(1)
+            return [2, 2, 1][len(calls) - 1]
+
+    assert run_sweep_once(FakeSweep) == 5 and len(calls) == 3
+
+
+@pytest.mark.usefixtures("store_db")
+def test_demo_seed_covers_every_state_and_is_idempotent():
+    from todos.demo import seed
+
+    admin = f.user("demo-admin", superuser=True)
+    first = seed(admin, todos=200)
+    again = seed(admin, todos=200)
+    assert first.keys() == again.keys()
+    with db.connect() as conn:
+        states = {
+            (r["state"], r["dead"])
+            for r in conn.execute("SELECT state, (state = 'failed' AND next_retry_at IS NULL) AS dead FROM todos").fetchall()
+        }
+        total = conn.execute("SELECT count(*) AS n FROM todos").fetchone()["n"]
+    assert total == 200
+    assert {("pending", False), ("claimed", False), ("done", False), ("canceled", False), ("failed", True), ("failed", False)} <= states
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_up_serves_board_and_stops_cleanly(tmp_path):
+    """``manage.py up`` on a fresh data directory: embedded PostgreSQL, migrations, the admin,
+    a healthy server, and a clean stop (no postmaster left behind)."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
+    env.update(BOARD_DATA_DIR=str(tmp_path / "pg"), BOARD_ADMIN_PASSWORD="a-long-test-password", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "up", "--port", str(port)], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                if response.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("Board did not come up")
+        assert response.json() == {"ok": True, "database": "ok"}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    assert "Created site admin 'admin'" in output
+    assert "a-long-test-password" not in output
+    time.sleep(0.5)
+    assert not (tmp_path / "pg" / "postmaster.pid").exists(), output
