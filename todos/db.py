@@ -23,7 +23,7 @@ from django.conf import settings
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from todos.store.errors import Internal
+from todos.store.errors import Conflict, Internal, StaleSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -129,37 +129,59 @@ def reset_pools() -> None:
                 pass
 
 
-def _raise_internal(exc: psycopg.Error, stmt: Statement) -> None:
+# How often a statement that lost a race to a row committed after its snapshot runs again
+# (:class:`~todos.store.errors.StaleSnapshot`). Each run takes a new snapshot, so one more is
+# almost always enough; the bound only stops a pathological churn on one key.
+STALE_SNAPSHOT_RUNS = 3
+
+
+def _classify(exc: psycopg.Error) -> None:
+    """Turn a constraint the store's statements are written never to hit into a store error."""
     if isinstance(exc, psycopg.errors.ExclusionViolation):
         detail = getattr(exc.diag, "message_detail", None) or ""
         logger.error("second open attempt refused at COMMIT: %s", detail)
         raise Internal(f"a second open attempt was refused at commit ({detail})") from exc
+    if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "idx_todos_dedupe":
+        # A live todo took the key between the statement's snapshot and its write.
+        raise Conflict("another live todo already holds this idempotency key") from exc
 
 
 def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
     """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows."""
-    try:
-        if conn is not None:
-            rows = conn.execute(stmt.sql, stmt.params).fetchall()
-        else:
-            with pool().connection() as pooled:
-                rows = pooled.execute(stmt.sql, stmt.params).fetchall()
-    except psycopg.errors.ExclusionViolation as exc:
-        _raise_internal(exc, stmt)
-        raise
-    return stmt.finish(rows)
+    for run in range(1, STALE_SNAPSHOT_RUNS + 1):
+        try:
+            if conn is not None:
+                rows = conn.execute(stmt.sql, stmt.params).fetchall()
+            else:
+                with pool().connection() as pooled:
+                    rows = pooled.execute(stmt.sql, stmt.params).fetchall()
+        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation) as exc:
+            _classify(exc)
+            raise
+        try:
+            return stmt.finish(rows)
+        except StaleSnapshot:
+            if run == STALE_SNAPSHOT_RUNS:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def aexecute(stmt: Statement[T], conn: psycopg.AsyncConnection | None = None) -> T:
-    try:
-        if conn is not None:
-            cur = await conn.execute(stmt.sql, stmt.params)
-            rows = await cur.fetchall()
-        else:
-            async with (await apool()).connection() as pooled:
-                cur = await pooled.execute(stmt.sql, stmt.params)
+    for run in range(1, STALE_SNAPSHOT_RUNS + 1):
+        try:
+            if conn is not None:
+                cur = await conn.execute(stmt.sql, stmt.params)
                 rows = await cur.fetchall()
-    except psycopg.errors.ExclusionViolation as exc:
-        _raise_internal(exc, stmt)
-        raise
-    return stmt.finish(rows)
+            else:
+                async with (await apool()).connection() as pooled:
+                    cur = await pooled.execute(stmt.sql, stmt.params)
+                    rows = await cur.fetchall()
+        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation) as exc:
+            _classify(exc)
+            raise
+        try:
+            return stmt.finish(rows)
+        except StaleSnapshot:
+            if run == STALE_SNAPSHOT_RUNS:
+                raise
+    raise AssertionError("unreachable")

@@ -49,7 +49,9 @@ class Endpoint(models.Model):
     default_lease_ttl_seconds = models.IntegerField(null=True)
     state = models.TextField()
     created_at = models.DateTimeField()
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", db_column="created_by"
+    )
     revoked_at = models.DateTimeField(null=True)
     expires_at = models.DateTimeField(null=True)
     last_seen_at = models.DateTimeField(null=True)
@@ -66,7 +68,9 @@ class QueuePause(models.Model):
     pk = models.CompositePrimaryKey("team_id", "queue")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="paused_queues")
     queue = models.TextField()
-    paused_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    paused_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", db_column="paused_by"
+    )
     paused_at = models.DateTimeField()
     note = models.TextField(null=True)
 

@@ -13,7 +13,7 @@ Layout:
 Functions build :class:`todos.db.Statement` objects; ``todos.db.execute`` / ``aexecute`` run them.
 """
 
-from todos.store.errors import Conflict, Forbidden, Internal, Invalid, NotFound, StoreError
+from todos.store.errors import Conflict, Forbidden, Internal, Invalid, NotFound, StaleSnapshot, StoreError
 from todos.store.scopes import AgentScope, OperatorScope
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "Invalid",
     "NotFound",
     "OperatorScope",
+    "StaleSnapshot",
     "StoreError",
 ]

@@ -15,8 +15,16 @@ from django.conf import settings
 from todos.db import Statement
 from todos.store import inputs
 from todos.store.claims import claim_sql, claims_from_rows
-from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import CLAIMABLE, FENCE, NOT_PAUSED, agent_miss, notify_board, notify_ready
+from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
+from todos.store.fragments import (
+    CLAIMABLE,
+    FENCE,
+    NOT_PAUSED,
+    agent_miss,
+    notify_board,
+    notify_ready,
+    queue_not_paused,
+)
 from todos.store.records import (
     TODO_COLUMNS,
     Claim,
@@ -109,9 +117,9 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
 
     def finish(rows: list[dict]) -> Created:
         if not rows:
-            # The conflicting row committed after this statement's snapshot: the caller retries
-            # (``todos.store.create_todo`` does, once), and the next snapshot sees it.
-            raise Conflict("a concurrent create with the same idempotency key is in flight; retry")
+            # The conflicting row committed after this statement's snapshot: ``todos.db.execute``
+            # runs the statement again, and the next snapshot sees it.
+            raise StaleSnapshot("a concurrent create with the same idempotency key is in flight; retry")
         return Created(todo=Todo.from_row(rows[0]), created=rows[0]["created"])
 
     return Statement(sql, params, finish)
@@ -144,21 +152,39 @@ def _claim_params(agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, cou
     return params, tokens
 
 
-# Fresh work: per queue, the first pending row in claim order that nobody has locked; recoverable
-# work: lapsed leases and due retries (few rows, found through their own partial indexes).
+# Fresh work: the scoped, unpaused queues are tried best head first (the head read without locks:
+# it only orders the attempts), and in each queue the pending rows in claim order (a walk of the
+# ``todos_pending`` index), skipping rows other claimers hold. The outer LIMIT stops the walk as
+# soon as enough rows are locked, so a claim locks only what it takes: locking every queue's head
+# (the per-queue scan this replaced) made concurrent multi-queue claimers skip each other's
+# untaken heads and come back empty while work was waiting. Under contention the order across
+# queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases and due
+# retries (few rows, found through their own partial indexes).
 AGENT_CANDIDATES = f"""
+queue_order AS (
+    SELECT q.name, head.priority, head.created_at
+    FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
+    CROSS JOIN LATERAL (
+        SELECT t.priority, t.created_at FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending'
+          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+        ORDER BY t.priority, t.created_at
+        LIMIT 1
+    ) head
+    WHERE {queue_not_paused("q.name")}
+),
 fresh AS (
     SELECT f.id, f.state, f.priority, f.created_at
-    FROM unnest(%(queues)s::text[]) AS q(name)
+    FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
         SELECT t.id, t.state, t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending'
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
-          AND {NOT_PAUSED}
         ORDER BY t.priority, t.created_at
         LIMIT %(limit)s
         FOR UPDATE SKIP LOCKED
     ) f
+    LIMIT %(limit)s
 ),
 recoverable AS (
     SELECT t.id, t.state, t.priority, t.created_at FROM todos t
@@ -354,8 +380,10 @@ def complete(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: An
     )
 
 
-# Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes.
-BACKOFF = "least(interval '30 seconds' * power(2, greatest(t.attempt - 1, 0)), interval '15 minutes')"
+# Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
+# clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
+# PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
+BACKOFF = "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
 
 
 def fail(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:

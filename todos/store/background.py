@@ -25,21 +25,24 @@ def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     """Lapsed leases whose holder went silent.
 
     Guard: ``claimed`` and ``lease_expires_at < now()``. Effect: back to ``pending``, or a dead
-    letter (``failed``, no retry window) when the attempt budget is spent.
+    letter (``failed``, no retry window) when the attempt budget is spent — or when the todo's
+    endpoint was revoked while the lease was held (a claim that raced the revoke), since no
+    agent could ever claim it again.
     Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
     """
     sql = f"""
 WITH cand AS (
-    SELECT t.id FROM todos t
+    SELECT t.id, (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
+    FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
     WHERE t.state = 'claimed' AND t.lease_expires_at < now()
     ORDER BY t.lease_expires_at
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF t SKIP LOCKED
 ),
 reaped AS (
     UPDATE todos t SET
-        state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'pending' END,
-        completed_at = CASE WHEN t.attempt >= t.max_attempts THEN now() END,
+        state = CASE WHEN c.dead THEN 'failed' ELSE 'pending' END,
+        completed_at = CASE WHEN c.dead THEN now() END,
         owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM cand c
     WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()

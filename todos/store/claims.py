@@ -37,7 +37,10 @@ def claim_sql(cand: str, *, with_prior: bool, miss: str | None = None) -> str:
                     SELECT * FROM closed c WHERE c.todo_id = u.id
                     UNION ALL
                     SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
-                ) x ORDER BY seq DESC LIMIT {PRIOR_ATTEMPTS_LIMIT}) p)"""
+                ) x
+                -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
+                WHERE x.seq > u.attempts_total - %(cap)s
+                ORDER BY seq DESC LIMIT {PRIOR_ATTEMPTS_LIMIT}) p)"""
         if with_prior
         else "'[]'::json"
     )

@@ -3,6 +3,15 @@ expire, delete, and the once-a-minute ``last_seen_at`` stamp.
 
 A token is ``bd_`` + 32 random bytes in base64url. Only its SHA-256 is stored; the token is in
 the vend and rotate results and nowhere else.
+
+Who may manage a team's endpoints (checked in each statement's SQL): its admins, and its members
+who are site admins (``superuser=True``: the caller vouches for ``is_superuser``). A site admin who
+is not a member may not: an endpoint's token reaches the team's todos, and being a superuser does
+not bypass team scoping (lifecycle.md); a site admin joins the team first (audited, visible).
+``by`` None is a command-line call: no membership check.
+
+Every change NOTIFYs the Board once (op ``endpoint``; ``seen`` for the last-seen stamp), in the
+statement that makes it.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from uuid import UUID
 from todos.db import Statement
 from todos.store import inputs
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import notify_board
+from todos.store.fragments import BOARD_CHANNEL, LEASE_SEEN, notify_board
 from todos.store.scopes import OperatorScope
 
 TOKEN_PREFIX = "bd_"
@@ -111,9 +120,32 @@ def clean_name(value: Any) -> str:
     return value
 
 
-def _team_admin(param: str = "team_id") -> str:
-    return f"""EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %({param})s AND m.user_id = %(user_id)s
-                 AND m.role = 'admin')"""
+def _manages(team: str, by: OperatorScope | None, superuser: bool = False) -> str:
+    """SQL: the caller may manage the endpoints of ``team`` (an SQL expression): an admin of the
+    team, or any member of it who is a site admin. A command (``by`` None) always may."""
+    if by is None:
+        return "TRUE"
+    role = "" if superuser else " AND m.role = 'admin'"
+    return f"""EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s{role})"""
+
+
+def _member(team: str, by: OperatorScope | None) -> str:
+    if by is None:
+        return "TRUE"
+    return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s)"
+
+
+def _notify_endpoints(op: str, rows: str) -> str:
+    """A scalar subquery sending one NOTIFY per team for the endpoints in ``rows`` (a FROM item
+    with ``id`` and ``team_id``): ``notify_board``'s payload with no todo ids or queues.
+
+    It reads the team from the changed rows themselves, so it also announces an endpoint the
+    same statement inserted (which a join on ``endpoints`` would not see). No row, no notice.
+    """
+    return f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
+                    'op', '{op}', 'team', g.team_id, 'ids', '[]'::json, 'queues', '[]'::json,
+                    'endpoints', g.endpoints)::text))
+                FROM (SELECT n.team_id, array_agg(n.id) AS endpoints FROM {rows} n GROUP BY n.team_id) g)"""
 
 
 def _audit_row(action: str, source: str, detail: str = "%(detail)s") -> str:
@@ -136,16 +168,17 @@ def vend(
     queues: Any,
     default_lease_ttl_seconds: Any = None,
     expires_at: datetime | None = None,
+    superuser: bool = False,
 ) -> Statement[Vended]:
     """Mint an endpoint and its token. ``by`` None: a command-line vend (no membership check)."""
     token, digest, prefix = new_token()
     params = _actor(by)
     params.update(
-        team_id=team_id, name=clean_name(name), slug=clean_slug(slug), verbs=clean_verbs(verbs),
+        team_id=_uuid(team_id, "team"), name=clean_name(name), slug=clean_slug(slug), verbs=clean_verbs(verbs),
         queues=clean_queues(queues), lease=inputs.default_lease(default_lease_ttl_seconds),
         expires_at=expires_at, hash=digest, prefix=prefix,
     )
-    guard = _team_admin() if by else "TRUE"
+    guard = _manages("%(team_id)s", by, superuser)
     sql = f"""
 WITH ins AS (
     INSERT INTO endpoints (team_id, slug, name, credential_hash, credential_prefix, scope_verbs,
@@ -159,14 +192,16 @@ WITH ins AS (
 ),
 audit AS ({_audit_row("endpoint.vend", "ins s", "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)")})
 SELECT i.*, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
-       {guard} AS allowed, EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken
+       {_member("%(team_id)s", by)} AS member, {guard} AS allowed,
+       EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken,
+       {_notify_endpoints("endpoint", "ins")} AS notified
 FROM (SELECT 1) one LEFT JOIN ins i ON true"""
 
     def finish(rows: list[dict]) -> Vended:
         row = rows[0]
         if row["id"] is None:
-            if not row["team_exists"]:
-                raise NotFound("no such team")
+            if not row["team_exists"] or not row["member"]:
+                raise NotFound("no such team")  # another team's is no different from none
             if not row["allowed"]:
                 raise Forbidden("only a team admin can vend endpoints")
             raise Invalid("slug", f"{params['slug']!r} is already taken")
@@ -175,12 +210,14 @@ FROM (SELECT 1) one LEFT JOIN ins i ON true"""
     return Statement(sql, params, finish)
 
 
-def _endpoint_change(by: OperatorScope | None, endpoint_id: Any, set_sql: str, action: str, detail_sql: str, extra: dict, *, guard: str = "e.state = 'active'") -> Statement[EndpointRecord]:
+def _endpoint_change(
+    by: OperatorScope | None, endpoint_id: Any, set_sql: str, action: str, detail_sql: str, extra: dict, *,
+    guard: str = "e.state = 'active'", superuser: bool = False,
+) -> Statement[EndpointRecord]:
     params = _actor(by)
     params.update(extra, endpoint_id=_uuid(endpoint_id))
-    admin = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
-                 AND m.role = 'admin')""" if by else "TRUE"
-    member = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)""" if by else "TRUE"
+    admin = _manages("e.team_id", by, superuser)
+    member = _member("e.team_id", by)
     sql = f"""
 WITH before AS (SELECT e.* FROM endpoints e WHERE e.id = %(endpoint_id)s),
 upd AS (
@@ -190,7 +227,9 @@ upd AS (
     RETURNING e.*
 ),
 audit AS ({_audit_row(action, "upd s JOIN before b ON b.id = s.id", detail_sql)})
-SELECT u.*, (SELECT {member} FROM before e) AS member, (SELECT {admin} FROM before e) AS admin
+SELECT u.*, (SELECT {member} FROM before e) AS member, (SELECT {admin} FROM before e) AS admin,
+       (SELECT e.state FROM before e) AS state_before,
+       {_notify_endpoints("endpoint", "upd")} AS notified
 FROM (SELECT 1) one LEFT JOIN upd u ON true"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
@@ -200,6 +239,8 @@ FROM (SELECT 1) one LEFT JOIN upd u ON true"""
                 raise NotFound("no such endpoint")
             if not row["admin"]:
                 raise Forbidden("only a team admin can change endpoints")
+            if row["state_before"] == "active":
+                raise Conflict("the endpoint changed meanwhile (rotated or revoked); look again")
             raise Conflict("the endpoint is revoked")
         return EndpointRecord.from_row(row)
 
@@ -213,7 +254,9 @@ def _uuid(value: Any, field: str = "endpoint") -> UUID:
         raise Invalid(field, "must be an id") from None
 
 
-def set_scopes(by: OperatorScope | None, endpoint_id: Any, *, verbs: Any, queues: Any) -> Statement[EndpointRecord]:
+def set_scopes(
+    by: OperatorScope | None, endpoint_id: Any, *, verbs: Any, queues: Any, superuser: bool = False,
+) -> Statement[EndpointRecord]:
     """Replace an endpoint's verbs and queues (audited with before and after)."""
     return _endpoint_change(
         by, endpoint_id,
@@ -222,10 +265,13 @@ def set_scopes(by: OperatorScope | None, endpoint_id: Any, *, verbs: Any, queues
         """jsonb_build_object('verbs', jsonb_build_object('from', b.scope_verbs, 'to', s.scope_verbs),
                               'queues', jsonb_build_object('from', b.scope_queues, 'to', s.scope_queues))""",
         {"verbs": clean_verbs(verbs), "queues": clean_queues(queues)},
+        superuser=superuser,
     )
 
 
-def set_default_lease(by: OperatorScope | None, endpoint_id: Any, seconds: Any) -> Statement[EndpointRecord]:
+def set_default_lease(
+    by: OperatorScope | None, endpoint_id: Any, seconds: Any, *, superuser: bool = False,
+) -> Statement[EndpointRecord]:
     """Set (or with None reset) the endpoint's default lease, 60..86400 seconds."""
     return _endpoint_change(
         by, endpoint_id,
@@ -233,6 +279,7 @@ def set_default_lease(by: OperatorScope | None, endpoint_id: Any, seconds: Any) 
         "endpoint.lease",
         "jsonb_build_object('from', b.default_lease_ttl_seconds, 'to', s.default_lease_ttl_seconds)",
         {"lease": inputs.default_lease(seconds)},
+        superuser=superuser,
     )
 
 
@@ -242,17 +289,30 @@ class Rotated:
     token: str
 
 
-def rotate(by: OperatorScope | None, endpoint_id: Any) -> Statement[Rotated]:
-    """A new token for the endpoint; the old one stops working with this statement's commit."""
+def rotate(
+    by: OperatorScope | None, endpoint_id: Any, *, if_prefix: Any = None, superuser: bool = False,
+) -> Statement[Rotated]:
+    """A new token for the endpoint; the old one stops working with this statement's commit.
+
+    ``if_prefix``: rotate only while the current credential still has this prefix (the one the
+    human confirmed), so a form posted twice (a reload, two admins at once) rotates once and the
+    second post is a conflict instead of silently replacing the token just handed out.
+    """
     token, digest, prefix = new_token()
+    extra = {"hash": digest, "prefix": prefix}
+    guard = "e.state = 'active'"
+    if if_prefix is not None:
+        extra["if_prefix"] = inputs.require_str("if_prefix", if_prefix)
+        guard += " AND e.credential_prefix = %(if_prefix)s"
     inner = _endpoint_change(
         by, endpoint_id, "credential_hash = %(hash)s, credential_prefix = %(prefix)s", "endpoint.rotate",
-        "jsonb_build_object('prefix', s.credential_prefix)", {"hash": digest, "prefix": prefix},
+        "jsonb_build_object('prefix', jsonb_build_object('from', b.credential_prefix, 'to', s.credential_prefix))",
+        extra, guard=guard, superuser=superuser,
     )
     return Statement(inner.sql, inner.params, lambda rows: Rotated(inner.finish(rows), token))
 
 
-REVOKE_SQL = """
+REVOKE_SQL = f"""
 dead AS (
     -- live work of a revoked endpoint can never be claimed again: dead-letter it
     UPDATE todos t SET state = 'failed', next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
@@ -260,7 +320,8 @@ dead AS (
         result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', r.slug, 'revoked_at', now())
     FROM revoked r
     WHERE t.endpoint_id = r.id
-      AND (t.state IN ('pending', 'claimed') OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
+      AND (t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
+           OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
     RETURNING t.*
 ),
 closed AS (
@@ -270,14 +331,13 @@ closed AS (
 )"""
 
 
-def revoke(by: OperatorScope | None, endpoint_id: Any, *, note: Any = None) -> Statement[Revoked]:
+def revoke(by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False) -> Statement[Revoked]:
     """Revoke an endpoint and, in the same statement, dead-letter its live todos (pending,
     claimed, or waiting for a retry): their open attempts close ``revoked``/``dead_lettered``."""
     params = _actor(by)
     params.update(endpoint_id=_uuid(endpoint_id), note=inputs.note(note))
-    admin = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
-                 AND m.role = 'admin')""" if by else "TRUE"
-    member = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)""" if by else "TRUE"
+    admin = _manages("e.team_id", by, superuser)
+    member = _member("e.team_id", by)
     sql = f"""
 WITH revoked AS (
     UPDATE endpoints e SET state = 'revoked', revoked_at = now()
@@ -287,9 +347,8 @@ WITH revoked AS (
 audit AS ({_audit_row("endpoint.revoke", "revoked s", "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))")}),
 result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids,
-           {notify_board("revoke", "dead")} AS notified,
-           (SELECT count(pg_notify('board_events', json_build_object('op', 'endpoint', 'team', r.team_id,
-                'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', json_build_array(r.id))::text))) AS ep_notified
+           -- one notification for the statement: the endpoint's change and its dead-lettered todos
+           {notify_board("revoke", "(SELECT id, queue, endpoint_id FROM dead UNION ALL SELECT NULL::text, NULL::text, rr.id FROM revoked rr) rv")} AS notified
     FROM revoked r
 )
 SELECT x.*, (SELECT {member} FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
@@ -325,7 +384,7 @@ audit AS (
     FROM revoked r
 )
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids,
-       {notify_board("revoke", "dead")} AS notified
+       {notify_board("revoke", "(SELECT id, queue, endpoint_id FROM dead UNION ALL SELECT NULL::text, NULL::text, rr.id FROM revoked rr) rv")} AS notified
 FROM revoked r"""
     return Statement(
         sql, {"limit": limit},
@@ -333,22 +392,22 @@ FROM revoked r"""
     )
 
 
-def delete(by: OperatorScope, endpoint_id: Any) -> Statement[None]:
+def delete(by: OperatorScope, endpoint_id: Any, *, superuser: bool = False) -> Statement[None]:
     """Delete a revoked endpoint (its todos cascade). Active endpoints must be revoked first."""
     params = _actor(by)
     params["endpoint_id"] = _uuid(endpoint_id)
+    admin = _manages("e.team_id", by, superuser)
     sql = f"""
 WITH gone AS (
     DELETE FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND {_team_admin('team_id').replace('%(team_id)s', 'e.team_id')}
+    WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND {admin}
     RETURNING e.id, e.team_id, e.slug
 ),
 audit AS ({_audit_row("endpoint.delete", "gone s", "jsonb_build_object('slug', s.slug)")})
 SELECT (SELECT count(*) FROM gone) AS deleted,
-       EXISTS (SELECT 1 FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-               WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s) AS member,
-       EXISTS (SELECT 1 FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-               WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s AND m.role = 'admin') AS admin"""
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {_member("e.team_id", by)}) AS member,
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {admin}) AS admin,
+       {_notify_endpoints("endpoint", "gone")} AS notified"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]
@@ -364,17 +423,26 @@ SELECT (SELECT count(*) FROM gone) AS deleted,
 
 
 def touch_last_seen(endpoint_id: UUID) -> Statement[None]:
-    """Stamp ``last_seen_at``, at most once a minute (so an agent's calls do not each write)."""
-    sql = """UPDATE endpoints SET last_seen_at = now()
-             WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
-             RETURNING id"""
+    """Stamp ``last_seen_at``, at most once a minute (so an agent's calls do not each write), and
+    tell the Board (op ``seen``: only pages that show "last seen" listen for it)."""
+    sql = f"""
+WITH upd AS (
+    UPDATE endpoints SET last_seen_at = now()
+    WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
+    RETURNING id, team_id
+)
+SELECT {_notify_endpoints("seen", "upd")} AS notified"""
     return Statement(sql, {"endpoint_id": endpoint_id}, lambda rows: None)
 
 
 def set_own_default_lease(endpoint_id: UUID, seconds: Any) -> Statement[EndpointRecord]:
     """The agent verb ``set_default_lease``: an endpoint changes its own default (null resets)."""
-    sql = f"""UPDATE endpoints SET default_lease_ttl_seconds = %(lease)s
-              WHERE id = %(endpoint_id)s AND state = 'active' RETURNING {ENDPOINT_COLUMNS}"""
+    sql = f"""
+WITH upd AS (
+    UPDATE endpoints SET default_lease_ttl_seconds = %(lease)s
+    WHERE id = %(endpoint_id)s AND state = 'active' RETURNING {ENDPOINT_COLUMNS}
+)
+SELECT u.*, {_notify_endpoints("endpoint", "upd")} AS notified FROM upd u"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
         if not rows:

@@ -43,6 +43,16 @@ class Conflict(StoreError):
     code = "conflict"
 
 
+class StaleSnapshot(Conflict):
+    """The statement collided with a row committed after its snapshot was taken, so it could
+    neither write nor read it (an idempotent create racing the create that won the key).
+
+    Running the statement again takes a new snapshot that sees the winner, so
+    :func:`todos.db.execute` and :func:`todos.db.aexecute` do, a few times, before letting it
+    out. It is a :class:`Conflict`, so a caller that still receives it needs no new branch.
+    """
+
+
 class Internal(StoreError):
     """A broken invariant (for example a second open attempt refused at COMMIT)."""
 

@@ -28,10 +28,32 @@ FENCE = """EXISTS (
           AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
                OR fa.lease_token_hash = %(token_hash)s::bytea))"""
 
+# The lease's open attempt is visible to this statement, so closing "the open attempt" closes it.
+# A claim that committed while this statement waited on the todo's row lock is seen through the
+# re-read row (attempts_total moved on) but not its new attempt, which is newer than the
+# statement's snapshot: without this guard an unfenced statement (the operator's, a revoke) would
+# end the lease and leave that attempt open. With it, the statement is a conflict (or skips the
+# row) and the caller sees the todo as it now is. The agent's FENCE has the same property.
+LEASE_SEEN = """EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)"""
+
 # A team is paused on a queue: agents' claims skip it.
 NOT_PAUSED = """NOT EXISTS (
         SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
         WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)"""
+
+def queue_not_paused(queue: str) -> str:
+    """The endpoint's team has not paused ``queue`` (an expression naming a queue).
+
+    A check per queue, for scans that go queue by queue: tested against every row (as
+    ``NOT_PAUSED`` is), it stops the planner from walking the claim index in order and makes it
+    fetch and sort the queue's whole backlog instead.
+    """
+    return f"""NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
+        WHERE pe.id = %(endpoint_id)s AND qp.queue = {queue})"""
+
 
 # operatorOwns(human): the todo's endpoint belongs to a team the human is a member of.
 OPERATOR_SEES = """t.endpoint_id IN (
@@ -44,7 +66,8 @@ OPERATOR_ACTS = """t.endpoint_id IN (
 
 
 def notify_board(op: str, rows: str) -> str:
-    """A scalar subquery sending one NOTIFY per team and chunk of ids for the rows of CTE ``rows``.
+    """A scalar subquery sending one NOTIFY per team and chunk of ids for the rows of CTE ``rows``
+    (``id, queue, endpoint_id``; a row with a NULL id announces a change to the endpoint itself).
 
     It is evaluated only when the outer SELECT produces a row and reads only what the statement
     changed, so a statement that changed nothing notifies nobody; NOTIFY is transactional, so a
@@ -53,8 +76,9 @@ def notify_board(op: str, rows: str) -> str:
     return f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
                     'op', '{op}', 'team', g.team_id, 'ids', g.ids,
                     'queues', g.queues, 'endpoints', g.endpoints)::text))
-                FROM (SELECT e.team_id, array_agg(r.id) AS ids,
-                             array_agg(DISTINCT r.queue) AS queues,
+                FROM (SELECT e.team_id,
+                             coalesce(array_agg(r.id) FILTER (WHERE r.id IS NOT NULL), '{{}}') AS ids,
+                             coalesce(array_agg(DISTINCT r.queue) FILTER (WHERE r.queue IS NOT NULL), '{{}}') AS queues,
                              array_agg(DISTINCT r.endpoint_id) AS endpoints
                       FROM (SELECT id, queue, endpoint_id,
                                    (row_number() OVER ()) / {NOTIFY_CHUNK} AS chunk

@@ -54,7 +54,17 @@ def require_str(field: str, value: Any) -> str:
         raise Invalid(field, "must be a string")
     if "\x00" in value:
         raise Invalid(field, "must not contain NUL characters")
+    _require_utf8(field, value)
     return value
+
+
+def _require_utf8(field: str, value: str) -> None:
+    """A lone surrogate (``"\\ud800"`` decoded from JSON) has no UTF-8 form: PostgreSQL would
+    refuse it deep inside the driver, so it is refused here, naming the field."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid(field, "must be valid Unicode text (it contains a lone surrogate)") from None
 
 
 def title(value: Any) -> str:
@@ -109,14 +119,24 @@ def json_value(field: str, value: Any) -> Jsonb | None:
     if value is None:
         return None
     try:
-        encoded = json.dumps(value, allow_nan=False, separators=(",", ":"))
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise Invalid(field, f"must be JSON ({exc.__class__.__name__})") from None
-    if len(encoded.encode()) > JSON_MAX_BYTES:
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise Invalid(field, "must be valid Unicode text (it contains a lone surrogate)") from None
+    if size > JSON_MAX_BYTES:
         raise Invalid(field, f"must be at most {JSON_MAX_BYTES} bytes of JSON")
-    if "\\u0000" in encoded:
+    if _JSON_NUL.search(encoded):
+        # jsonb cannot store U+0000 (in a value or a key)
         raise Invalid(field, "must not contain NUL characters")
     return Jsonb(value, dumps=lambda _: encoded)
+
+
+# The escape ``\u0000`` in encoded JSON, but not the text ``\\u0000`` (an escaped backslash
+# followed by "u0000"): an even run of backslashes, then the escape.
+_JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def priority(value: Any) -> int:
@@ -159,10 +179,13 @@ def summary(value: Any) -> tuple[str | None, bool]:
 
 
 def claimant(value: Any) -> str | None:
+    """A label for humans: cleaned, never refused for its content (control characters, NUL
+    included, and lone surrogates are dropped; the rest is cut to 128 bytes)."""
     if value is None:
         return None
-    value = require_str("claimant", value)
-    value = "".join(ch for ch in value if unicodedata.category(ch) != "Cc")
+    if not isinstance(value, str):
+        raise Invalid("claimant", "must be a string")
+    value = "".join(ch for ch in value if unicodedata.category(ch) not in ("Cc", "Cs"))
     value, _ = cut_utf8(value, CLAIMANT_MAX_BYTES)
     return value or None
 

@@ -20,8 +20,8 @@ from todos.db import Statement
 from todos.store import inputs
 from todos.store.agent import BACKOFF, DEDUPE_PREDICATE
 from todos.store.claims import claim_sql, claims_from_rows
-from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import CLAIMABLE, OPERATOR_ACTS, notify_board, notify_ready, operator_miss
+from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
+from todos.store.fragments import CLAIMABLE, LEASE_SEEN, OPERATOR_ACTS, notify_board, notify_ready, operator_miss
 from todos.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
 from todos.store.scopes import OperatorScope
 
@@ -40,15 +40,24 @@ def _audit(action: str, rows: str = "upd") -> str:
     FROM {rows} r JOIN endpoints ae ON ae.id = r.endpoint_id"""
 
 
-def _params(op: OperatorScope, todo_id: Any = None, *, note: Any = None, detail: dict | None = None) -> dict:
+_NO_TODO = object()  # statements on no single todo (bulk, create, pauses)
+
+
+def _params(op: OperatorScope, todo_id: Any = _NO_TODO, *, note: Any = None, detail: dict | None = None, note_max_chars: int = 2000) -> dict:
+    text = inputs.note(note, max_chars=note_max_chars)
+    # The note doubles as the summary of the attempt a human's report closes: a note is bounded in
+    # characters, a summary in bytes (2048), so it is cut like any summary.
+    summary, truncated = inputs.summary(text)
     params = {
         "user_id": op.user_id,
         "actor": op.username,
         "owner": op.owner,
-        "note": inputs.note(note),
+        "note": text,
+        "summary": summary,
+        "summary_truncated": truncated,
         "detail": Jsonb(detail) if detail else None,
     }
-    if todo_id is not None:
+    if todo_id is not _NO_TODO:
         params["id"] = inputs.todo_id(todo_id)
     return params
 
@@ -96,8 +105,8 @@ SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON 
     return Statement(sql, params, finish)
 
 
-HOLDS = "t.state = 'claimed' AND t.owner = %(owner)s"
-HUMAN_REPORT = "summary = %(note)s, summary_truncated = false"
+HOLDS = f"t.state = 'claimed' AND t.owner = %(owner)s AND {LEASE_SEEN}"
+HUMAN_REPORT = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
 
 
 def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Claim]:
@@ -193,7 +202,7 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
     params = _params(op, todo_id, note=note)
     return _single(
         "force_release", "todo.force_release", "state = 'pending', owner = NULL, lease_expires_at = NULL",
-        "t.state = 'claimed'", params,
+        f"t.state = 'claimed' AND {LEASE_SEEN}", params,
         attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued'",
         ready_when="TRUE",
     )
@@ -201,10 +210,16 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
 
 RETRY_SET = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
     claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
-RETRY_GUARD = "t.state = 'failed'"
+# A dead letter gave up its idempotency key (lifecycle.md, idx_todos_dedupe). If a newer live todo
+# holds the key now, bringing the dead letter back would put two live todos on one key: the retry
+# is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
+RETRY_GUARD = """t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM todos k
+    WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
+      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))"""
 CANCEL_SET = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
     completed_at = now()"""
-CANCEL_GUARD = "t.state IN ('pending', 'claimed', 'failed')"
+CANCEL_GUARD = f"(t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND {LEASE_SEEN}))"
 CANCEL_ATTEMPT = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
 
 
@@ -212,7 +227,15 @@ def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Tod
     """Send a failed todo (dead letter or open retry window) back to ``pending`` now.
     Effect: a fresh budget (``attempt = 0``), result and timestamps cleared; ``attempts_total``
     kept, so attempt numbering continues. Attempt rows: none (no lease ends)."""
-    return _single("retry", "todo.retry", RETRY_SET, RETRY_GUARD, _params(op, todo_id, note=note), ready_when="TRUE")
+    stmt = _single("retry", "todo.retry", RETRY_SET, RETRY_GUARD, _params(op, todo_id, note=note), ready_when="TRUE")
+
+    def finish(rows: list[dict]) -> Todo:
+        try:
+            return stmt.finish(rows)
+        except Conflict as exc:
+            raise Conflict(f"{exc.message} (only a failed todo can be retried, and only while no newer live todo holds its idempotency key)") from None
+
+    return Statement(stmt.sql, stmt.params, finish)
 
 
 def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
@@ -373,7 +396,7 @@ FROM (SELECT 1) one LEFT JOIN result r ON true"""
                     f"cannot create on endpoint {endpoint}: it must be active, the queue {params['queue']!r} "
                     "must be in its scope, and your role must be operator or admin"
                 )
-            raise Conflict("a concurrent create with the same idempotency key is in flight; retry")
+            raise StaleSnapshot("a concurrent create with the same idempotency key is in flight; retry")
         return Created(todo=Todo.from_row(row), created=row["created"])
 
     return Statement(sql, params, finish)
@@ -395,7 +418,7 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
         team = UUID(str(team_id))
     except ValueError:
         raise Invalid("team", "must be a team id") from None
-    params = _params(op, note=note)
+    params = _params(op, note=note, note_max_chars=500)  # queue_pauses.note holds 500 characters
     params.update(team_id=team, queue=inputs.queue(queue))
     acts = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
                    AND m.role IN ('operator', 'admin'))"""

@@ -87,6 +87,7 @@ up AS (
     INSERT INTO team_members (team_id, user_id, role)
     SELECT %(team_id)s, %(user_id)s, %(role)s
     WHERE {may} AND EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active)
+      AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role
     RETURNING team_id, user_id, role
 ),
@@ -102,7 +103,7 @@ SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before
        ({may}) AS may,
        EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active) AS user_exists,
        (SELECT count(pg_notify('board_events', json_build_object('op', 'membership', 'team', %(team_id)s::text,
-            'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json)::text)) FROM up) AS notified"""
+            'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json, 'user', %(user_id)s)::text)) FROM up) AS notified"""
 
     def finish(rows: list[dict]) -> str:
         row = rows[0]
