@@ -1,5 +1,6 @@
 from django.urls import include, path
 
 urlpatterns = [
+    path("api/v1/", include("todos.api.urls")),
     path("", include("todos.urls")),
 ]

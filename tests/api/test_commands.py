@@ -1,0 +1,106 @@
+"""``manage.py vend`` and ``manage.py revoke``."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests import factories as f
+from todos.models import Endpoint
+from todos.db import execute
+from todos.selectors.agent import credential_for
+from todos.store import agent as A
+from todos.store.endpoints import DRAIN_VERBS, VERBS, token_hash
+
+
+def vend(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("vend", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def token_of(output: str) -> str:
+    return re.search(r"^token:\s+(\S+)$", output, re.M).group(1)
+
+
+def test_vend_prints_the_token_once_and_it_authenticates(store_db):
+    team = f.team("acme")
+    out, err = vend("--team", "acme", "--name", "CI fixer", "--verbs", "claim_next,complete", "--queues", "ci,builds")
+    token = token_of(out)
+    assert out.count(token) == 1 and "shown once" in err
+    assert re.search(r"^slug:\s+ci-fixer$", out, re.M)
+    credential = execute(credential_for(token_hash(token)))
+    assert credential.team_id == team.id and credential.usable
+    assert credential.scope_verbs == ("claim_next", "complete")
+    assert credential.scope_queues == ("builds", "ci")
+
+
+def test_vend_defaults_to_the_drain_verbs_and_takes_all(store_db):
+    f.team("acme")
+    token = token_of(vend("--team", "acme", "--name", "w1", "--queues", "q")[0])
+    assert set(execute(credential_for(token_hash(token))).scope_verbs) == set(DRAIN_VERBS)
+    token = token_of(vend("--team", "acme", "--name", "w2", "--queues", "q", "--verbs", "all", "--slug", "custom")[0])
+    credential = execute(credential_for(token_hash(token)))
+    assert set(credential.scope_verbs) == set(VERBS) and credential.slug == "custom"
+
+
+def test_vend_expiry_and_default_lease(store_db):
+    f.team("acme")
+    out, _ = vend("--team", "acme", "--name", "temp", "--queues", "q", "--expires-in", "24h", "--default-lease", "600")
+    credential = execute(credential_for(token_hash(token_of(out))))
+    assert credential.default_lease_ttl_seconds == 600
+    expires = Endpoint.objects.values_list("expires_at", flat=True).get(slug="temp")
+    assert abs(expires - (datetime.now(timezone.utc) + timedelta(hours=24))) < timedelta(minutes=1)
+    out, _ = vend("--team", "acme", "--name", "fixed", "--queues", "q", "--expires-at", "2099-01-01T00:00:00Z")
+    assert Endpoint.objects.values_list("expires_at", flat=True).get(slug="fixed") == datetime(2099, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--team", "nope", "--name", "x", "--queues", "q"], "no team"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--verbs", "claim_next,fly"], "--verbs"),
+        (["--team", "acme", "--name", "x", "--queues", "bad queue!"], "--queues"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--default-lease", "30"], "--default-lease"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--expires-in", "soon"], "--expires-in"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--expires-at", "yesterday"], "--expires-at"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--expires-at", "2001-01-01T00:00:00Z"], "future"),
+        (["--team", "acme", "--name", "!!!", "--queues", "q"], "--slug"),
+        (["--team", "acme", "--name", "x", "--queues", "q", "--slug", "Bad_Slug"], "--slug"),
+        (["--team", "acme", "--name", "taken", "--queues", "q"], "already taken"),
+    ],
+)
+def test_vend_refuses_bad_options_clearly(store_db, args, message):
+    team = f.team("acme")
+    f.endpoint(team, slug="taken")
+    with pytest.raises(CommandError, match=re.escape(message)):
+        vend(*args)
+    assert set(Endpoint.objects.values_list("slug", flat=True)) == {"taken"}  # nothing vended
+
+
+def test_revoke_dead_letters_live_todos_and_refuses_the_token(store_db):
+    team = f.team()
+    vended = f.endpoint(team, slug="doomed")
+    scope = f.agent(vended)
+    for n in range(2):
+        execute(A.create(scope, queue="default", title=f"live {n}"))
+    done = execute(A.create(scope, queue="default", title="done")).todo
+    execute(A.claim(scope, done.id))
+    execute(A.complete(scope, done.id))
+    out = io.StringIO()
+    call_command("revoke", "doomed", stdout=out)
+    assert out.getvalue().strip() == "revoked doomed; 2 live todos dead-lettered"
+    assert execute(credential_for(token_hash(vended.token))).revoked
+
+
+def test_revoke_unknown_or_already_revoked_is_an_error(store_db):
+    f.endpoint(f.team(), slug="once")
+    with pytest.raises(CommandError, match="no endpoint"):
+        call_command("revoke", "never", stdout=io.StringIO())
+    call_command("revoke", "once", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="already revoked"):
+        call_command("revoke", "once", stdout=io.StringIO())

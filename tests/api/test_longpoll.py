@@ -1,0 +1,270 @@
+"""``claim_next`` with ``wait_seconds``: woken by the ready channel, bounded, and connection-free."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests import factories as f
+from tests.api.conftest import run_async
+from tests.live_server import start_server, stop_server
+from todos import db
+from todos.api.longpoll import ReadyWaiters
+from todos.db import execute
+from todos.store import agent as A
+
+
+class Poll(threading.Thread):
+    """A long poll running in the background: ``result``, ``status`` and ``finished_at`` when done."""
+
+    def __init__(self, url: str, token: str, body: dict, *, timeout: float = 40.0):
+        super().__init__(daemon=True)
+        self.url, self.token, self.body, self.timeout = url, token, body, timeout
+        self.result = self.status = self.error = None
+        self.finished_at: float | None = None
+        self.started_at = time.monotonic()
+
+    def run(self):
+        try:
+            response = httpx.post(
+                f"{self.url}/api/v1/claim_next", json=self.body,
+                headers={"Authorization": f"Bearer {self.token}"}, timeout=self.timeout,
+            )
+            self.status, self.result = response.status_code, response.json()
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            self.error = exc
+        finally:
+            self.finished_at = time.monotonic()
+
+
+def poll(url, token, body, **kwargs) -> Poll:
+    p = Poll(url, token, body, **kwargs)
+    p.start()
+    return p
+
+
+@pytest.fixture
+def warm(api, tenancy, asgi_server):
+    """The server's LISTEN connection is up (the first long poll of a process starts it)."""
+    api.ok(tenancy.worker_token, "claim_next", {"wait_seconds": 0.2})
+    return asgi_server
+
+
+def state_of(todo_id: str) -> str:
+    with db.connect() as conn:
+        return conn.execute("SELECT state FROM todos WHERE id = %s", (todo_id,)).fetchone()["state"]
+
+
+def test_a_create_wakes_the_waiter_within_200_ms(warm, tenancy):
+    waiting = poll(warm.url, tenancy.worker_token, {"queue": "default", "wait_seconds": 10})
+    time.sleep(0.5)
+    assert waiting.finished_at is None, waiting.result
+    created_at = time.monotonic()
+    todo = execute(A.create(tenancy.agent, queue="default", title="wake up")).todo
+    waiting.join(5)
+    assert waiting.status == 200 and waiting.result["empty"] is False
+    assert waiting.result["todo"]["id"] == todo.id
+    assert waiting.finished_at - created_at < 0.2, f"woke after {waiting.finished_at - created_at:.3f} s"
+
+
+def test_a_release_wakes_a_waiter_and_a_fenced_wait_gets_a_token(warm, tenancy):
+    todo = execute(A.create(tenancy.agent, queue="default", title="held")).todo
+    execute(A.claim(tenancy.agent, todo.id))
+    waiting = poll(warm.url, tenancy.worker_token, {"wait_seconds": 10, "require_fence": True})
+    time.sleep(0.3)
+    released_at = time.monotonic()
+    execute(A.release(tenancy.agent, todo.id))
+    waiting.join(5)
+    assert waiting.result["todo"]["id"] == todo.id and waiting.result["lease_token"]
+    assert waiting.finished_at - released_at < 0.5
+
+
+def test_another_endpoints_work_does_not_end_the_wait(warm, tenancy):
+    sibling = f.agent(f.endpoint(tenancy.team, slug="sibling", queues=("default",)))
+    stranger = f.agent(f.endpoint(f.team(), slug="stranger", queues=("default",)))
+    waiting = poll(warm.url, tenancy.worker_token, {"queue": "default", "wait_seconds": 2})
+    time.sleep(0.3)
+    execute(A.create(sibling, queue="default", title="the sibling's"))
+    execute(A.create(stranger, queue="default", title="the stranger's"))
+    execute(A.create(tenancy.agent, queue="other", title="mine, but another queue"))
+    waiting.join(10)
+    assert waiting.result == {"empty": True}
+    assert waiting.finished_at - waiting.started_at >= 1.9
+
+
+def test_the_wait_ends_empty_at_its_deadline(warm, tenancy):
+    started = time.monotonic()
+    response = httpx.post(
+        f"{warm.url}/api/v1/claim_next", json={"wait_seconds": 1},
+        headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10,
+    )
+    elapsed = time.monotonic() - started
+    assert response.json() == {"empty": True}
+    assert 0.95 <= elapsed < 2.0, elapsed
+
+
+def test_work_already_there_is_claimed_at_once(warm, tenancy):
+    execute(A.create(tenancy.agent, queue="default", title="ready"))
+    started = time.monotonic()
+    response = httpx.post(
+        f"{warm.url}/api/v1/claim_next", json={"wait_seconds": 30},
+        headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10,
+    )
+    assert response.json()["empty"] is False and time.monotonic() - started < 1
+
+
+def test_one_todo_two_waiters_exactly_one_claims(warm, tenancy):
+    waiters = [poll(warm.url, tenancy.worker_token, {"wait_seconds": 2}) for _ in range(2)]
+    time.sleep(0.3)
+    todo = execute(A.create(tenancy.agent, queue="default", title="only one")).todo
+    for w in waiters:
+        w.join(10)
+    results = sorted((w.result for w in waiters), key=lambda r: r["empty"])
+    assert results[0]["todo"]["id"] == todo.id and results[1] == {"empty": True}
+
+
+def test_a_client_that_hangs_up_stops_waiting_and_claims_nothing(warm, tenancy):
+    gone = poll(warm.url, tenancy.worker_token, {"wait_seconds": 20}, timeout=0.5)
+    gone.join(5)
+    assert isinstance(gone.error, httpx.TimeoutException)
+    time.sleep(0.3)
+    todo = execute(A.create(tenancy.agent, queue="default", title="nobody is listening")).todo
+    time.sleep(0.5)
+    # A waiter that outlived its client would have claimed it, and the lease would be stuck.
+    assert state_of(todo.id) == "pending"
+
+
+def test_waiting_holds_no_database_connection(store_db, tenancy):
+    """With a pool of 2 connections, 6 concurrent long polls leave the server free to answer."""
+    server = start_server(BOARD_DB_POOL_MIN="1", BOARD_DB_POOL_MAX="2")
+    try:
+        httpx.post(f"{server.url}/api/v1/claim_next", json={"wait_seconds": 0.2},
+                   headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10)
+        waiters = [poll(server.url, tenancy.worker_token, {"wait_seconds": 2}) for _ in range(6)]
+        time.sleep(0.5)
+        started = time.monotonic()
+        response = httpx.post(f"{server.url}/api/v1/list_todos", json={},
+                              headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10)
+        # A pool held by the waiters would make this wait for the pool's 30 s timeout.
+        assert response.status_code == 200 and time.monotonic() - started < 5.0
+        todo = execute(A.create(tenancy.agent, queue="default", title="for one of six")).todo
+        for w in waiters:
+            w.join(10)
+        claimed = [w.result for w in waiters if w.result and not w.result["empty"]]
+        assert [c["todo"]["id"] for c in claimed] == [todo.id], server.log()
+    finally:
+        stop_server(server)
+
+
+# --- the waiter registry, in process ---------------------------------------------------------------
+
+
+class FakeListener:
+    def __init__(self):
+        self.subscribers, self.reconnects = {}, []
+
+    def subscribe(self, channel, callback):
+        self.subscribers[channel] = callback
+        return lambda: None
+
+    def on_reconnect(self, callback):
+        self.reconnects.append(callback)
+        return lambda: None
+
+
+def test_ready_waiters_wake_only_matching_endpoint_and_queue():
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        mine = registry.add("ep-1", ["default", "other"])
+        other_queue = registry.add("ep-1", ["third"])
+        other_endpoint = registry.add("ep-2", ["default"])
+        ready = listener.subscribers["board_ready"]
+        ready({"endpoint": "ep-1", "queue": "default"})
+        woken = (mine.event.is_set(), other_queue.event.is_set(), other_endpoint.event.is_set())
+        for w in (mine, other_queue, other_endpoint):
+            w.event.clear()
+        listener.reconnects[0]()  # after a reconnect everyone re-checks
+        all_woken = all(w.event.is_set() for w in (mine, other_queue, other_endpoint))
+        for w in (mine, other_queue, other_endpoint):
+            registry.remove(w)
+        return woken, all_woken, registry.count()
+
+    woken, all_woken, left = asyncio.run(scenario())
+    assert woken == (True, False, False)
+    assert all_woken and left == 0
+
+
+def test_the_waiter_is_removed_when_the_wait_is_cancelled(store_db, tenancy):
+    from todos.api import longpoll
+
+    async def scenario():
+        async def nothing():
+            return None
+
+        task = asyncio.ensure_future(
+            longpoll.claim_with_wait(nothing, endpoint_id="ep", queues=["default"], wait_seconds=30)
+        )
+        await asyncio.sleep(0.3)
+        _, registry = longpoll.ready_waiters()
+        during = registry.count()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return during, registry.count()
+
+    assert run_async(scenario) == (1, 0)
+
+
+def test_a_gone_event_ends_the_wait(store_db):
+    from todos.api import longpoll
+
+    async def scenario():
+        calls = 0
+
+        async def nothing():
+            nonlocal calls
+            calls += 1
+            return None
+
+        gone = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.2, gone.set)
+        started = time.monotonic()
+        result = await longpoll.claim_with_wait(nothing, endpoint_id="ep", queues=["q"], wait_seconds=30, gone=gone)
+        _, registry = longpoll.ready_waiters()
+        return result, time.monotonic() - started, registry.count()
+
+    result, elapsed, count = run_async(scenario)
+    assert result is None and elapsed < 1.0 and count == 0
+
+
+def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(store_db, tenancy):
+    """The notification is lost with the LISTEN connection; the reconnect wakes every waiter."""
+    from todos.api import longpoll
+    from todos.db import aconnect, aexecute
+
+    async def scenario():
+        listener, _ = longpoll.ready_waiters()
+        assert await listener.wait_connected()
+
+        async def attempt():
+            return await aexecute(A.claim_next(tenancy.agent))
+
+        waiting = asyncio.ensure_future(longpoll.claim_with_wait(
+            attempt, endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=20))
+        await asyncio.sleep(0.2)
+        async with await aconnect() as conn:
+            await conn.execute("SELECT pg_terminate_backend(%s)", (listener.backend_pid,))
+            await asyncio.sleep(0.1)
+            created = await aexecute(A.create(tenancy.agent, queue="default", title="while deaf"))
+        started = time.monotonic()
+        claim = await asyncio.wait_for(waiting, 15)
+        return created.todo.id, claim, time.monotonic() - started
+
+    todo_id, claim, elapsed = run_async(scenario)
+    assert claim is not None and claim.todo.id == todo_id
+    assert elapsed < 3.0  # woken by the reconnect (about 1 s), not the 5 s periodic re-check

@@ -1,0 +1,85 @@
+"""Property-based conformance: schemathesis drives every operation of the OpenAPI document against
+the live server with a valid token, with inputs that fit the schemas (positive) and inputs that do
+not (negative). No answer may be a 5xx, fall outside its declared schema, or accept bad input.
+
+Bounded (30 examples per verb and mode, derandomized) so the default run stays fast.
+"""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests import factories as f
+from todos.api.openapi import document
+from todos.api.verbs import VERBS
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    negative_data_rejection,
+]
+EXAMPLES_PER_VERB = 30
+
+
+@pytest.fixture(scope="module")
+def operations():
+    loaded = schemathesis.openapi.from_dict(document())
+    found = {}
+    for result in loaded.get_all_operations():
+        operation = result.ok()
+        found[operation.path.lstrip("/")] = operation
+    return found
+
+
+@pytest.fixture
+def fuzz_token(store_db):
+    team = f.team()
+    vended = f.endpoint(team, slug="fuzzer", queues=("default", "other"))
+    f.endpoint(team, slug="sibling", queues=("default",))
+    return vended.token
+
+
+def _short_waits(case) -> None:
+    """A generated long poll would hold the run for up to 30 s: keep waits token-sized."""
+    body = case.body
+    if case.path == "/claim_next" and isinstance(body, dict):
+        wait = body.get("wait_seconds")
+        if isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 < wait <= 30:
+            body["wait_seconds"] = 0.01
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["positive", "negative"])
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_every_operation_conforms(verb, mode, operations, asgi_server, fuzz_token):
+    operation = operations[verb]
+
+    @settings(
+        max_examples=EXAMPLES_PER_VERB, deadline=None, derandomize=True, database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def conforms(case):
+        _short_waits(case)
+        case.call_and_validate(
+            base_url=f"{asgi_server.url}/api/v1",
+            headers={"Authorization": f"Bearer {fuzz_token}"},
+            checks=CHECKS,
+            timeout=15,
+        )
+
+    conforms()

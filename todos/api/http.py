@@ -1,0 +1,175 @@
+"""The HTTP transport: ``POST /api/v1/<verb>`` with a JSON object, answered with a JSON object.
+
+This module only parses, authenticates and maps errors; the verb table (``verbs.py``) does the
+rest. The order of refusals is fixed so a client always learns the most basic problem first:
+unknown verb (404) or wrong method (405), body too large (413), bad token (401), verb outside the
+endpoint's scope (403), malformed JSON or arguments (400), then whatever the verb itself says.
+
+Every response carries ``X-Request-Id``; an internal error is logged under that id with its
+traceback and answered with the id only, never the details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import uuid
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from todos.api import openapi
+from todos.api.asgi import GONE_SCOPE_KEY
+from todos.api.auth import authenticate, authorize
+from todos.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body
+from todos.api.handlers import Call
+from todos.api.verbs import VERBS, run
+from todos.store.errors import Invalid, NotFound, StoreError
+
+logger = logging.getLogger("todos.api")
+
+MAX_JSON_DEPTH = 200
+JSON_WHITESPACE = b" \t\r\n"  # RFC 8259's; bytes.strip() would also take \x0b and \x0c
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex[:20]
+
+
+def json_response(body: dict, status: int, request_id: str) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    response["X-Request-Id"] = request_id
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def error_response(exc: StoreError, request_id: str) -> JsonResponse:
+    if exc.code == "internal":
+        logger.error("internal error in request %s: %s", request_id, exc.message)
+        message = f"internal error (request id {request_id})"
+    else:
+        message = exc.message
+    response = json_response(error_body(exc.code, message), STATUS.get(exc.code, 500), request_id)
+    if exc.code == "unauthorized":
+        response["WWW-Authenticate"] = 'Bearer realm="board"'
+    elif exc.code == "method_not_allowed":
+        response["Allow"] = "POST"
+    return response
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """The request body, refused with ``too_large`` on its declared length and on what is read."""
+    limit = settings.BOARD_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    try:
+        declared_length = int(declared)
+    except ValueError:
+        raise Invalid("Content-Length", "must be a number of bytes") from None
+    if declared_length > limit:
+        raise TooLarge(f"the body is {declared_length} bytes; the limit is {limit}")
+    raw = request.read(limit + 1)
+    if len(raw) > limit:
+        raise TooLarge(f"the body is over the limit of {limit} bytes")
+    return raw
+
+
+class _BadJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    raise _BadJSON(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadJSON(f"the number {text[:20]} is out of range")
+    return value
+
+
+def parse_arguments(raw: bytes) -> dict:
+    """A JSON object (an empty body is ``{}``); anything else is ``invalid`` naming ``body``."""
+    if not raw.strip(JSON_WHITESPACE):
+        return {}
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite)
+    except UnicodeDecodeError:
+        raise Invalid("body", "must be UTF-8 encoded JSON") from None
+    except _BadJSON as exc:
+        raise Invalid("body", f"is not valid JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise Invalid("body", f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise Invalid("body", f"is nested more than {MAX_JSON_DEPTH} levels deep") from None
+    if not isinstance(value, dict):
+        raise Invalid("body", "must be a JSON object")
+    for key, item in value.items():
+        _check_text(item, key)
+    return value
+
+
+def _check_text(value, field: str) -> None:
+    """Refuse what JSON allows but PostgreSQL cannot store: lone UTF-16 surrogates (``"\\ud800"``)
+    and absurd nesting. Walks iteratively, so depth cannot blow the stack."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise Invalid(field, f"is nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(item, str):
+            _encodable(item, field)
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                _encodable(key, field)
+                stack.append((sub, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((sub, depth + 1) for sub in item)
+
+
+def _encodable(text: str, field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid(field, "contains text that is not valid Unicode (a lone surrogate)") from None
+
+
+@csrf_exempt
+async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
+    request_id = new_request_id()
+    try:
+        found = VERBS.get(verb)
+        if found is None:
+            raise NotFound(f"no such verb: {verb[:64]!r}; see /api/v1/openapi.json")
+        if request.method != "POST":
+            raise MethodNotAllowed(f"{verb} takes POST with a JSON object body, not {request.method}")
+        raw = read_body(request)
+        credential = await authenticate(request.headers.get("Authorization"))
+        authorize(found.name, found.granted_by, credential)
+        args = parse_arguments(raw)
+        gone = getattr(request, "scope", {}).get(GONE_SCOPE_KEY)
+        output = await run(found, Call(credential=credential, gone=gone), args)
+        return json_response(output, found.status(output), request_id)
+    except StoreError as exc:
+        return error_response(exc, request_id)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("internal error in request %s (POST /api/v1/%s)", request_id, verb[:64])
+        return json_response(error_body("internal", f"internal error (request id {request_id})"), 500, request_id)
+
+
+@csrf_exempt
+async def openapi_view(request: HttpRequest) -> JsonResponse:
+    """The OpenAPI 3.1 document of this API (no token needed: it describes, it grants nothing)."""
+    request_id = new_request_id()
+    if request.method not in ("GET", "HEAD"):
+        response = error_response(MethodNotAllowed("the OpenAPI document is read with GET"), request_id)
+        response["Allow"] = "GET, HEAD"
+        return response
+    response = json_response(openapi.document(), 200, request_id)
+    response["Cache-Control"] = "public, max-age=60"
+    return response

@@ -1,0 +1,74 @@
+"""Store records as the API's JSON: todo rows, attempts, claims (agent-api.md, "Verbs").
+
+Only the listed keys leave the server: never the token hash, the MCP session, the claimer
+endpoint or the idempotency key. Timestamps are RFC 3339 in UTC; absent values are ``null``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from todos.store.records import Attempt, Claim, Todo
+
+
+def timestamp(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def todo_row(todo: Todo) -> dict:
+    return {
+        "id": todo.id,
+        "queue": todo.queue,
+        "source": todo.source,
+        "kind": todo.kind,
+        "title": todo.title,
+        "state": todo.state,
+        "owner": todo.owner,
+        "assignee": todo.assignee,
+        "priority": todo.priority,
+        "attempt": todo.attempt,
+        "max_attempts": todo.max_attempts,
+        "attempts_total": todo.attempts_total,
+        "lease_expires_at": timestamp(todo.lease_expires_at),
+        "next_retry_at": timestamp(todo.next_retry_at),
+        "dead_letter": todo.dead_letter,
+        "created_at": timestamp(todo.created_at),
+        "updated_at": timestamp(todo.updated_at),
+        "payload": todo.payload,
+    }
+
+
+def todo_with_result(todo: Todo) -> dict:
+    return {**todo_row(todo), "result": todo.result}
+
+
+def attempt(a: Attempt) -> dict:
+    return {
+        "seq": a.seq,
+        "attempt": a.attempt,
+        "claimer_kind": a.claimer_kind,
+        "claimant": a.claimant,
+        "claimed_at": timestamp(a.claimed_at),
+        "last_heartbeat_at": timestamp(a.last_heartbeat_at),
+        "lease_expires_at": timestamp(a.lease_expires_at),
+        "ended_at": timestamp(a.ended_at),
+        "outcome": a.outcome,
+        "disposition": a.disposition,
+        "died": a.died,
+        "summary": a.summary,
+        "summary_truncated": a.summary_truncated,
+        "artifact": a.artifact,
+    }
+
+
+def claim(c: Claim, *, with_prior: bool = True) -> dict:
+    """A claim. ``lease_token`` is present only when the claim was fenced (the spec's
+    ``lease_token?``): an unfenced claim has no token to show, so the key is left out."""
+    out: dict = {"todo": todo_row(c.todo), "attempt_seq": c.attempt_seq, "attempts_total": c.attempts_total}
+    if c.lease_token is not None:
+        out["lease_token"] = c.lease_token
+    if with_prior:
+        out["prior_attempts"] = [attempt(a) for a in c.prior_attempts]
+    return out
