@@ -9,6 +9,11 @@ The connection is started lazily in the server's event loop (daphne has no ASGI 
 first time a websocket or a long poll needs it. If it drops, it reconnects with backoff (1 s
 doubling to 30 s), logs each loss and recovery, and tells ``on_reconnect`` subscribers: whatever
 was sent while it was down is gone, so they must resync from the database.
+
+A connection can also die silently (a NAT or firewall forgetting an idle TCP flow): no error ever
+arrives and ``notifies()`` would wait forever. So the listener stops listening every
+``PROBE_INTERVAL`` seconds of its life to run ``SELECT 1`` with a deadline; notifications that
+arrive meanwhile wait in psycopg's backlog and are delivered on the next round, none is lost.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections import defaultdict
 from typing import Callable
 
@@ -29,6 +35,10 @@ Callback = Callable[[dict], None]
 
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
+# How often the idle connection proves it is alive, and how long the proof may take.
+PROBE_INTERVAL = 15.0
+PROBE_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 10  # seconds, passed to libpq
 
 
 class Listener:
@@ -43,6 +53,7 @@ class Listener:
         self._task: asyncio.Task | None = None
         self._conn: psycopg.AsyncConnection | None = None
         self._connected = asyncio.Event()
+        self.reconnects = 0  # recoveries so far (tests and logs)
 
     # --- subscriptions (call from the listener's event loop) -----------------------------------
 
@@ -53,6 +64,8 @@ class Listener:
         return lambda: self._subscribers[channel].discard(callback)
 
     def on_reconnect(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` each time listening resumes after a failure (notifications may have
+        been missed). Not called for the first, clean start."""
         self._reconnect_subscribers.add(callback)
         return lambda: self._reconnect_subscribers.discard(callback)
 
@@ -81,6 +94,7 @@ class Listener:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
                 pass
             self._task = None
+        self._connected.clear()
 
     @property
     def backend_pid(self) -> int | None:
@@ -88,45 +102,67 @@ class Listener:
         return self._conn.info.backend_pid if self._conn is not None and not self._conn.closed else None
 
     async def _run(self) -> None:
-        from todos.db import aconnect
-
         delay = BACKOFF_START
-        first = True
+        failed_since: float | None = None  # when the current outage began (None: no outage)
         while True:
             try:
-                self._conn = await aconnect()
-                for channel in self.channels:
-                    await self._conn.execute(f"LISTEN {channel}")
-                if not first:
-                    logger.warning("live listener recovered; telling clients to resync")
+                await self._listen()
+                if failed_since is not None:
+                    self.reconnects += 1
+                    logger.warning(
+                        "live listener recovered after %.1f s; telling clients to resync",
+                        time.monotonic() - failed_since,
+                    )
                 self._set_state("live")
                 self._connected.set()
-                delay = BACKOFF_START
-                if not first:
+                if failed_since is not None:
+                    failed_since = None
                     self._dispatch_reconnect()
-                first = False
-                async for note in self._conn.notifies():
-                    self._dispatch(note.channel, note.payload)
+                delay = BACKOFF_START
+                await self._pump()
             except asyncio.CancelledError:
                 await self._close()
                 raise
             except Exception as exc:  # noqa: BLE001 - any failure: reconnect with backoff
                 self._connected.clear()
+                if failed_since is None:
+                    failed_since = time.monotonic()
+                    logger.warning("live listener lost its connection (%s); retrying in %.3g s", _short(exc), delay)
+                else:
+                    logger.warning("live listener still down (%s); retrying in %.3g s", _short(exc), delay)
                 self._set_state("reconnecting")
-                logger.warning("live listener lost its connection (%s); retrying in %.0f s", exc, delay)
                 await self._close()
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 
+    async def _listen(self) -> None:
+        from todos.db import aconnect
+
+        await self._close()
+        self._conn = await aconnect(connect_timeout=CONNECT_TIMEOUT, application_name="board-live-listener")
+        for channel in self.channels:
+            await self._conn.execute(f"LISTEN {channel}")
+
+    async def _pump(self) -> None:
+        """Deliver notifications until the connection fails (raises)."""
+        conn = self._conn
+        assert conn is not None
+        while True:
+            async for note in conn.notifies(timeout=PROBE_INTERVAL):
+                self._dispatch(note.channel, note.payload)
+            await asyncio.wait_for(conn.execute("SELECT 1"), PROBE_TIMEOUT)
+
     async def _close(self) -> None:
         if self._conn is not None:
+            conn, self._conn = self._conn, None
             try:
-                await self._conn.close()
-            except Exception:  # noqa: BLE001
+                await asyncio.wait_for(conn.close(), PROBE_TIMEOUT)
+            except BaseException:  # noqa: BLE001 - closing a dead connection may fail any way
                 pass
-            self._conn = None
 
     def _set_state(self, state: str) -> None:
+        if state == self.state:
+            return
         self.state = state
         for callback in list(self._state_subscribers):
             _safely(callback, state)
@@ -137,12 +173,20 @@ class Listener:
         except ValueError:
             logger.error("ignoring a malformed notification on %s: %.200s", channel, raw)
             return
+        if not isinstance(payload, dict):
+            logger.error("ignoring a notification on %s that is not an object: %.200s", channel, raw)
+            return
         for callback in list(self._subscribers.get(channel, ())):
             _safely(callback, payload)
 
     def _dispatch_reconnect(self) -> None:
         for callback in list(self._reconnect_subscribers):
             _safely(callback)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _safely(callback, *args) -> None:
@@ -158,8 +202,18 @@ _listeners: dict[asyncio.AbstractEventLoop, Listener] = {}
 def get_listener() -> Listener:
     """The process's listener for the running event loop, started on first use."""
     loop = asyncio.get_running_loop()
+    for stale in [other for other in _listeners if other.is_closed()]:
+        del _listeners[stale]  # test runs make a loop per test; daphne has just one
     listener = _listeners.get(loop)
-    if listener is None or loop.is_closed():
+    if listener is None:
         listener = _listeners[loop] = Listener(loop)
     listener.start()
     return listener
+
+
+def current_listener() -> Listener | None:
+    """The running loop's listener if one was started (does not start one)."""
+    try:
+        return _listeners.get(asyncio.get_running_loop())
+    except RuntimeError:
+        return None

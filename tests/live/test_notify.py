@@ -1,0 +1,208 @@
+"""The NOTIFY side of the live Board (lifecycle.md, "Live notifications"), checked on a real
+LISTEN connection: at most one notification per state-changing statement, sent only if it
+commits, ids and small fields only, and none from row triggers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import factories as f
+from todos.db import connect, execute
+from todos.store import agent as A
+from todos.store import background as B
+from todos.store import endpoints as E
+from todos.store import operator as O
+from todos.store import teams as T
+from todos.store.errors import Conflict
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+ALLOWED_KEYS = {"op", "team", "ids", "queues", "endpoints", "user"}
+
+
+class Tap:
+    """A LISTEN connection on ``board_events``. ``after(fn)`` runs a statement and returns exactly
+    the notifications it caused: a marker NOTIFY sent after it arrives after them (PostgreSQL
+    delivers notifications in commit order)."""
+
+    def __init__(self):
+        self.conn = connect()
+        self.conn.execute("LISTEN board_events")
+        self.conn.execute("LISTEN live_test_marker")
+        self.n = 0
+
+    def after(self, fn):
+        self._collect()  # whatever the set-up statements sent
+        result = fn()
+        return result, self._collect()
+
+    def _collect(self) -> list[str]:
+        self.n += 1
+        with connect() as other:
+            other.execute("SELECT pg_notify('live_test_marker', %s)", [str(self.n)])
+        got = []
+        for note in self.conn.notifies(timeout=5):
+            if note.channel == "live_test_marker":
+                assert note.payload == str(self.n)
+                return got
+            got.append(note.payload)
+        raise AssertionError("the marker never arrived")
+
+    def close(self):
+        self.conn.close()
+
+
+@pytest.fixture
+def tap():
+    t = Tap()
+    yield t
+    t.close()
+
+
+def check_small(raw: str) -> dict:
+    assert len(raw.encode()) < 8000
+    event = json.loads(raw)
+    assert set(event) <= ALLOWED_KEYS, event  # never a payload, result, title or token
+    return event
+
+
+def test_each_single_todo_transition_sends_exactly_one_notification(tap):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    human = f.member(team, f.user())
+    steps = [
+        ("create", lambda: execute(A.create(ep, queue="default", title="t", payload={"secret": "x" * 5000}))),
+        ("claim", lambda: execute(A.claim_next(ep, require_fence=True))),
+    ]
+    created, notes = tap.after(steps[0][1])
+    todo = created.todo.id
+    (event,) = [check_small(n) for n in notes]
+    assert event == {"op": "create", "team": str(team.id), "ids": [todo], "queues": ["default"],
+                     "endpoints": [str(ep.endpoint_id)]}
+    claim, notes = tap.after(steps[1][1])
+    token = claim.lease_token
+    sequence = [
+        ("heartbeat", lambda: execute(A.heartbeat(ep, todo, lease_token=token))),
+        ("fail", lambda: execute(A.fail(ep, todo, lease_token=token, summary="boom"))),
+        ("retry", lambda: execute(O.retry(human, todo))),
+        ("priority", lambda: execute(O.set_priority(human, todo, 3))),
+        ("assign", lambda: execute(O.assign(human, todo, human.owner))),
+        ("claim", lambda: execute(O.claim(human, todo))),
+        ("heartbeat", lambda: execute(O.extend(human, todo))),
+        ("release", lambda: execute(O.release(human, todo))),
+        ("assign", lambda: execute(O.assign(human, todo, None))),
+        ("claim", lambda: execute(A.claim(ep, todo))),
+        ("force_release", lambda: execute(O.force_release(human, todo))),
+        ("claim", lambda: execute(A.claim(ep, todo))),
+        ("release", lambda: execute(A.release(ep, todo))),
+        ("claim", lambda: execute(A.claim(ep, todo))),
+        ("complete", lambda: execute(A.complete(ep, todo, result={"big": "y" * 5000}))),
+    ]
+    for expected_op, step in sequence:
+        _, notes = tap.after(step)
+        events = [check_small(n) for n in notes]
+        assert len(events) == 1, (expected_op, events)
+        assert events[0]["ids"] == [todo]
+        assert events[0]["op"] in (expected_op, "extend"), (expected_op, events)
+    other = execute(A.create(ep, queue="default", title="to cancel")).todo.id
+    _, notes = tap.after(lambda: execute(O.cancel(human, other)))
+    assert [json.loads(n)["op"] for n in notes] == ["cancel"]
+    _, notes = tap.after(lambda: execute(O.pause_queue(human, team.id, "default")))
+    assert [check_small(n) for n in notes] == [
+        {"op": "pause", "team": str(team.id), "ids": [], "queues": ["default"], "endpoints": []}
+    ]
+    _, notes = tap.after(lambda: execute(O.resume_queue(human, team.id, "default")))
+    assert [json.loads(n)["op"] for n in notes] == ["resume"]
+
+
+def test_membership_changes_notify_the_team(tap):
+    team = f.team()
+    user = f.user()
+    _, notes = tap.after(lambda: execute(T.set_member(None, team_id=team.id, user_id=user.id, role="viewer")))
+    assert [check_small(n)["op"] for n in notes] == ["membership"]
+    _, notes = tap.after(lambda: execute(T.remove_member(None, team_id=team.id, user_id=user.id)))
+    (event,) = [check_small(n) for n in notes]
+    assert event["op"] == "membership" and event["team"] == str(team.id) and event["user"] == user.id
+
+
+def test_a_statement_that_changes_nothing_notifies_nobody(tap):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    todo = execute(A.create(ep, queue="default", title="t")).todo.id
+
+    def stale_heartbeat():
+        with pytest.raises(Conflict):
+            execute(A.heartbeat(ep, todo))  # pending: nothing to heartbeat
+
+    _, notes = tap.after(stale_heartbeat)
+    assert notes == []
+    _, notes = tap.after(lambda: execute(B.reap()))
+    assert notes == []
+
+
+def test_a_rolled_back_statement_notifies_nobody(tap):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+
+    def rolled_back():
+        with connect(autocommit=False) as conn:
+            execute(A.create(ep, queue="default", title="never"), conn)
+            conn.rollback()
+
+    _, notes = tap.after(rolled_back)
+    assert notes == []
+
+
+def test_multi_row_statements_send_one_notification_per_chunk_of_at_most_50_ids(tap):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    human = f.member(team, f.user())
+    with connect() as conn:
+        conn.execute("SET synchronous_commit TO off")
+        ids = [execute(A.create(ep, queue="default", title=f"t{i}"), conn).todo.id for i in range(120)]
+        for _ in range(2):
+            execute(A.claim_batch(ep, max=100), conn)
+        conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second'")  # no NOTIFY: no trigger
+    swept, notes = tap.after(lambda: execute(B.reap()))
+    events = [check_small(n) for n in notes]
+    assert swept.count == 120
+    assert len(events) == 3 and all(e["op"] == "reap" and len(e["ids"]) <= 50 for e in events)
+    assert sorted(i for e in events for i in e["ids"]) == sorted(ids)
+    _, notes = tap.after(lambda: execute(O.cancel_many(human, ids)))
+    events = [check_small(n) for n in notes]
+    assert len(events) == 3 and {e["op"] for e in events} == {"cancel"}
+    assert sorted(i for e in events for i in e["ids"]) == sorted(ids)
+
+
+def test_one_statement_over_several_teams_sends_one_notification_per_team(tap):
+    """The reaper sweeps every team at once; each team's consumers get their own notification."""
+    teams = [f.team() for _ in range(3)]
+    agents = [f.agent(f.endpoint(t)) for t in teams]
+    for ep in agents:
+        execute(A.create(ep, queue="default", title="t"))
+        execute(A.claim_next(ep))
+    with connect() as conn:
+        conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second'")
+    _, notes = tap.after(lambda: execute(B.reap()))
+    assert sorted(check_small(n)["team"] for n in notes) == sorted(str(t.id) for t in teams)
+
+
+def test_revoking_an_endpoint_with_live_todos_sends_one_notification(tap):
+    team = f.team()
+    vended = f.endpoint(team)
+    ep = f.agent(vended)
+    execute(A.create(ep, queue="default", title="t"))
+    _, notes = tap.after(lambda: execute(E.revoke(None, vended.endpoint.id)))
+    assert len(notes) == 1
+
+
+def test_no_row_trigger_sends_notifications():
+    with connect() as conn:
+        rows = conn.execute(
+            """SELECT c.relname, t.tgname, p.prosrc FROM pg_trigger t
+               JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
+               WHERE NOT t.tgisinternal AND c.relname IN ('todos', 'todo_attempts', 'endpoints', 'team_members')"""
+        ).fetchall()
+    assert [r for r in rows if "notify" in r["prosrc"].lower()] == []

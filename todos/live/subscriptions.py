@@ -1,0 +1,103 @@
+"""What the browser says it shows, and whether a team's change concerns it.
+
+The page sends ``{"subscribe": {"page": "todos", "filter": "<querystring>", "todo": "<id>|null"}}``
+on connect, when its filter changes and when the drawer opens or closes. The server uses it only to
+skip changes the page cannot show (fewer wake-ups, fewer fragment fetches); it is never a
+permission: what a consumer may receive at all is decided by its team groups, and every fragment
+the page then fetches is an ordinary authorised request.
+
+Unknown pages and filter values the server cannot interpret let everything through: a wasted
+fetch is cheap, a missed update is a bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+from uuid import UUID
+
+TODO_OPS = frozenset(
+    {"create", "claim", "heartbeat", "complete", "fail", "release", "force_release", "retry", "cancel",
+     "assign", "priority", "reap", "requeue", "purge", "revoke"}
+)
+
+QUEUE_OPS = frozenset({"pause", "resume"})
+
+# The ops that can change what each page shows besides the open todo. Pages not listed get every
+# op. A change of the human's *own* membership is not listed: it makes the consumer resync the page.
+PAGE_OPS: dict[str, frozenset[str]] = {
+    # Per-queue counts, ages and pauses; a heartbeat, an assignment or a priority changes none.
+    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS,
+    "todos": TODO_OPS | QUEUE_OPS,
+    # A todo's own page: only its id matters (matched before this table is consulted).
+    "drawer": frozenset(),
+    # The audit trail: every human action; heartbeats are not actions.
+    "activity": (TODO_OPS - {"heartbeat"}) | QUEUE_OPS | {"endpoint", "membership"},
+    "teams": frozenset({"membership", "endpoint"}),
+    # In-flight todos, last heartbeats, recent outcomes per endpoint, and when each was last seen.
+    "agents": TODO_OPS | QUEUE_OPS | {"endpoint", "seen"},
+    # The endpoints list: vend, rotate, scopes, lease, delete ("endpoint"), revoke and expiry
+    # ("revoke"), and the once-a-minute "last seen" stamp ("seen").
+    "endpoints": frozenset({"endpoint", "revoke", "seen"}),
+}
+
+MAX_FILTER = 2000
+MAX_ID = 64
+
+
+class InvalidSubscription(ValueError):
+    pass
+
+
+def _uuids(values: list[str]) -> frozenset[str] | None:
+    """Filter values as canonical UUID strings; None (no constraint) if any is not a UUID (a slug,
+    say), because then the server cannot tell what matches."""
+    try:
+        return frozenset(str(UUID(v)) for v in values)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Subscription:
+    page: str = ""
+    todo: str | None = None
+    teams: frozenset[str] | None = None
+    queues: frozenset[str] | None = None
+    endpoints: frozenset[str] | None = None
+
+    @classmethod
+    def parse(cls, raw) -> "Subscription":
+        if not isinstance(raw, dict):
+            raise InvalidSubscription("subscribe must be an object")
+        page, filter_, todo = raw.get("page"), raw.get("filter") or "", raw.get("todo")
+        if not isinstance(page, str) or not 0 < len(page) <= 32:
+            raise InvalidSubscription("page must be a short string")
+        if not isinstance(filter_, str) or len(filter_) > MAX_FILTER:
+            raise InvalidSubscription(f"filter must be a query string of at most {MAX_FILTER} characters")
+        if todo is not None and (not isinstance(todo, (str, int)) or isinstance(todo, bool) or not 0 < len(str(todo)) <= MAX_ID):
+            raise InvalidSubscription("todo must be a todo id or null")
+        teams = queues = endpoints = None
+        if page == "todos":
+            query = parse_qs(filter_.lstrip("?"), keep_blank_values=False)
+            teams = _uuids(query["team"]) if "team" in query else None
+            queues = frozenset(query["queue"]) if "queue" in query else None
+            endpoints = _uuids(query["endpoint"]) if "endpoint" in query else None
+        return cls(page=page, todo=None if todo is None else str(todo), teams=teams, queues=queues, endpoints=endpoints)
+
+    def wants(self, event: dict) -> bool:
+        """Whether a team's (merged) change may alter what this page shows."""
+        if self.todo is not None and self.todo in (str(i) for i in event.get("ids", ())):
+            return True
+        wanted = PAGE_OPS.get(self.page)
+        if wanted is not None and not wanted.intersection(event.get("ops", ())):
+            return False
+        if self.teams is not None and event.get("team") not in self.teams:
+            return False
+        if self.queues is not None and event.get("queues") and not self.queues.intersection(event["queues"]):
+            return False
+        if self.endpoints is not None and event.get("endpoints") and not self.endpoints.intersection(
+            str(e) for e in event["endpoints"]
+        ):
+            return False
+        return True
