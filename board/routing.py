@@ -4,13 +4,19 @@ from channels.auth import AuthMiddlewareStack
 from channels.routing import ProtocolTypeRouter, URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
 
-websocket_urlpatterns: list = []
+from todos.live.routing import websocket_urlpatterns as live_urlpatterns
+
+websocket_urlpatterns: list = [*live_urlpatterns]
 
 
 def _http_app():
     from board.asgi import django_asgi_app
+    from todos.api.asgi import AgentApiGuard
+    from todos.mcp.asgi import mount as mount_mcp
 
-    return django_asgi_app
+    # /api/v1/: the body limit before Django buffers a body, and client disconnects for long polls.
+    # /mcp/: the MCP transport (todos/mcp), outside Django; everything else goes on to Django.
+    return mount_mcp(AgentApiGuard(django_asgi_app))
 
 
 application = ProtocolTypeRouter(

@@ -1,0 +1,111 @@
+"""initialize and tools/list: what an endpoint's MCP session sees, scope by scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import factories as f
+from tests.mcp.client import mcp_client, run
+from todos.api.verbs import TABLE, VERBS
+from todos.db import execute
+from todos.mcp.descriptions import ADVICE
+from todos.mcp.tools import object_schema
+from todos.store import endpoints
+from todos.store.endpoints import VERBS as SCOPE_VERBS
+
+ALL_TOOLS = {verb.name for verb in TABLE}
+
+
+async def tool_names(url: str, token: str) -> set[str]:
+    async with mcp_client(url, token) as client:
+        return {tool.name for tool in (await client.session.list_tools()).tools}
+
+
+def test_initialize_names_the_server_and_explains_the_queue(url, tenancy):
+    async def scenario():
+        async with mcp_client(url, tenancy.token) as client:
+            return client.session, client.session_id
+
+    session, session_id = run(scenario())
+    assert session.server_info.name == "board"
+    assert session.server_capabilities.tools is not None
+    assert session.server_capabilities.experimental["board/todo_ready"]["method"] == "notifications/todo_ready"
+    instructions = session.instructions
+    for advice in ("require_fence", "heartbeat", "third of the lease", "release", "summary", "never as instructions"):
+        assert advice in instructions, advice
+    assert session_id and len(session_id) >= 16
+
+
+def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
+    assert set(SCOPE_VERBS) | {"claim_batch", "complete_batch"} == ALL_TOOLS
+    assert run(tool_names(url, tenancy.token)) == ALL_TOOLS
+
+
+@pytest.mark.parametrize(
+    ("verbs", "expected"),
+    [
+        (["list_todos"], {"list_todos", "get_todo"}),
+        (["get_todo"], {"get_todo"}),
+        (["claim_next", "heartbeat"], {"claim_next", "claim_batch", "heartbeat"}),
+        (["complete", "create_for"], {"complete", "complete_batch", "create_for"}),
+        (["claim", "fail", "release"], {"claim", "fail", "release"}),
+        (["get_default_lease", "set_default_lease"], {"get_default_lease", "set_default_lease"}),
+    ],
+)
+def test_tools_list_shows_exactly_the_verbs_in_scope(url, tenancy, verbs, expected):
+    narrow = f.endpoint(tenancy.team, verbs=verbs)
+    assert run(tool_names(url, narrow.token)) == expected
+
+
+def test_a_scope_change_shows_on_the_next_listing(url, tenancy):
+    narrow = f.endpoint(tenancy.team, verbs=["list_todos"])
+
+    async def scenario():
+        async with mcp_client(url, narrow.token) as client:
+            before = {t.name for t in (await client.session.list_tools()).tools}
+            execute(endpoints.set_scopes(None, narrow.endpoint.id, verbs=["claim_next"], queues=["default"]))
+            after = {t.name for t in (await client.session.list_tools()).tools}
+            return before, after
+
+    before, after = run(scenario())
+    assert before == {"list_todos", "get_todo"}
+    assert after == {"claim_next", "claim_batch"}
+
+
+def test_each_tool_is_its_verb_schemas_and_guidance(url, tenancy):
+    async def scenario():
+        async with mcp_client(url, tenancy.token) as client:
+            return (await client.session.list_tools()).tools
+
+    tools = {tool.name: tool for tool in run(scenario())}
+    for name, tool in tools.items():
+        verb = VERBS[name]
+        assert tool.input_schema == object_schema(verb.input), name
+        assert tool.output_schema == object_schema(verb.output), name
+        assert tool.input_schema["type"] == tool.output_schema["type"] == "object"
+        assert tool.description.startswith(verb.description), name
+        assert ADVICE[name] in tool.description, name
+        assert tool.title
+    # The MCP schemas are the HTTP schemas: strict inputs, every field named.
+    assert tools["claim_next"].input_schema["additionalProperties"] is False
+    assert "anyOf" in tools["claim_next"].output_schema
+
+    assert tools["list_todos"].annotations.read_only_hint is True
+    assert tools["complete"].annotations.read_only_hint is False
+    assert tools["heartbeat"].annotations.idempotent_hint is True
+
+
+def test_descriptions_teach_fence_heartbeat_reporting_and_data_not_instructions(url, tenancy):
+    async def scenario():
+        async with mcp_client(url, tenancy.token) as client:
+            return {t.name: t.description for t in (await client.session.list_tools()).tools}
+
+    described = run(scenario())
+    assert "require_fence" in described["claim_next"] and "require_fence" in described["claim"]
+    assert "wait_seconds" in described["claim_next"] and "long-poll" in described["claim_next"]
+    assert "third of the lease" in described["claim_next"]
+    assert "third of the lease" in described["heartbeat"]
+    assert "summary" in described["complete"] and "summary" in described["fail"]
+    assert "give up" in described["release"]
+    for name in ("claim_next", "claim", "get_todo"):
+        assert "not instructions" in described[name] or "never instructions" in described[name], name

@@ -1,0 +1,85 @@
+"""``/mcp`` in Board's one ASGI application.
+
+:func:`mount` puts :class:`McpApp` in front of the Django application: HTTP requests whose path is
+``/mcp`` or starts with ``/mcp/`` go to MCP, everything else (and every other scope type) goes
+on to Django untouched. :class:`McpApp` authenticates the request (``auth.py``; a refusal is
+answered here, before the MCP layer), starts the SDK's session manager if this event loop has
+none running yet (``runtime.py``), and hands the request to it.
+
+The SDK does not stop a tool call when the client hangs up on its POST (it keeps the stream's
+events for a client that resumes), so a ``claim_next`` long poll would go on waiting, and could
+claim a todo for nobody. The app therefore watches the request's ``http.disconnect`` (the SDK's
+SSE response listens for it) and sets ``scope["board.client_gone"]``, the same event the HTTP
+transport gives its long polls, which ``claim_next`` stops waiting on.
+
+The MCP endpoint is ``/mcp/``; ``/mcp`` is served the same, so a configuration without the
+trailing slash works without a redirect (the SDK's client does not follow redirects that change
+the path). Anything below it (``/mcp/x``) is 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from todos.api.asgi import GONE_SCOPE_KEY
+from todos.mcp.auth import Refused, authenticate_scope, send_refusal
+from todos.mcp.runtime import runtime
+
+PREFIX = "/mcp"
+ENDPOINT_PATHS = frozenset({"/mcp", "/mcp/"})
+
+
+def is_mcp_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+class McpApp:
+    """The MCP endpoint as an ASGI application (HTTP only)."""
+
+    async def __call__(self, scope, receive, send):
+        if scope.get("path") not in ENDPOINT_PATHS:
+            return await _not_found(send)
+        try:
+            scope = await authenticate_scope(scope)
+        except Refused as refused:
+            return await send_refusal(send, refused)
+        manager = await runtime().started()
+        gone = asyncio.Event()
+
+        async def watched() -> dict:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+            return message
+
+        await manager.handle_request({**scope, GONE_SCOPE_KEY: gone}, watched, send)
+
+
+class Mount:
+    """Route ``/mcp`` HTTP requests to :class:`McpApp` and the rest to ``app``."""
+
+    def __init__(self, app, mcp=None):
+        self.app = app
+        self.mcp = mcp or McpApp()
+
+    async def __call__(self, scope, receive, send):
+        if scope.get("type") == "http" and is_mcp_path(scope.get("path", "")):
+            return await self.mcp(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def mount(app) -> Mount:
+    return Mount(app)
+
+
+async def _not_found(send) -> None:
+    body = json.dumps({"error": {"code": "not_found", "message": "the MCP endpoint is /mcp/"}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 404,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

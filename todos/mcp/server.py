@@ -1,0 +1,156 @@
+"""The MCP server: ``tools/list`` and ``tools/call`` over the agent API's verb table.
+
+It is the SDK's low-level :class:`mcp.server.Server` with two request handlers and one
+notification handler, and it decides nothing the HTTP transport does not: the caller's
+credential was looked up for this very HTTP request (``auth.py``), ``tools/list`` shows the verbs
+it grants, and ``tools/call`` runs :func:`todos.api.verbs.run` (scope check, schema check,
+handler) exactly as ``POST /api/v1/<verb>`` does. A store error becomes a tool error
+``"<code>: <message>"``; anything unexpected is logged under a request id and answered
+``internal`` with that id only.
+
+The MCP session id (the ``Mcp-Session-Id`` the session manager handed out) goes into the call
+as ``Call.session``: the store records it as the attempt's ``claimer_session``, so an operator
+can tell apart two sessions that share one credential. Each request from a session also
+registers it with the ``todo_ready`` notifier (``ready.py``), refreshing its queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from functools import lru_cache
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from todos.api.asgi import GONE_SCOPE_KEY
+from todos.api.handlers import Call
+from todos.api.verbs import VERBS, run
+from todos.mcp import ready, tools
+from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_UNAUTHORIZED
+from todos.mcp.descriptions import INSTRUCTIONS
+from todos.selectors.agent import Credential
+from todos.store.errors import StoreError
+
+logger = logging.getLogger("todos.mcp")
+
+SERVER_NAME = "board"
+SESSION_HEADER = "mcp-session-id"
+# Advertised under the server's ``experimental`` capabilities (the handshake-era place for a
+# server's own additions) so a client can tell that Board sends todo_ready.
+EXPERIMENTAL = {"board/todo_ready": {"method": ready.METHOD, "params": {"queue": "string"}}}
+
+
+def _scope(ctx: ServerRequestContext) -> dict:
+    return getattr(ctx.request, "scope", None) or {}
+
+
+def credential_of(ctx: ServerRequestContext) -> Credential:
+    credential = _scope(ctx).get(CREDENTIAL_KEY)
+    if credential is None:  # only reachable if the server is mounted without auth.py in front
+        raise MCPError(code=RPC_UNAUTHORIZED, message="unauthorized: no credential on this request")
+    return credential
+
+
+def session_id_of(ctx: ServerRequestContext) -> str | None:
+    """The MCP session this request belongs to; None on the sessionless (2026-07-28) exchange."""
+    headers = getattr(ctx.request, "headers", None)
+    return headers.get(SESSION_HEADER) if headers is not None else None
+
+
+def _connection(ctx: ServerRequestContext):
+    """The SDK's per-session ``Connection`` (its standalone outbound stream and teardown stack).
+
+    The SDK's own ``Context`` exposes it as ``ctx.connection``, but the runner hands low-level
+    handlers a ``ServerRequestContext`` whose session holds it privately (mcp 2.3.0, pinned; the
+    ``todo_ready`` test breaks first if that moves).
+    """
+    return getattr(ctx.session, "_connection", None)
+
+
+def track(ctx: ServerRequestContext, credential: Credential) -> None:
+    """Register this request's session for ``todo_ready`` (or refresh its queues)."""
+    session_id = session_id_of(ctx)
+    connection = _connection(ctx)
+    digest = _scope(ctx).get(DIGEST_KEY)
+    if session_id is None or connection is None or digest is None:
+        return
+    notifier = ready.notifier()
+    if notifier.track(session_id, credential, digest, connection):
+        connection.exit_stack.callback(notifier.forget, session_id)
+
+
+async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    credential = credential_of(ctx)
+    track(ctx, credential)
+    return types.ListToolsResult(tools=tools.tools_for(credential))
+
+
+async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+    credential = credential_of(ctx)
+    verb = VERBS.get(params.name)
+    if verb is None:
+        # MCP: an unknown tool is a protocol error, not a tool result.
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:64]!r}")
+    track(ctx, credential)
+    call = Call(credential=credential, session=session_id_of(ctx), gone=_scope(ctx).get(GONE_SCOPE_KEY))
+    try:
+        output = await run(verb, call, dict(params.arguments or {}))
+    except StoreError as exc:
+        if exc.code == "internal":
+            return _internal(verb.name, exc.message)
+        return tools.failure(exc.code, exc.message)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - logged with its traceback, answered with an id only
+        return _internal(verb.name, None)
+    return tools.success(output)
+
+
+def _internal(verb: str, detail: str | None) -> types.CallToolResult:
+    request_id = uuid.uuid4().hex[:20]
+    if detail is None:
+        logger.exception("internal error in MCP call %s (tools/call %s)", request_id, verb)
+    else:
+        logger.error("internal error in MCP call %s (tools/call %s): %s", request_id, verb, detail)
+    return tools.failure("internal", f"internal error (request id {request_id})")
+
+
+def input_schema(name: str) -> dict | None:
+    return tools.tool(name).input_schema if name in VERBS else None
+
+
+async def on_initialized(ctx: ServerRequestContext, params: types.NotificationParams) -> None:
+    track(ctx, credential_of(ctx))
+
+
+class BoardServer(Server):
+    """The SDK's server, advertising ``notifications/todo_ready`` at ``initialize``.
+
+    The session manager builds each session's initialization options with no arguments, so the
+    only place to add an experimental capability is this method.
+    """
+
+    def create_initialization_options(self, notification_options=None, experimental_capabilities=None, extensions=None):
+        experimental = {**EXPERIMENTAL, **(experimental_capabilities or {})}
+        return super().create_initialization_options(notification_options, experimental, extensions)
+
+
+@lru_cache(maxsize=1)
+def build_server() -> Server:
+    """The process's MCP server (handlers only; sessions live in ``runtime.py``, one set per loop)."""
+    server = BoardServer(
+        SERVER_NAME,
+        title="Board",
+        description="A durable, lease-based work queue: claim todos, keep the lease, report.",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        # For the 2026-07-28 path's Mcp-Param-* header check: the schema by name, without
+        # running tools/list (and its credential) for every call.
+        get_tool_input_schema=input_schema,
+    )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
+    return server
