@@ -1,7 +1,50 @@
+"""The Board's routes, sign-in, ``/healthz`` and ``/metrics`` (the agent API is mounted in board/urls.py).
+
+Every todo action is its own named route (``todo_<action>``) so each is listed, tested for
+isolation (tests/board/test_isolation.py fails for a route it does not cover), and easy to find.
+"""
+
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from todos.views import health
+from todos.views import activity, actions, agents, bulk, health, metrics, overview, teams, todos
+from todos.views.present import ACTION_LABELS
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
+    # sign-in (Django's views, the Board's templates)
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    # overview, agents, activity
+    path("", overview.overview_page, name="overview"),
+    path("overview/table/", overview.overview_table, name="overview_table"),
+    path("queues/pause/", actions.queue_pause, name="queue_pause"),
+    path("queues/resume/", actions.queue_resume, name="queue_resume"),
+    path("agents/", agents.agents_page, name="agents"),
+    path("agents/panel/", agents.agents_panel, name="agents_panel"),
+    path("activity/", activity.activity_page, name="activity"),
+    # todos
+    path("todos/", todos.todo_list, name="todo_list"),
+    path("todos/counts/", todos.todo_counts, name="todo_counts"),
+    path("todos/new/", actions.todo_new, name="todo_new"),
+    path("todos/dead-letters/", bulk.dead_letter_groups, name="dead_letter_groups"),
+    path("todos/bulk/preview/", bulk.bulk_preview, name="bulk_preview"),
+    path("todos/bulk/", bulk.bulk_start, name="bulk_start"),
+    path("todos/bulk/<str:job_id>/", bulk.bulk_job, name="bulk_job"),
+    path("todos/<str:todo_id>/", todos.todo_detail, name="todo_detail"),
+    path("todos/<str:todo_id>/drawer/", todos.todo_drawer, name="todo_drawer"),
+    path("todos/<str:todo_id>/row/", todos.todo_row, name="todo_row"),
+    *[
+        path(f"todos/<str:todo_id>/{name.replace('_', '-')}/", actions.todo_action(name), name=f"todo_{name}")
+        for name in ACTION_LABELS
+    ],
+    # teams
+    path("teams/", teams.team_list, name="teams"),
+    path("teams/new/", teams.team_create, name="team_create"),
+    path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
+    path("teams/<slug:slug>/members/", teams.team_member_set, name="team_member_set"),
+    path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
 ]

@@ -1,0 +1,305 @@
+/* Board: the little the server cannot do — local times, ticking countdowns, toasts,
+ * the drawer's open/close, keyboard navigation, multi-select, the theme toggle.
+ * Everything else is htmx swapping server-rendered HTML. No inline scripts (CSP). */
+(function () {
+  "use strict";
+
+  var body = document.body;
+  var serverNow = Date.parse(body.getAttribute("data-server-now") || "");
+  var skew = isNaN(serverNow) ? 0 : serverNow - Date.now(); /* client clock vs server clock */
+
+  function now() { return Date.now() + skew; }
+
+  /* ---- durations and times ------------------------------------------------------------ */
+
+  function duration(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + "s";
+    var m = Math.floor(s / 60); s = s % 60;
+    if (m < 60) return m + "m " + (s < 10 ? "0" : "") + s + "s";
+    var h = Math.floor(m / 60); m = m % 60;
+    if (h < 48) return h + "h " + (m < 10 ? "0" : "") + m + "m";
+    return Math.floor(h / 24) + "d " + (h % 24) + "h";
+  }
+
+  function age(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m";
+    if (s < 172800) return Math.floor(s / 3600) + "h";
+    return Math.floor(s / 86400) + "d";
+  }
+
+  var dateFmt = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  var exactFmt = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+    fractionalSecondDigits: 3, timeZoneName: "short", hour12: false
+  });
+
+  function formatTimes(root) {
+    var nodes = (root || document).querySelectorAll("time[datetime]");
+    for (var i = 0; i < nodes.length; i++) {
+      var el = nodes[i];
+      var t = Date.parse(el.getAttribute("datetime"));
+      if (isNaN(t)) continue;
+      var d = new Date(t);
+      if (!el.dataset.exact) {
+        el.dataset.exact = "1";
+        el.title = exactFmt.format(d);
+      }
+      var fmt = el.getAttribute("data-format");
+      if (fmt === "datetime") el.textContent = dateFmt.format(d);
+      else if (fmt === "age") el.textContent = age(now() - t);
+    }
+    tickCountdowns(root);
+  }
+
+  function tickCountdowns(root) {
+    var nodes = (root || document).querySelectorAll("time[data-countdown]");
+    for (var i = 0; i < nodes.length; i++) {
+      var el = nodes[i];
+      var t = Date.parse(el.getAttribute("data-countdown"));
+      if (isNaN(t)) continue;
+      var left = t - now();
+      el.textContent = left >= 0 ? "in " + duration(left) : "lapsed " + duration(-left) + " ago";
+      el.classList.toggle("is-lapsed", left < 0);
+      el.classList.toggle("is-soon", left >= 0 && left < 60000);
+    }
+  }
+
+  setInterval(function () { tickCountdowns(document); }, 1000);
+  setInterval(function () {
+    var nodes = document.querySelectorAll('time[data-format="age"]');
+    for (var i = 0; i < nodes.length; i++) {
+      var t = Date.parse(nodes[i].getAttribute("datetime"));
+      if (!isNaN(t)) nodes[i].textContent = age(now() - t);
+    }
+  }, 15000);
+
+  /* ---- toasts ------------------------------------------------------------------------- */
+
+  var toasts = document.getElementById("toasts");
+  var MAX_TOASTS = 3;
+
+  function dismissLater(el, level) {
+    setTimeout(function () { if (el.parentNode) el.parentNode.removeChild(el); }, level === "error" ? 10000 : 4000);
+  }
+
+  function showToast(level, message) {
+    if (!toasts || !message) return;
+    var el = document.createElement("div");
+    el.className = "toast toast-" + (level || "info");
+    el.setAttribute("data-toast", "");
+    el.textContent = message; /* text, never HTML */
+    var close = document.createElement("button");
+    close.type = "button"; close.className = "toast-close"; close.setAttribute("aria-label", "Dismiss");
+    close.setAttribute("data-dismiss", ""); close.textContent = "×";
+    el.appendChild(close);
+    toasts.appendChild(el);
+    var shown = toasts.querySelectorAll("[data-toast]");
+    for (var i = 0; i < shown.length - MAX_TOASTS; i++) shown[i].remove(); /* keep the newest few */
+    dismissLater(el, level);
+  }
+
+  if (toasts) {
+    var existing = toasts.querySelectorAll("[data-toast]");
+    for (var i = 0; i < existing.length; i++) dismissLater(existing[i], existing[i].classList.contains("toast-error") ? "error" : "info");
+  }
+
+  body.addEventListener("board:toast", function (evt) {
+    var items = (evt.detail && evt.detail.items) || [];
+    items.forEach(function (item) { showToast(item.level, item.message); });
+  });
+
+  body.addEventListener("htmx:responseError", function (evt) {
+    var xhr = evt.detail.xhr;
+    if (xhr && xhr.getResponseHeader("HX-Trigger")) return; /* the server already said why */
+    showToast("error", "Something went wrong (" + (xhr ? xhr.status : "?") + "). Reload the page to see the current state.");
+  });
+  body.addEventListener("htmx:sendError", function () {
+    showToast("error", "The Board is unreachable. Check the connection and try again.");
+  });
+
+  /* ---- keep the other views of a changed todo current ------------------------------------ */
+
+  function refresh(el) { if (el && window.htmx) window.htmx.trigger(el, "live-refresh"); }
+
+  body.addEventListener("board:todo-changed", function (evt) {
+    var d = evt.detail || {};
+    if (!d.id) return;
+    var esc = window.CSS && CSS.escape ? CSS.escape(d.id) : d.id;
+    if (d.source !== "drawer") refresh(document.querySelector('#drawer[data-todo-id="' + esc + '"]'));
+    if (d.source !== "row") refresh(document.querySelector('tr[data-todo-id="' + esc + '"]'));
+    var counts = document.querySelectorAll('[data-live-region="counts"]');
+    for (var i = 0; i < counts.length; i++) refresh(counts[i]);
+  });
+
+  body.addEventListener("board:bulk-finished", function () {
+    window.htmx && window.htmx.trigger(body, "board:refresh-list");
+  });
+
+  /* ---- the drawer ---------------------------------------------------------------------- */
+
+  var lastOpener = null;
+
+  function markOpenRow() {
+    var drawer = document.getElementById("drawer");
+    var id = drawer && drawer.getAttribute("data-todo-id");
+    var rows = document.querySelectorAll("tr.todo-row");
+    for (var i = 0; i < rows.length; i++) {
+      rows[i].classList.toggle("is-open", !!id && rows[i].getAttribute("data-todo-id") === id);
+    }
+    var layout = document.querySelector(".todos-layout");
+    if (layout) layout.classList.toggle("has-drawer", !!id);
+  }
+
+  function closeDrawer() {
+    var drawer = document.getElementById("drawer");
+    if (!drawer || drawer.classList.contains("drawer-page") || !drawer.getAttribute("data-todo-id")) return false;
+    var empty = document.createElement("aside");
+    empty.id = "drawer"; empty.className = "drawer drawer-empty"; empty.hidden = true;
+    drawer.parentNode.replaceChild(empty, drawer);
+    markOpenRow();
+    if (lastOpener && document.body.contains(lastOpener)) lastOpener.focus();
+    return true;
+  }
+
+  document.addEventListener("click", function (evt) {
+    var target = evt.target;
+    if (!(target instanceof Element)) return;
+    var close = target.closest("[data-close-drawer]");
+    if (close) { evt.preventDefault(); closeDrawer(); return; }
+    var opener = target.closest("[data-open-drawer]");
+    if (opener) { lastOpener = opener; }
+    var dismiss = target.closest("[data-dismiss]");
+    if (dismiss && dismiss.parentNode) { dismiss.parentNode.remove(); return; }
+    var panel = target.closest("[data-dismiss-panel]");
+    if (panel) { var p = document.getElementById("bulk-panel"); if (p) p.innerHTML = ""; return; }
+    var toggle = target.closest("[data-theme-toggle]");
+    if (toggle) { switchTheme(); }
+  });
+
+  /* ---- selection for bulk actions -------------------------------------------------------- */
+
+  function updateSelection() {
+    var boxes = document.querySelectorAll('input[name="ids"][form="bulk-form"]');
+    var n = 0;
+    for (var i = 0; i < boxes.length; i++) if (boxes[i].checked) n++;
+    var label = document.querySelector("[data-selected-count]");
+    if (label) label.textContent = n ? n + " selected" : "None selected";
+    var all = document.querySelector("[data-select-all]");
+    if (all) { all.checked = n > 0 && n === boxes.length; all.indeterminate = n > 0 && n < boxes.length; }
+  }
+
+  document.addEventListener("change", function (evt) {
+    var t = evt.target;
+    if (!(t instanceof HTMLInputElement)) return;
+    if (t.hasAttribute("data-select-all")) {
+      var boxes = document.querySelectorAll('input[name="ids"][form="bulk-form"]');
+      for (var i = 0; i < boxes.length; i++) boxes[i].checked = t.checked;
+      updateSelection();
+    } else if (t.name === "ids") {
+      updateSelection();
+    }
+  });
+
+  /* ---- keyboard: / search, j/k move, o/Enter open, Esc close ------------------------------ */
+
+  function rows() { return Array.prototype.slice.call(document.querySelectorAll("#todo-rows tr.todo-row")); }
+
+  function currentIndex(list) {
+    var active = document.activeElement;
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].classList.contains("is-cursor") || list[i].contains(active)) return i;
+    }
+    return -1;
+  }
+
+  function moveCursor(delta) {
+    var list = rows();
+    if (!list.length) return;
+    var i = currentIndex(list);
+    var next = i < 0 ? 0 : Math.min(list.length - 1, Math.max(0, i + delta));
+    list.forEach(function (r) { r.classList.remove("is-cursor"); });
+    list[next].classList.add("is-cursor");
+    var link = list[next].querySelector(".todo-link");
+    if (link) link.focus();
+  }
+
+  document.addEventListener("keydown", function (evt) {
+    if (evt.defaultPrevented || evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    var t = evt.target;
+    var typing = t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+    if (evt.key === "Escape") {
+      if (typing && t.id === "q") { t.blur(); return; }
+      if (closeDrawer()) evt.preventDefault();
+      return;
+    }
+    if (typing) return;
+    if (evt.key === "/") {
+      var q = document.getElementById("q");
+      if (q) { evt.preventDefault(); q.focus(); q.select(); }
+    } else if (evt.key === "j") {
+      evt.preventDefault(); moveCursor(1);
+    } else if (evt.key === "k") {
+      evt.preventDefault(); moveCursor(-1);
+    } else if (evt.key === "o" || (evt.key === "Enter" && !(t instanceof HTMLAnchorElement) && !(t instanceof HTMLButtonElement))) {
+      var list = rows();
+      var i = currentIndex(list);
+      if (i >= 0) {
+        var link = list[i].querySelector(".todo-link");
+        if (link) { evt.preventDefault(); lastOpener = link; link.click(); }
+      }
+    }
+  });
+
+  /* ---- theme ------------------------------------------------------------------------- */
+
+  function effectiveTheme() {
+    var set = document.documentElement.getAttribute("data-theme");
+    if (set) return set;
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+
+  function switchTheme() {
+    var next = effectiveTheme() === "dark" ? "light" : "dark";
+    document.documentElement.setAttribute("data-theme", next);
+    try { window.localStorage.setItem("board-theme", next); } catch (e) { /* not stored */ }
+    labelThemeToggle();
+  }
+
+  function labelThemeToggle() {
+    var btn = document.querySelector("[data-theme-toggle]");
+    if (!btn) return;
+    var dark = effectiveTheme() === "dark";
+    btn.textContent = dark ? "☀" : "☾";
+    btn.setAttribute("aria-label", dark ? "Switch to the light theme" : "Switch to the dark theme");
+    btn.title = btn.getAttribute("aria-label");
+  }
+
+  /* ---- after every swap --------------------------------------------------------------- */
+
+  function onContent(root) {
+    /* the list was swapped for another filter: the page's live filter follows it */
+    var list = document.getElementById("todo-list");
+    if (list && list.hasAttribute("data-live-filter")) body.setAttribute("data-live-filter", list.getAttribute("data-live-filter"));
+    formatTimes(root);
+    markOpenRow();
+    updateSelection();
+  }
+
+  body.addEventListener("htmx:afterSwap", function (evt) {
+    var target = evt.detail && evt.detail.target;
+    if (target && target.id === "drawer" && evt.detail.requestConfig && evt.detail.requestConfig.verb === "get") {
+      var drawer = document.getElementById("drawer");
+      if (drawer && drawer.getAttribute("data-todo-id") && evt.detail.requestConfig.triggeringEvent &&
+          evt.detail.requestConfig.triggeringEvent.type === "click") {
+        drawer.focus({ preventScroll: true });
+      }
+    }
+  });
+
+  if (window.htmx) window.htmx.onLoad(function (el) { onContent(el); });
+  labelThemeToggle();
+  onContent(document);
+})();

@@ -1,0 +1,97 @@
+"""Fixtures for the Board's tests: two teams (acme, globex), their people, an agent, and todos
+in every state, built through the store exactly as production writes them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from django.test import Client
+
+from tests import factories as f
+from todos.db import execute
+from todos.store import agent as A
+from todos.store import operator as O
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def htmx(target: str | None = None, current_url: str | None = None) -> dict:
+    headers = dict(HTMX)
+    if target:
+        headers["HTTP_HX_TARGET"] = target
+    if current_url:
+        headers["HTTP_HX_CURRENT_URL"] = current_url
+    return headers
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """PBKDF2 at full strength costs ~0.3 s per user; the tests need no strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def world(store_db):
+    acme = f.team("acme", "Acme")
+    acme_ep = f.endpoint(acme, slug="acme-worker", queues=("default", "email"))
+    globex = f.team("globex", "Globex")
+    globex_ep = f.endpoint(globex, slug="globex-worker", queues=("default",))
+    alice_user = f.user("alice")
+    bob_user = f.user("bob")
+    vera_user = f.user("vera")
+    adam_user = f.user("adam")
+    return SimpleNamespace(
+        acme=acme, globex=globex,
+        agent=f.agent(acme_ep), globex_agent=f.agent(globex_ep),
+        acme_ep=acme_ep.endpoint, globex_ep=globex_ep.endpoint,
+        alice_user=alice_user, bob_user=bob_user, vera_user=vera_user, adam_user=adam_user,
+        alice=f.member(acme, alice_user, "operator"),   # operator of acme
+        bob=f.member(globex, bob_user, "operator"),     # operator of globex (the outsider)
+        vera=f.member(acme, vera_user, "viewer"),       # viewer of acme
+        adam=f.member(acme, adam_user, "admin"),        # admin of acme
+    )
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alice_client(world):
+    return login(world.alice_user)
+
+
+@pytest.fixture
+def bob_client(world):
+    return login(world.bob_user)
+
+
+@pytest.fixture
+def vera_client(world):
+    return login(world.vera_user)
+
+
+def make(world, state: str, *, title: str | None = None, agent=None, **kwargs):
+    """A todo of acme (or of ``agent``'s endpoint) in one of the Board's states."""
+    agent = agent or world.agent
+    title = title or f"a {state} todo"
+    if state == "dead":
+        kwargs.setdefault("max_attempts", 1)
+    todo = execute(A.create(agent, queue=kwargs.pop("queue", "default"), title=title, **kwargs)).todo
+    if state == "pending":
+        return todo
+    if state == "mine":
+        return execute(O.claim(world.alice, todo.id)).todo
+    claim = execute(A.claim(agent, todo.id, claimant="worker-7"))
+    if state == "claimed":
+        return claim.todo
+    if state in ("retry", "dead"):
+        return execute(A.fail(agent, todo.id, summary=f"boom on {todo.id[-6:]}"))
+    if state == "done":
+        return execute(A.complete(agent, todo.id, result={"ok": True}, summary="all good"))
+    if state == "canceled":
+        return execute(O.cancel(world.alice, todo.id))
+    raise ValueError(state)

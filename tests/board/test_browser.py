@@ -1,0 +1,251 @@
+"""The Board in a real browser: headless Chromium (the Debian package) driven by Playwright,
+against daphne serving the test database.
+
+Skipped only when /usr/bin/chromium is missing outside CI; in CI (``CI`` set) a missing browser
+fails the run. Screenshots land in ``test-artifacts/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import factories as f
+from tests.board.conftest import make
+from tests.live_server import asgi_server  # noqa: F401  (the session's daphne)
+from todos.db import connect, execute
+from todos.store import agent as A
+
+CHROMIUM = "/usr/bin/chromium"
+# Waits use locators and ``expect`` (never ``wait_for_function``): the Board's CSP forbids eval,
+# and that is part of what this test checks.
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
+
+if not os.path.exists(CHROMIUM) and not os.environ.get("CI"):
+    pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def allow_sync_orm_beside_playwright(monkeypatch):
+    """Playwright's sync API keeps an event loop running in this thread, which Django's guard
+    mistakes for async code; set up before ``store_db`` so it is undone after its teardown."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords():
+    """Overrides the package fixture: daphne checks passwords with the default hashers."""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, asgi_server):  # noqa: F811
+    context = browser.new_context(base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, color_scheme="light")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("dialog", lambda d: d.accept())
+    page.problems = problems
+    yield page
+    context.close()
+
+
+def sign_in(page, username: str, password: str = "pw-for-tests-1") -> None:
+    page.goto("/todos/")
+    assert "/accounts/login/" in page.url
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/todos/$"))
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
+
+
+def state_of(todo_id: str) -> str:
+    with connect() as conn:
+        row = conn.execute("SELECT state, next_retry_at FROM todos WHERE id = %s", (todo_id,)).fetchone()
+    if row["state"] == "failed":
+        return "retry" if row["next_retry_at"] else "dead"
+    return row["state"]
+
+
+def test_operator_flow_in_a_real_browser(world, page):
+    execute(A.create(world.agent, queue="email", title="Send the welcome email", kind="email.send",
+                     payload={"to": "ada@example.com", "template": "welcome", "api_key": "sk-live-123"}))
+    pending = make(world, "pending", title="Reconcile invoices for March")
+    to_fail = make(world, "pending", title="Resize the uploaded avatar")
+    make(world, "claimed", title="Crawl the partner catalogue")
+    make(world, "retry", title="Sync CRM contacts")
+    dead = make(world, "dead", title="Charge card ending 4242")
+    dead2 = make(world, "dead", title="Post the weekly digest")
+    make(world, "done", title="Generate thumbnails")
+    with connect() as conn:  # give the list a spread of ages
+        conn.execute("UPDATE todos SET created_at = created_at - (random() * interval '3 hours')")
+
+    sign_in(page, "alice")
+    assert page.locator("#todo-rows tr.todo-row").count() == 8
+    assert page.locator("#live-status").count() == 1  # the live indicator (live.js drives it)
+
+    # filter: the dead-letter tab swaps the list and puts the filter in the URL
+    page.click("#state-counts a.tab.state-dead")
+    page.wait_for_url(re.compile(r"state=dead"))
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(2)
+    assert page.locator('#state-counts a[aria-current="true"]').inner_text().startswith("✕")
+    page.go_back()
+    page.wait_for_url(re.compile(r"/todos/$"))
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(8)
+
+    # search
+    page.fill("#q", "invoices")
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(1)
+    assert "q=invoices" in page.url
+    page.fill("#q", "")
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(8)
+    shot(page, "todos-list")
+
+    # open the drawer beside the list; claim; complete with a JSON result
+    page.click(f"#todo-{pending.id} a.todo-link")
+    drawer = page.locator(f'#drawer[data-todo-id="{pending.id}"]')
+    drawer.wait_for()
+    assert "Reconcile invoices for March" in drawer.inner_text()
+    assert re.search(r"/todos/(\?.*)?$", page.url), page.url  # still on the list
+    drawer.get_by_role("button", name="Claim").click()
+    page.locator("#drawer .lease-card").wait_for()
+    assert "Board · alice" in page.locator("#drawer").inner_text()
+    expect(page.locator("#toasts .toast-success").first).to_contain_text("Claimed")
+    expect(page.locator(f"#todo-{pending.id}")).to_contain_text("Board · alice")
+    page.locator("#drawer summary", has_text="Complete…").click()
+    page.fill(f"#complete-result-{pending.id}", "{not json")
+    page.locator("#drawer form button", has_text="Complete").click()
+    page.locator("#drawer .form-error").wait_for()
+    assert "result: not valid JSON" in page.locator("#drawer .form-error").inner_text()
+    assert state_of(pending.id) == "claimed"
+    page.fill(f"#complete-result-{pending.id}", '{"matched": 12}')
+    page.fill(f"#complete-note-{pending.id}", "all reconciled")
+    page.locator("#drawer form button", has_text="Complete").click()
+    page.locator("#drawer .badge.state-done").wait_for()
+    assert state_of(pending.id) == "done"
+    assert "all reconciled" in page.locator("#drawer").inner_text()
+    expect(page.locator(f"#todo-{pending.id} .badge")).to_contain_text("Done")
+
+    # claim from the row, then fail from the drawer
+    page.locator(f"#todo-{to_fail.id} button", has_text="Claim").click()
+    expect(page.locator(f"#todo-{to_fail.id}")).to_contain_text("Board · alice")
+    page.click(f"#todo-{to_fail.id} a.todo-link")
+    page.locator(f'#drawer[data-todo-id="{to_fail.id}"]').wait_for()
+    page.locator("#drawer summary", has_text="Fail…").click()
+    page.fill(f"#fail-note-{to_fail.id}", "image is corrupt")
+    page.locator("#drawer form button.warn", has_text="Fail").click()
+    page.locator("#drawer .retry-card").wait_for()
+    assert state_of(to_fail.id) == "retry"
+
+    # retry a dead letter from its row; cancel another from the drawer (a confirm dialog)
+    page.locator(f"#todo-{dead.id} button", has_text="Retry").click()
+    expect(page.locator(f"#todo-{dead.id} .badge")).to_contain_text("Pending")
+    assert state_of(dead.id) == "pending"
+    page.click(f"#todo-{dead2.id} a.todo-link")
+    page.locator(f'#drawer[data-todo-id="{dead2.id}"]').wait_for()
+    page.locator("#drawer .dead-card").wait_for()
+    shot(page, "todos-drawer")
+    page.locator("#drawer button", has_text="Cancel").click()
+    page.locator("#drawer .badge.state-canceled").wait_for()
+    assert state_of(dead2.id) == "canceled"
+    # the state counts followed
+    expect(page.locator('[data-count="canceled"]')).to_have_text("1")
+
+    # keyboard: Esc closes the drawer, / focuses search, j moves, o opens
+    page.keyboard.press("Escape")
+    expect(page.locator("#drawer[data-todo-id]")).to_have_count(0)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "q"
+    page.keyboard.press("Escape")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("o")
+    expect(page.locator("#drawer[data-todo-id]")).to_have_count(1)
+
+    # times are formatted locally with the exact instant on hover
+    title = page.locator("#drawer time[datetime]").first.get_attribute("title")
+    assert title and re.search(r"\d{2}:\d{2}:\d{2}", title)
+    assert not [p for p in page.problems if "Content Security Policy" in p or "Refused" in p], page.problems
+
+    # dark theme toggle persists
+    page.click("[data-theme-toggle]")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.reload()
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.click("#todo-rows tr.todo-row >> nth=0 >> a.todo-link")
+    page.locator("#drawer[data-todo-id]").wait_for()
+    shot(page, "todos-drawer-dark")
+
+
+def test_overview_and_no_javascript_fallback(world, browser, asgi_server):  # noqa: F811
+    for state in ("pending", "pending", "claimed", "retry", "dead", "done"):
+        make(world, state)
+    context = browser.new_context(base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, java_script_enabled=False)
+    page = context.new_page()
+    sign_in(page, "alice")
+    todo = make(world, "pending", title="claimed without JavaScript")
+    page.goto("/todos/?state=pending")
+    page.locator(f"#todo-{todo.id} button", has_text="Claim").click()
+    page.wait_for_load_state()
+    assert "Claimed" in page.locator("#toasts").inner_text()
+    assert state_of(todo.id) == "claimed"
+    page.goto("/")
+    assert page.locator("#overview-table tbody tr").count() >= 1
+    shot(page, "overview")
+    context.close()
+
+
+def test_every_page_renders_without_csp_violations(world, page):
+    from tests.board.test_bulk import insert_dead_letters
+    from todos.store import operator as O
+
+    for state in ("pending", "claimed", "retry", "dead", "done", "mine"):
+        make(world, state, title=f"An example {state} todo")
+    insert_dead_letters(world.acme_ep.id, 30)
+    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    f.member(world.acme, f.user("carol"), "viewer")
+    sign_in(page, "adam")
+    for name, path in (("overview", "/"), ("agents", "/agents/"), ("activity", "/activity/"), ("teams", "/teams/"),
+                       ("team", "/teams/acme/"), ("new-todo", "/todos/new/"), ("dead-letters", "/todos/dead-letters/")):
+        page.goto(path)
+        page.locator("main").wait_for()
+        shot(page, f"page-{name}")
+    page.goto("/todos/?state=dead")
+    page.locator("button", has_text="Retry all matching").click()
+    page.locator("#bulk-panel .bulk-preview").wait_for()
+    shot(page, "bulk-preview")
+    page.locator("#bulk-panel button.primary").click()
+    expect(page.locator("#bulk-panel .bulk-report")).to_contain_text("31 changed")
+    shot(page, "bulk-report")
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(0)  # the list refreshed: none left
+    assert not [p for p in page.problems if "Content Security Policy" in p or "Refused" in p], page.problems
+    page.goto("/")
+    page.locator("summary", has_text="adam").click()
+    page.locator("button", has_text="Sign out").click()
+    page.wait_for_url(re.compile(r"/accounts/login/"))
+    shot(page, "login")

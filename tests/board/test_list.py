@@ -1,0 +1,216 @@
+"""The todo list: filters in the URL, keyset pages, per-state counts, search, live inserts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from tests.board.conftest import make
+from tests.board.test_bulk import insert_dead_letters
+from todos.db import connect, execute
+from todos.filters import Cursor, TodoFilter
+from todos.selectors import todos as selectors
+from todos.selectors.access import viewer_for
+from todos.store import agent as A
+from todos.store import operator as O
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def ids_in(body: str) -> list[str]:
+    return re.findall(r'<tr id="todo-(td_[0-9a-f]+)"', body)
+
+
+def spread(n: int) -> list:
+    """n pending todos with distinct, known creation times (newest last)."""
+    todos = [execute(A.create(worldless_agent[0], queue="default", title=f"item {i:03d}")).todo for i in range(n)]
+    with connect() as conn:
+        for i, t in enumerate(todos):
+            conn.execute("UPDATE todos SET created_at = now() - make_interval(secs => %s) WHERE id = %s", (1000 - i, t.id))
+    return todos
+
+
+worldless_agent: list = []
+
+
+@pytest.fixture
+def agent(world):
+    worldless_agent[:] = [world.agent]
+    return world.agent
+
+
+def test_keyset_pages_walk_the_whole_set_without_gaps(world, agent, alice_client):
+    todos = spread(120)
+    seen: list[str] = []
+    url = reverse("todo_list") + "?state=pending"
+    pages = 0
+    while url:
+        body = alice_client.get(url).content.decode()
+        page_ids = ids_in(body)
+        seen += page_ids
+        pages += 1
+        match = re.search(r'rel="next" href="([^"]+)"', body)
+        url = match.group(1).replace("&amp;", "&") if match else None
+        assert "offset" not in (url or "")
+    assert pages == 3
+    assert seen == [t.id for t in reversed(todos)]  # newest first, each exactly once
+    # back: "previous" from page 2 returns page 1
+    page1 = alice_client.get(reverse("todo_list") + "?state=pending").content.decode()
+    next_url = re.search(r'rel="next" href="([^"]+)"', page1).group(1).replace("&amp;", "&")
+    page2 = alice_client.get(next_url).content.decode()
+    prev_url = re.search(r'rel="prev" href="([^"]+)"', page2).group(1).replace("&amp;", "&")
+    assert ids_in(alice_client.get(prev_url).content.decode()) == ids_in(page1)
+
+
+def test_oldest_and_priority_orders(world, agent, alice_client):
+    todos = spread(5)
+    execute(O.set_priority(world.alice, todos[3].id, -10))
+    oldest = ids_in(alice_client.get(reverse("todo_list") + "?sort=oldest").content.decode())
+    assert oldest == [t.id for t in todos]
+    by_priority = ids_in(alice_client.get(reverse("todo_list") + "?sort=priority").content.decode())
+    assert by_priority[0] == todos[3].id and by_priority[1:] == [t.id for t in todos if t.id != todos[3].id]
+    # a priority page cursor carries the priority
+    viewer = viewer_for(world.alice_user)
+    page = selectors.list_page(viewer, TodoFilter(sort="priority"), page_size=2)
+    assert page.next_cursor.priority == 0 and page.next_cursor.encode().startswith("0~")
+    rest = selectors.list_page(viewer, TodoFilter(sort="priority", after=page.next_cursor), page_size=10)
+    assert [r.id for r in page.rows + rest.rows] == by_priority
+
+
+def test_cursor_keeps_full_precision():
+    from datetime import datetime, timezone
+
+    c = Cursor(datetime(2025, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc), "td_abc")
+    assert Cursor.decode(c.encode(), with_priority=False) == c
+
+
+def test_filters_state_queue_endpoint_team_mine(world, agent, alice_client):
+    make(world, "pending", title="email one", queue="email")
+    default = make(world, "pending", title="default one")
+    mine = make(world, "mine", title="held by alice")
+    assigned = make(world, "pending", title="assigned to alice")
+    execute(O.assign(world.alice, assigned.id, f"human:{world.alice_user.id}"))
+    dead = make(world, "dead", title="a dead one")
+    retry = make(world, "retry", title="a retry one")
+    get = lambda q: ids_in(alice_client.get(reverse("todo_list") + q).content.decode())  # noqa: E731
+    assert default.id in get("?queue=default") and all(i != default.id for i in get("?queue=email"))
+    assert get("?state=dead") == [dead.id]
+    assert get("?state=retry") == [retry.id]
+    assert set(get("?mine=1")) == {mine.id, assigned.id}
+    assert len(get("?endpoint=acme-worker")) == 6 and len(get("?team=acme")) == 6
+    assert get("?state=dead&queue=email") == []
+    assert len(get("?queue=default")) == 5  # state "all" with a queue: one branch per state
+
+
+def test_counts_per_state_and_capped_big_sets(world, agent, alice_client, monkeypatch):
+    for state in ("pending", "pending", "claimed", "retry", "dead", "done", "canceled"):
+        make(world, state)
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    assert {k: str(v) for k, v in counts.items()} == {
+        "pending": "2", "claimed": "1", "retry": "1", "dead": "1", "done": "1", "canceled": "1", "all": "7",
+    }
+    monkeypatch.setattr(selectors, "COUNT_CAP", 3)
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    assert str(counts["all"]) == "3+" and counts["all"].capped
+    assert str(counts["pending"]) == "2" and str(counts["claimed"]) == "1"
+    body = alice_client.get(reverse("todo_list")).content.decode()
+    assert 'data-count="all">3+<' in body and 'data-count="pending">2<' in body
+
+
+def test_counts_are_exact_up_to_the_cap_then_capped(world, alice_client):
+    assert selectors.COUNT_CAP == 1_000
+    insert_dead_letters(world.acme_ep.id, 1_000)
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    assert str(counts["dead"]) == "1,000" and not counts["dead"].capped
+    make(world, "dead")
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    assert str(counts["dead"]) == "1,000+" and str(counts["all"]) == "1,000+" and str(counts["canceled"]) == "0"
+    assert 'data-count="dead">1,000+<' in alice_client.get(reverse("todo_list")).content.decode()
+    # a filter that matches nothing of a big set still answers 0 (and fast: ordered index branches)
+    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["dead"]) == "0"
+
+
+def test_search_text_id_and_payload(world, agent, alice_client):
+    a = execute(A.create(agent, queue="default", title="Invoice 42 for ACME", kind="billing", payload={"customer": {"id": 7}, "note": "urgent"})).todo
+    b = execute(A.create(agent, queue="default", title="Reminder", source="crm-sync", idempotency_key="order-991", payload={"customer": {"id": "8"}, "password": "p4ss"})).todo
+    get = lambda q: ids_in(alice_client.get(reverse("todo_list"), {"q": q}).content.decode())  # noqa: E731
+    assert get("invoice") == [a.id]
+    assert get("billing") == [a.id]
+    assert get("crm-sync") == [b.id]
+    assert get("order-991") == [b.id]
+    assert get("urgent") == [a.id]  # text inside the payload
+    assert get(a.id) == [a.id]  # a whole id
+    assert get(a.id[:10]) == [a.id]  # a short id (prefix)
+    assert get("customer.id=7") == [a.id]
+    assert get("customer.id=8") == [b.id]  # "8" matches the string as well as the number
+    assert get("customer.id=9") == []
+    assert get("password=p4ss") == []  # a masked key is not a search oracle for its value… as JSON
+    assert get("50%_off") == []  # LIKE metacharacters are literal
+
+
+def test_search_is_a_bounded_scan_that_continues(world, agent, alice_client, monkeypatch):
+    target = execute(A.create(agent, queue="default", title="needle")).todo
+    spread(30)
+    with connect() as conn:  # the needle is older than the 30 others
+        conn.execute("UPDATE todos SET created_at = now() - interval '1 hour' WHERE id = %s", (target.id,))
+    monkeypatch.setattr(selectors, "SEARCH_SCAN_ROWS", 10)
+    body = alice_client.get(reverse("todo_list"), {"q": "needle"}).content.decode()
+    assert ids_in(body) == [] and "stopped" in body
+    found = []
+    url = reverse("todo_list") + "?q=needle"
+    for _ in range(10):
+        body = alice_client.get(url).content.decode()
+        found += ids_in(body)
+        match = re.search(r'rel="next" href="([^"]+)"', body)
+        if not match:
+            break
+        url = match.group(1).replace("&amp;", "&")
+    assert found == [target.id]
+
+
+def test_rows_fragment_newer_than(world, agent, alice_client):
+    first = spread(3)
+    body = alice_client.get(reverse("todo_list"), {"fragment": "rows"}).content.decode()
+    cursor = re.search(r'data-newest-cursor="([^"]+)"', body).group(1)
+    assert cursor.endswith(first[-1].id)
+    new_default = make(world, "pending", title="fresh")
+    make(world, "pending", title="fresh in email", queue="email")
+    newer = alice_client.get(reverse("todo_list"), {"fragment": "rows", "newer_than": cursor, "queue": "default"}).content.decode()
+    assert ids_in(newer) == [new_default.id]
+    assert 'data-newest-cursor="' in newer and new_default.id in re.search(r'data-newest-cursor="([^"]+)"', newer).group(1)
+    assert "No todos match" not in newer
+    bad = alice_client.get(reverse("todo_list"), {"fragment": "rows", "newer_than": "garbage"})
+    assert bad.status_code == 400 and b"newer_than: not a row cursor" in bad.content
+
+
+def test_bad_filter_values_are_named_not_fatal(world, agent, alice_client):
+    make(world, "pending")
+    body = alice_client.get(reverse("todo_list"), {"state": "exploded", "sort": "random", "after": "nope"}).content.decode()
+    assert "state: unknown state &#x27;exploded&#x27;" in body
+    assert "sort: unknown order &#x27;random&#x27;" in body
+    assert "after: not a page cursor" in body
+    assert len(ids_in(body)) == 1
+
+
+def test_filters_live_in_the_url(world, agent, alice_client):
+    body = alice_client.get(reverse("todo_list"), {"state": "dead", "queue": "email"}).content.decode()
+    assert 'hx-push-url="true"' in body
+    assert 'data-live-filter="state=dead&amp;queue=email"' in body
+    assert 'aria-current="true"' in body and 'name="state" value="dead"' in body
+    assert '<option value="email" selected>' in body
+
+
+def test_pending_in_claim_order_across_queues_and_pages(world, agent):
+    todos = [execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", priority=(i * 7) % 5)).todo for i in range(12)]
+    viewer = viewer_for(world.alice_user)
+    expected = [t.id for t in sorted(todos, key=lambda t: (t.priority, t.created_at, t.id))]
+    seen, cursor = [], None
+    while True:
+        page = selectors.list_page(viewer, TodoFilter(state="pending", sort="priority", after=cursor), page_size=5)
+        seen += [r.id for r in page.rows]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == expected

@@ -1,0 +1,67 @@
+"""The overview table and the agents panel."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from tests.board.conftest import make
+from todos.db import connect, execute
+from todos.selectors.access import viewer_for
+from todos.selectors.agents import agents
+from todos.selectors.overview import overview
+from todos.store import agent as A
+from todos.store import background as B
+from todos.store import operator as O
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def test_overview_counts_per_queue(world, alice_client):
+    for state in ("pending", "pending", "claimed", "retry", "dead", "done", "done"):
+        make(world, state)
+    make(world, "pending", queue="email")
+    make(world, "pending", agent=world.globex_agent)  # not alice's
+    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    data = overview(viewer_for(world.alice_user))
+    rows = {s.queue: s for s in data.rows}
+    assert set(rows) == {"default", "email"}
+    d = rows["default"]
+    assert (d.pending, d.claimed, d.retry, d.dead, d.done_hour) == (2, 1, 1, 1, 2)
+    assert d.failed_hour == 1 and d.throughput == 2 and d.oldest_pending is not None
+    assert rows["email"].pause is not None and rows["email"].pause.by == "alice"
+    assert data.totals.pending == 3
+    body = alice_client.get(reverse("overview")).content.decode()
+    assert 'href="/todos/?state=dead&amp;queue=default&amp;team=acme">1</a>' in body
+    assert "‖ paused" in body and "Resume" in body and "Pause" in body
+    assert "<polyline points=" in body
+
+
+def test_overview_for_a_viewer_has_no_pause_buttons(world, vera_client):
+    make(world, "pending")
+    body = vera_client.get(reverse("overview")).content.decode()
+    assert "default" in body and ">Pause<" not in body
+
+
+def test_agents_panel(world, alice_client):
+    held = make(world, "claimed", title="being worked")
+    todo = make(world, "pending")
+    execute(A.claim(world.agent, todo.id))
+    execute(A.complete(world.agent, todo.id))
+    dying = make(world, "pending")
+    execute(A.claim(world.agent, dying.id, lease_ttl_seconds=1))
+    with connect() as conn:
+        conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 minute' WHERE id = %s", (dying.id,))
+    execute(B.reap())
+    make(world, "dead")
+    status = {a.endpoint.slug: a for a in agents(viewer_for(world.alice_user))}
+    acme = status["acme-worker"]
+    assert acme.in_flight == 1 and acme.examples[0].id == held.id
+    assert (acme.completed, acme.failed, acme.died) == (1, 1, 1)
+    assert acme.last_heartbeat_at is not None
+    assert "globex-worker" not in status
+    body = alice_client.get(reverse("agents")).content.decode()
+    assert "being worked" in body and 'data-live-region="agents"' in body
+    assert re.search(r'<td class="num">1</td>\s*<td class="num">1</td>\s*<td class="num has-dead">1</td>', body)

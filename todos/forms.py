@@ -1,0 +1,93 @@
+"""Form input for the Board's actions: text from a browser form into the store's typed inputs.
+
+The store validates again (it trusts no caller); this layer only turns strings into the types
+the store expects and names the field when that fails ("result: not valid JSON …"), before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from todos.store import inputs
+from todos.store.errors import Invalid
+
+
+def note(data) -> str | None:
+    value = data.get("note", "")
+    return inputs.note(value)
+
+
+def json_field(data, field: str) -> Any:
+    """Optional JSON text. Empty means absent; anything else must parse."""
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        problem = getattr(exc, "msg", str(exc))
+        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        raise Invalid(field, f"not valid JSON ({problem}{where})") from None
+
+
+def integer(data, field: str, lo: int, hi: int, *, required: bool = True) -> int | None:
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        if required:
+            raise Invalid(field, "is required")
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Invalid(field, f"must be a whole number from {lo} to {hi}") from None
+    if not lo <= value <= hi:
+        raise Invalid(field, f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def lease_seconds(data) -> int | None:
+    minutes = integer(data, "lease_minutes", 1, 1440, required=False)
+    return None if minutes is None else max(minutes * 60, 60)
+
+
+def assignee(data) -> str | None:
+    value = (data.get("assignee") or "").strip()
+    return value or None
+
+
+def action_kwargs(action: str, data) -> dict:
+    """The keyword arguments of ``todos.store.operator.<action>`` from a POSTed form."""
+    if action in ("claim", "extend"):
+        return {"lease_ttl_seconds": lease_seconds(data)}
+    if action == "complete":
+        return {"note": note(data), "result": json_field(data, "result")}
+    if action in ("fail", "release", "force_release", "retry", "cancel"):
+        return {"note": note(data)}
+    if action == "assign":
+        return {"assignee": assignee(data)}
+    if action == "priority":
+        return {"priority": integer(data, "priority", *inputs.PRIORITY_RANGE)}
+    raise Invalid("action", f"unknown action {action!r}")
+
+
+def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
+    """A hand-made todo. ``target`` is ``<endpoint id>|<queue>`` from the form's list of the
+    viewer's (endpoint, queue) pairs; anything not in ``allowed`` is refused by name."""
+    target = data.get("target") or ""
+    if target not in allowed:
+        raise Invalid("target", "pick one of your team's endpoints and one of its queues")
+    endpoint_id, queue = allowed[target]
+    return {
+        "endpoint_id": endpoint_id,
+        "queue": queue,
+        "title": (data.get("title") or "").strip(),
+        "kind": (data.get("kind") or "").strip() or None,
+        "source": (data.get("source") or "").strip() or None,
+        "payload": json_field(data, "payload"),
+        "idempotency_key": (data.get("idempotency_key") or "").strip() or None,
+        "priority": integer(data, "priority", *inputs.PRIORITY_RANGE, required=False),
+        "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
+        "note": note(data),
+    }

@@ -1,0 +1,102 @@
+"""Dead letters grouped by failure reason.
+
+A dead letter's reason is its last attempt's summary, else ``result.error``. Reasons are
+normalised into a fingerprint (lower case; UUIDs, hex runs and digits replaced) so "timeout
+after 30s on 10.0.0.7" and "timeout after 45s on 10.0.0.9" land in one group. Grouping reads at
+most ``GROUP_SCAN_ROWS`` dead letters (newest first) of the current filter, and says so when it
+stopped there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterator
+
+from todos.db import pool
+from todos.filters import TodoFilter
+from todos.selectors.access import Viewer
+from todos.selectors.todos import _scan_sql, build_query
+
+GROUP_SCAN_ROWS = 5_000
+GROUPS_SHOWN = 100
+
+REASON = "coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"
+FINGERPRINT = f"""left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+    lower({REASON}),
+    '[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}', '<uuid>', 'g'),
+    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{{6,}}', '<hex>', 'g'),
+    '[0-9]+', '#', 'g'),
+    '\\s+', ' ', 'g')), 300)"""
+
+
+@dataclass(frozen=True)
+class Group:
+    fingerprint: str
+    count: int
+    example_reason: str
+    example_id: str
+    example_title: str
+
+
+def _window_sql(viewer: Viewer, f: TodoFilter, limit: int) -> tuple[str, dict] | None:
+    """The newest ``limit`` dead letters matching the filter, with each one's reason."""
+    query = build_query(viewer, dataclasses.replace(f.first_page(), state="dead"))
+    if not query.endpoint_ids:
+        return None
+    if query.search:
+        query.predicates.append(query.search)
+    query.params["scan"] = limit
+    inner = _scan_sql(
+        query, columns=("created_at", "id"), direction="DESC", keyset=None, limit_param="scan",
+        select="t.id, t.title, t.result, t.attempts_total, t.created_at",
+    )
+    sql = f"""
+WITH d AS MATERIALIZED ({inner}),
+r AS (
+    SELECT d.id, d.title, d.created_at, {REASON} AS reason, {FINGERPRINT} AS fingerprint
+    FROM d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
+)"""
+    return sql, query.params
+
+
+def groups(viewer: Viewer, f: TodoFilter) -> tuple[list[Group], bool]:
+    """The groups (largest first) and whether the scan stopped at GROUP_SCAN_ROWS."""
+    built = _window_sql(viewer, f, GROUP_SCAN_ROWS)
+    if built is None:
+        return [], False
+    head, params = built
+    sql = head + f"""
+SELECT g.fingerprint, g.n AS count, ex.reason AS example_reason, ex.id AS example_id, ex.title AS example_title,
+       (SELECT count(*) FROM d) AS scanned
+FROM (SELECT fingerprint, count(*) AS n, max(created_at) AS newest FROM r GROUP BY fingerprint) g
+CROSS JOIN LATERAL (
+    SELECT r.reason, r.id, r.title FROM r WHERE r.fingerprint = g.fingerprint ORDER BY r.created_at DESC LIMIT 1
+) ex
+ORDER BY g.n DESC, g.newest DESC
+LIMIT {GROUPS_SHOWN}"""
+    with pool().connection() as conn:
+        rows = conn.execute(sql, params).fetchall()
+    capped = bool(rows) and rows[0]["scanned"] >= GROUP_SCAN_ROWS
+    return [Group(r["fingerprint"], r["count"], r["example_reason"], r["example_id"], r["example_title"]) for r in rows], capped
+
+
+def group_ids(viewer: Viewer, f: TodoFilter, fingerprint: str, *, acting_only: bool = True) -> Iterator[list[str]]:
+    """The ids of one group (for its bulk actions), in chunks."""
+    if acting_only:
+        acting = {e.id for e in viewer.acting_endpoints()}
+        viewer = dataclasses.replace(viewer, endpoints=tuple(e for e in viewer.endpoints if e.id in acting), _teams_by_id={}, _endpoints_by_id={})
+    built = _window_sql(viewer, f, GROUP_SCAN_ROWS)
+    if built is None:
+        return
+    head, params = built
+    params = dict(params, fingerprint=fingerprint)
+    with pool().connection() as conn:
+        rows = conn.execute(head + "\nSELECT id FROM r WHERE fingerprint = %(fingerprint)s ORDER BY created_at DESC", params).fetchall()
+    ids = [r["id"] for r in rows]
+    for start in range(0, len(ids), 5000):
+        yield ids[start:start + 5000]
+
+
+def group_count(viewer: Viewer, f: TodoFilter, fingerprint: str) -> int:
+    return sum(len(chunk) for chunk in group_ids(viewer, f, fingerprint))

@@ -1,0 +1,623 @@
+"""The todo list, its counts, and the drawer's reads.
+
+Scale is the constraint (millions of todos): every list is a keyset page served by an index, and
+no count walks an unbounded set.
+
+* Lists run one ``LATERAL`` branch per visible endpoint (and per state when a queue is chosen
+  without a state), each an ordered index scan that stops after a page, then merge the branches.
+  ``todos_endpoint_created``, ``todos_endpoint_state_created`` and
+  ``todos_endpoint_queue_state_created`` serve them; ``(created_at, id) < (%s, %s)`` row
+  comparisons continue a page without OFFSET.
+* Counts are exact up to ``COUNT_CAP`` (counted over ``LIMIT cap + 1``) and shown as "1,000+"
+  beyond it; leases in flight (bounded by the workers) are always exact.
+* A text search is a bounded scan: each page looks at no more than ``SEARCH_SCAN_ROWS`` rows of
+  the otherwise-filtered list (newest first, or the chosen order), so a rare term costs a bounded
+  amount per page, and "next" continues the scan where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterator
+from uuid import UUID
+
+from django.conf import settings
+
+from todos.db import pool
+from todos.filters import Cursor, TodoFilter, parse_payload_match
+from todos.selectors.access import Viewer
+
+PAGE_SIZE = 50
+NEWER_LIMIT = 100
+COUNT_CAP = 1_000  # a tab reads "1,000+" past it; ~1 ms of index per state at most
+SEARCH_SCAN_ROWS = 2_000
+ATTEMPTS_SHOWN = 50
+AUDIT_SHOWN = 100
+
+STATE_PREDICATES = {
+    "pending": ("pending", None),
+    "claimed": ("claimed", None),
+    "retry": ("failed", "t.next_retry_at IS NOT NULL"),
+    "dead": ("failed", "t.next_retry_at IS NULL"),
+    "done": ("done", None),
+    "canceled": ("canceled", None),
+}
+STORE_STATES = ("pending", "claimed", "failed", "done", "canceled")
+# Counted exactly: leases in flight, bounded by the number of workers (``todos_claimed``). Every
+# other set can grow without bound (a backlog, an outage's dead letters, history), so it is counted
+# over ``LIMIT cap + 1``: exact up to the cap, "1,000+" beyond it. A render never walks more than
+# ``cap`` index entries per state.
+EXACT_COUNTS = ("claimed",)
+
+ROW_COLUMNS = (
+    "id", "endpoint_id", "queue", "kind", "title", "state", "owner", "assignee", "priority",
+    "attempt", "max_attempts", "attempts_total", "lease_expires_at", "next_retry_at", "created_at",
+    "updated_at", "claimed_at", "completed_at",
+)
+ROW_SELECT = ", ".join(f"t.{c}" for c in ROW_COLUMNS)
+LAPSED = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
+
+ORDERS = {
+    # sort → (key columns, direction)
+    "newest": (("created_at", "id"), "DESC"),
+    "oldest": (("created_at", "id"), "ASC"),
+    "priority": (("priority", "created_at", "id"), "ASC"),
+}
+
+
+@dataclass(frozen=True)
+class TodoRow:
+    id: str
+    endpoint_id: UUID
+    queue: str
+    kind: str | None
+    title: str
+    state: str
+    owner: str | None
+    assignee: str | None
+    priority: int
+    attempt: int
+    max_attempts: int
+    attempts_total: int
+    lease_expires_at: datetime | None
+    next_retry_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    claimed_at: datetime | None
+    completed_at: datetime | None
+    lease_lapsed: bool
+
+    @property
+    def display_state(self) -> str:
+        """The Board's state key: the store's ``failed`` splits into retry scheduled and dead letter."""
+        if self.state == "failed":
+            return "retry" if self.next_retry_at is not None else "dead"
+        return self.state
+
+    @property
+    def dead_letter(self) -> bool:
+        return self.display_state == "dead"
+
+    @property
+    def short_id(self) -> str:
+        return short_id(self.id)
+
+    @classmethod
+    def from_row(cls, row: dict) -> "TodoRow":
+        return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
+class TodoDetail(TodoRow):
+    source: str | None
+    payload: Any
+    idempotency_key: str | None
+    attempts_pruned: int
+    result: Any
+    team_id: UUID
+    paused: bool
+
+
+def short_id(todo_id: str) -> str:
+    """``td_`` plus the first 8 hex digits: enough to tell rows apart on one screen."""
+    return todo_id[:11] if todo_id.startswith("td_") else todo_id[:12]
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[TodoRow]
+    next_cursor: Cursor | None  # "older" in the current order
+    prev_cursor: Cursor | None  # "newer" in the current order
+    newest_cursor: Cursor | None  # the newest row (by created_at) of the page, for live inserts
+    scanned_to_limit: bool = False  # a search stopped at SEARCH_SCAN_ROWS before filling the page
+    errors: tuple[str, ...] = ()
+
+
+# --- the shared WHERE clause -------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    """The filter as SQL: the endpoints to scan, per-row predicates, their parameters."""
+
+    endpoint_ids: list[UUID]
+    states: list[str] | None  # one branch per state (None: a branch per endpoint only)
+    predicates: list[str]
+    params: dict
+    search: str | None = None  # predicate on alias ``t``, applied to the bounded scan window
+    errors: list[str] = dataclasses.field(default_factory=list)
+    by_queue: bool = False  # branches per (endpoint, queue) in params "eps"/"queues" (see queue_pairs)
+
+
+def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None = None) -> Query:
+    errors: list[str] = []
+    eps = endpoints if endpoints is not None else viewer.endpoint_ids
+    if f.team:
+        team = viewer.team_by_slug(f.team)
+        if team is None:
+            errors.append(f"team: you are not a member of a team {f.team!r}")
+            eps = []
+        else:
+            eps = [e for e in eps if viewer.endpoint(e).team_id == team.id]
+    if f.endpoint:
+        ep = viewer.endpoint_by_slug(f.endpoint)
+        if ep is None:
+            errors.append(f"endpoint: none of your teams has an endpoint {f.endpoint!r}")
+            eps = []
+        else:
+            eps = [e for e in eps if e == ep.id]
+    predicates: list[str] = []
+    params: dict[str, Any] = {"eps": list(eps)}
+    states: list[str] | None = None
+    if f.state != "all":
+        store_state, extra = STATE_PREDICATES[f.state]
+        states = [store_state]
+        if extra:
+            predicates.append(extra)
+    if f.queue:
+        predicates.append("t.queue = %(queue)s")
+        params["queue"] = f.queue
+        if states is None:
+            states = list(STORE_STATES)  # the (endpoint, queue, state, created_at) index needs a state
+    if f.mine:
+        predicates.append("(t.assignee = %(me)s OR t.owner = %(me)s)")
+        params["me"] = viewer.owner
+    search = None
+    if f.q:
+        search, search_params = search_predicate(f.q, viewer)
+        params.update(search_params)
+        if "exact_id" in search_params:
+            predicates.append(search)  # a whole id: a primary-key probe, no scan window needed
+            search = None
+    if states is not None:
+        params["states"] = states
+    return Query(list(eps), states, predicates, params, search, errors)
+
+
+FULL_ID_RE = re.compile(r"^td_[0-9a-f]{32}$")
+
+
+def search_predicate(q: str, viewer: Viewer, alias: str = "t") -> tuple[str, dict]:
+    """The search box as SQL over table alias ``alias``: a whole todo id, a ``key=value`` payload
+    containment, or text (ILIKE) over id, title, kind, source, idempotency key and payload."""
+    if FULL_ID_RE.match(q):
+        return f"{alias}.id = %(exact_id)s", {"exact_id": q}
+    match = parse_payload_match(q)
+    if match is not None:
+        names = match.key.lower().split(".")
+        masked = [m.lower() for m in settings.BOARD_MASKED_PAYLOAD_KEYS]
+        if not any(m in part for part in names for m in masked):
+            params = {f"pm{i}": doc for i, doc in enumerate(match.candidates)}
+            docs = " OR ".join(f"{alias}.payload @> %(pm{i})s::jsonb" for i in range(len(match.candidates)))
+            return f"({docs})", params
+        # a masked key is never an oracle for its value: search it as plain text instead
+    pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    fields = ("id", "title", "kind", "source", "idempotency_key", "payload::text")
+    text = " OR ".join(f"{alias}.{c} ILIKE %(pattern)s" for c in fields)
+    return f"({text})", {"pattern": pattern}
+
+
+def _branches(query: Query) -> tuple[str, str]:
+    """The FROM clause of the per-endpoint (and per-state) lateral scan, and its branch predicate.
+
+    One state is a literal (``t.state = 'pending'``), so the planner can use the partial indexes
+    (``todos_pending``, ``todos_claimed``); several states are a second ``unnest``.
+    """
+    source = "unnest(%(eps)s::uuid[]) AS e(id)"
+    pred = ""
+    if query.by_queue:
+        source = "unnest(%(eps)s::uuid[], %(queues)s::text[]) AS e(id, queue)"
+        pred = " AND t.queue = e.queue"
+    if query.states is None:
+        return source, pred
+    if len(query.states) == 1 and query.states[0] in STORE_STATES:
+        return source, pred + f" AND t.state = '{query.states[0]}'"
+    return f"{source} CROSS JOIN unnest(%(states)s::text[]) AS s(state)", pred + " AND t.state = s.state"
+
+
+def _keyset(columns: tuple[str, ...], op: str, cursor: Cursor, params: dict, name: str) -> str:
+    values = {"priority": cursor.priority, "created_at": cursor.created_at, "id": cursor.id}
+    holders = []
+    for col in columns:
+        params[f"{name}_{col}"] = values[col]
+        holders.append(f"%({name}_{col})s")
+    cols = ", ".join(f"t.{c}" for c in columns)
+    condition = f"({cols}) {op} ({', '.join(holders)})"
+    if columns[0] == "priority":
+        # todos_pending ends in (priority, created_at) without id: this looser prefix is what its
+        # index scan can start from; the exact comparison above then drops the ties already shown.
+        condition += f" AND (t.priority, t.created_at) {op}= ({holders[0]}, {holders[1]})"
+    return condition
+
+
+QUEUE_PAIRS_SQL = """
+WITH RECURSIVE qs AS (
+    SELECT e.id AS endpoint_id,
+           (SELECT t.queue FROM todos t WHERE t.endpoint_id = e.id AND t.state = 'pending'
+            ORDER BY t.queue LIMIT 1) AS queue
+    FROM unnest(%(eps)s::uuid[]) AS e(id)
+    UNION ALL
+    SELECT qs.endpoint_id,
+           (SELECT t.queue FROM todos t WHERE t.endpoint_id = qs.endpoint_id AND t.state = 'pending'
+              AND t.queue > qs.queue ORDER BY t.queue LIMIT 1)
+    FROM qs WHERE qs.queue IS NOT NULL
+)
+SELECT endpoint_id, queue FROM qs WHERE queue IS NOT NULL"""
+
+
+def queue_pairs(query: Query) -> None:
+    """Branch a pending list per (endpoint, queue), so priority order comes straight from
+    ``todos_pending (endpoint_id, queue, priority, created_at)``. The queues holding pending work
+    are found with a loose index scan: one index probe per distinct queue, not per row."""
+    with pool().connection() as conn:
+        rows = conn.execute(QUEUE_PAIRS_SQL, {"eps": query.endpoint_ids}).fetchall()
+    query.params["eps"] = [r["endpoint_id"] for r in rows]
+    query.params["queues"] = [r["queue"] for r in rows]
+    query.by_queue = True
+
+
+def _order(columns: tuple[str, ...], direction: str, alias: str = "t") -> str:
+    return ", ".join(f"{alias}.{c} {direction}" for c in columns)
+
+
+def _scan_sql(query: Query, *, columns, direction, keyset: str | None, limit_param: str, select: str) -> str:
+    source, state_pred = _branches(query)
+    where = ["t.endpoint_id = e.id" + state_pred] + query.predicates + ([keyset] if keyset else [])
+    order_inner = _order(columns, direction)
+    order_outer = _order(columns, direction, "x")
+    return f"""
+SELECT x.* FROM {source}
+CROSS JOIN LATERAL (
+    SELECT {select} FROM todos t
+    WHERE {' AND '.join(where)}
+    ORDER BY {order_inner}
+    LIMIT %({limit_param})s
+) x
+ORDER BY {order_outer}
+LIMIT %({limit_param})s"""
+
+
+def _flip(direction: str) -> str:
+    return "ASC" if direction == "DESC" else "DESC"
+
+
+def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> Page:
+    """One keyset page of the filtered list, plus the cursors around it."""
+    query = build_query(viewer, f)
+    errors = tuple(f.errors) + tuple(query.errors)
+    if not query.endpoint_ids:
+        return Page([], None, None, None, errors=errors)
+    columns, direction = ORDERS[f.sort]
+    if f.sort == "priority" and f.state == "pending" and not f.queue:
+        queue_pairs(query)
+    backwards = f.before is not None
+    scan_direction = _flip(direction) if backwards else direction
+    keyset = None
+    if f.after is not None:
+        keyset = _keyset(columns, "<" if direction == "DESC" else ">", f.after, query.params, "c")
+    elif f.before is not None:
+        keyset = _keyset(columns, ">" if direction == "DESC" else "<", f.before, query.params, "c")
+    params = query.params
+    params["limit"] = page_size + 1
+    select = f"{ROW_SELECT}, {LAPSED}"
+    scanned_to_limit = False
+    if query.search is None:
+        sql = _scan_sql(query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="limit", select=select)
+        with pool().connection() as conn:
+            rows = [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
+        more = len(rows) > page_size
+        rows = rows[:page_size]
+        edge = None
+    else:
+        params["scan"] = SEARCH_SCAN_ROWS
+        inner = _scan_sql(
+            query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="scan",
+            select=f"{select}, t.source, t.idempotency_key, t.payload",
+        )
+        order = _order(columns, scan_direction, "w")
+        last = _order(columns, _flip(scan_direction), "w")
+        sql = f"""
+WITH window_rows AS MATERIALIZED ({inner}),
+matched AS (
+    SELECT w.*, false AS is_edge FROM window_rows w
+    WHERE {search_predicate(f.q, viewer, "w")[0]}
+    ORDER BY {order} LIMIT %(limit)s
+),
+edge AS (
+    SELECT w.*, true AS is_edge FROM window_rows w
+    WHERE (SELECT count(*) FROM window_rows) >= %(scan)s
+    ORDER BY {last} LIMIT 1
+)
+SELECT * FROM matched UNION ALL SELECT * FROM edge"""
+        with pool().connection() as conn:
+            raw = conn.execute(sql, params).fetchall()
+        edge_rows = [r for r in raw if r["is_edge"]]
+        rows = sorted(
+            (TodoRow.from_row(r) for r in raw if not r["is_edge"]),
+            key=lambda r: tuple(getattr(r, c) for c in columns), reverse=scan_direction == "DESC",
+        )
+        more = len(rows) > page_size
+        rows = rows[:page_size]
+        edge = TodoRow.from_row(edge_rows[0]) if edge_rows else None
+        if edge is not None and not more:
+            scanned_to_limit = True  # the window ran out before the page filled: more may follow
+    if backwards:
+        rows.reverse()
+    next_cursor = prev_cursor = None
+    if backwards:
+        # we came from the page after: there is always a next page; a previous one if more rows
+        next_cursor = Cursor.of(rows[-1], sort=f.sort) if rows else f.before
+        if more or scanned_to_limit:
+            prev_cursor = Cursor.of(rows[0], sort=f.sort) if rows else None
+    else:
+        if more:
+            next_cursor = Cursor.of(rows[-1], sort=f.sort)
+        elif scanned_to_limit:
+            next_cursor = Cursor.of(edge, sort=f.sort)
+        if f.after is not None and rows:
+            prev_cursor = Cursor.of(rows[0], sort=f.sort)
+    newest = max(rows, key=lambda r: (r.created_at, r.id), default=None)
+    return Page(
+        rows, next_cursor, prev_cursor, Cursor(newest.created_at, newest.id) if newest else None,
+        scanned_to_limit=scanned_to_limit, errors=errors,
+    )
+
+
+def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int = NEWER_LIMIT) -> list[TodoRow]:
+    """Rows created after ``cursor`` that match the filter, newest first (for live inserts)."""
+    query = build_query(viewer, f)
+    if not query.endpoint_ids:
+        return []
+    columns = ("created_at", "id")
+    keyset = _keyset(columns, ">", Cursor(cursor.created_at, cursor.id), query.params, "n")
+    if query.search:
+        query.predicates.append(query.search)  # the set newer than a page is small: no window
+    query.params["limit"] = limit
+    sql = _scan_sql(query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select=f"{ROW_SELECT}, {LAPSED}")
+    with pool().connection() as conn:
+        return [TodoRow.from_row(r) for r in conn.execute(sql, query.params).fetchall()]
+
+
+def get_row(viewer: Viewer, todo_id: str) -> TodoRow | None:
+    """One row of the list, or None when it does not exist or belongs to another team."""
+    if not viewer.endpoint_ids or not isinstance(todo_id, str) or len(todo_id) > 64:
+        return None
+    sql = f"SELECT {ROW_SELECT}, {LAPSED} FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"
+    with pool().connection() as conn:
+        row = conn.execute(sql, {"id": todo_id, "eps": viewer.endpoint_ids}).fetchone()
+    return TodoRow.from_row(row) if row else None
+
+
+# --- counts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Count:
+    """A count that may have stopped at ``cap``: then it reads "1,000+"."""
+
+    value: int
+    capped: bool
+    cap: int = COUNT_CAP
+
+    def __str__(self) -> str:
+        return f"{self.cap:,}+" if self.capped else f"{self.value:,}"
+
+
+def capped_count_sql(query: Query, cap_param: str = "cap") -> str:
+    """Count the rows of ``query`` up to a cap, walking an index in order per branch.
+
+    Each branch is ``ORDER BY created_at LIMIT cap`` on one endpoint (and state, or queue): an
+    ordered index scan that stops after ``cap`` entries. A bare ``count(*) … LIMIT`` lets the
+    planner pick a sequential scan that, for a rare state, reads the whole table before it can
+    say "0"; the ordered branch cannot.
+    """
+    return "SELECT count(*) AS n FROM (" + _scan_sql(
+        query, columns=("created_at", "id"), direction="ASC", keyset=None, limit_param=cap_param, select="t.created_at, t.id",
+    ) + ") counted"
+
+
+def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
+    """Per state tab: the count under the current filter (search aside: counts ignore the text).
+
+    Exact up to COUNT_CAP (claimed: always exact); "1,000+" beyond.
+    """
+    keys = ("all",) + tuple(STATE_PREDICATES)  # "all" first, as the tabs show them
+    unsearched = dataclasses.replace(f, q="")
+    counts: dict[str, Count] = {}
+    with pool().connection() as conn:
+        for key in keys:
+            query = build_query(viewer, dataclasses.replace(unsearched, state=key))
+            if not query.endpoint_ids:
+                counts[key] = Count(0, False)
+                continue
+            if key in EXACT_COUNTS:
+                store_state, _ = STATE_PREDICATES[key]
+                where = " AND ".join([f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = '{store_state}'"] + query.predicates)
+                n = conn.execute(f"SELECT count(*) AS n FROM todos t WHERE {where}", query.params).fetchone()["n"]
+                counts[key] = Count(n, False)
+            else:
+                n = conn.execute(capped_count_sql(query), dict(query.params, cap=COUNT_CAP + 1)).fetchone()["n"]
+                counts[key] = Count(min(n, COUNT_CAP), n > COUNT_CAP, COUNT_CAP)
+    return counts
+
+
+# --- the drawer ---------------------------------------------------------------------------------
+
+DETAIL_SQL = f"""
+SELECT {ROW_SELECT}, {LAPSED}, t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
+       e.team_id,
+       EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
+FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"""
+
+
+def get_detail(viewer: Viewer, todo_id: str) -> TodoDetail | None:
+    if not viewer.endpoint_ids or not isinstance(todo_id, str) or len(todo_id) > 64:
+        return None
+    with pool().connection() as conn:
+        row = conn.execute(DETAIL_SQL, {"id": todo_id, "eps": viewer.endpoint_ids}).fetchone()
+    return TodoDetail(**{f.name: row[f.name] for f in dataclasses.fields(TodoDetail)}) if row else None
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    seq: int
+    attempt: int
+    claimer_kind: str
+    owner: str
+    claimant: str | None
+    claimed_at: datetime
+    last_heartbeat_at: datetime | None
+    lease_expires_at: datetime
+    ended_at: datetime | None
+    outcome: str | None
+    disposition: str | None
+    summary: str | None
+    summary_truncated: bool
+    artifact: str | None
+    lease_lapsed: bool
+
+    @property
+    def died(self) -> bool:
+        return self.outcome in ("lease_expired", "reaped")
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+# Never the lease token hash, the claimer session or the claimer endpoint id.
+ATTEMPTS_SQL = """
+SELECT a.seq, a.attempt, a.claimer_kind, a.owner, a.claimant, a.claimed_at, a.last_heartbeat_at,
+       a.lease_expires_at, a.ended_at, a.outcome, a.disposition, a.summary, a.summary_truncated,
+       a.artifact, (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
+FROM todo_attempts a
+WHERE a.todo_id = %(id)s
+ORDER BY a.seq DESC
+LIMIT %(limit)s"""
+
+
+def attempts(todo: TodoRow, *, limit: int = ATTEMPTS_SHOWN) -> list[AttemptRow]:
+    """The attempt history, newest first, open attempt included. ``todo`` comes from
+    :func:`get_detail`, which already checked that the viewer may see it."""
+    with pool().connection() as conn:
+        rows = conn.execute(ATTEMPTS_SQL, {"id": todo.id, "limit": limit}).fetchall()
+    return [AttemptRow(**row) for row in rows]
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    id: int
+    at: datetime
+    actor: str
+    user_id: int | None
+    action: str
+    todo_id: str | None
+    endpoint_id: UUID | None
+    queue: str | None
+    note: str | None
+    detail: Any
+    team_id: UUID
+
+
+AUDIT_COLUMNS = "l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id"
+
+
+def todo_audit(viewer: Viewer, todo: TodoRow, *, limit: int = AUDIT_SHOWN) -> list[AuditRow]:
+    """Human actions on one todo (served by ``audit_log_todo``), scoped to the viewer's teams."""
+    sql = f"""SELECT {AUDIT_COLUMNS} FROM audit_log l
+WHERE l.todo_id = %(id)s AND l.team_id = ANY(%(teams)s::uuid[])
+ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s"""
+    with pool().connection() as conn:
+        rows = conn.execute(sql, {"id": todo.id, "teams": viewer.team_ids, "limit": limit}).fetchall()
+    return [AuditRow(**row) for row in rows]
+
+
+def paused_queues(viewer: Viewer) -> set[tuple[UUID, str]]:
+    """(team id, queue) pairs paused for the viewer's teams: the list marks their rows."""
+    if not viewer.team_ids:
+        return set()
+    with pool().connection() as conn:
+        rows = conn.execute(
+            "SELECT team_id, queue FROM queue_pauses WHERE team_id = ANY(%s::uuid[])", (viewer.team_ids,)
+        ).fetchall()
+    return {(row["team_id"], row["queue"]) for row in rows}
+
+
+# --- bulk actions -------------------------------------------------------------------------------
+
+# What each bulk action can change (the store's guards, repeated so previews count honestly).
+BULK_ELIGIBLE = {
+    "retry": "t.state = 'failed'",
+    "cancel": "t.state IN ('pending', 'claimed', 'failed')",
+}
+
+
+def _bulk_query(viewer: Viewer, f: TodoFilter, action: str) -> Query:
+    acting = [e.id for e in viewer.acting_endpoints()]
+    query = build_query(viewer, f.first_page(), endpoints=acting)
+    query.predicates.append(BULK_ELIGIBLE[action])
+    if query.search:
+        query.predicates.append(query.search)  # a background job may scan further than a page
+        query.search = None
+    return query
+
+
+def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> Count:
+    """How many rows a bulk action on "everything matching" would touch (capped)."""
+    query = _bulk_query(viewer, f, action)
+    if not query.endpoint_ids:
+        return Count(0, False)
+    source, state_pred = _branches(query)
+    where = " AND ".join(["t.endpoint_id = e.id" + state_pred] + query.predicates)
+    sql = f"SELECT count(*) AS n FROM (SELECT 1 FROM {source} CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE {where}) x LIMIT %(cap)s) c"
+    with pool().connection() as conn:
+        n = conn.execute(sql, dict(query.params, cap=cap + 1)).fetchone()["n"]
+    return Count(min(n, cap), n > cap, cap)
+
+
+def iter_matching_ids(viewer: Viewer, f: TodoFilter, action: str, *, limit: int, chunk: int = 5000) -> Iterator[list[str]]:
+    """The ids a bulk action on "everything matching" covers, newest first, in keyset chunks."""
+    query = _bulk_query(viewer, f, action)
+    if not query.endpoint_ids:
+        return
+    columns = ("created_at", "id")
+    cursor: Cursor | None = None
+    seen = 0
+    while seen < limit:
+        params = dict(query.params)
+        params["limit"] = min(chunk, limit - seen)
+        keyset = _keyset(columns, "<", cursor, params, "b") if cursor else None
+        sql = _scan_sql(query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select="t.id, t.created_at")
+        with pool().connection() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        if not rows:
+            return
+        seen += len(rows)
+        yield [r["id"] for r in rows]
+        if len(rows) < params["limit"]:
+            return
+        cursor = Cursor(rows[-1]["created_at"], rows[-1]["id"])

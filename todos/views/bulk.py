@@ -1,0 +1,222 @@
+"""Bulk retry and cancel: preview (how many, on what), start (a background job), progress, report.
+
+The preview is a POST that changes nothing and answers a confirmation form with the count; the
+confirmation starts the job (``todos.bulk``); the job's fragment polls itself every second until
+it has a report. Without JavaScript the same forms post as pages and the job page refreshes with
+``<meta http-equiv="refresh">``.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from todos import bulk
+from todos.db import pool
+from todos.filters import STATES, TodoFilter
+from todos.selectors import dead_letters
+from todos.selectors import todos as selectors
+from todos.views.actions import READ_ONLY
+from todos.views.common import (
+    board_view,
+    forbidden,
+    is_htmx,
+    not_found,
+    toast,
+    vary_on_htmx,
+)
+
+ACTIONS = {"retry": "Retry", "cancel": "Cancel"}
+DONE = {"retry": "retried", "cancel": "canceled"}
+SCOPES = ("selected", "matching", "group")
+MAX_SELECTED = 1000
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _visible_ids(viewer, ids: list[str]) -> list[str]:
+    """The selected ids the viewer can see (foreign and unknown ids drop out alike)."""
+    ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and 0 < len(i) <= 64]
+    if not ids or not viewer.endpoint_ids:
+        return []
+    with pool().connection() as conn:
+        rows = conn.execute(
+            "SELECT id FROM todos WHERE id = ANY(%s::text[]) AND endpoint_id = ANY(%s::uuid[])",
+            (ids, viewer.endpoint_ids),
+        ).fetchall()
+    found = {r["id"] for r in rows}
+    return [i for i in ids if i in found]
+
+
+def _eligible_count(viewer, ids: list[str], action: str) -> int:
+    acting = [e.id for e in viewer.acting_endpoints()]
+    if not ids or not acting:
+        return 0
+    with pool().connection() as conn:
+        row = conn.execute(
+            f"SELECT count(*) AS n FROM todos t WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND {selectors.BULK_ELIGIBLE[action]}",
+            (ids, acting),
+        ).fetchone()
+    return row["n"]
+
+
+def _describe(f: TodoFilter) -> str:
+    parts = [f"state {STATES[f.state]}"]
+    for label, value in (("queue", f.queue), ("endpoint", f.endpoint), ("team", f.team), ("search", f.q)):
+        if value:
+            parts.append(f"{label} “{value}”")
+    if f.mine:
+        parts.append("assigned to me")
+    return ", ".join(parts)
+
+
+def _plan(request):
+    """Read and check a bulk form: (action, scope, filter, ids, group, count, total, description).
+
+    Raises BadRequest with a message naming the field, or returns None for "nothing of yours"
+    (the caller answers 404).
+    """
+    viewer = request.viewer
+    data = request.POST
+    action, scope = data.get("action"), data.get("scope")
+    if data.get("plan"):  # the list's buttons say both at once: "retry:selected"
+        action, _, scope = data["plan"].partition(":")
+    if action not in ACTIONS:
+        raise BadRequest("action: must be retry or cancel")
+    if scope not in SCOPES:
+        raise BadRequest("scope: must be selected, matching or group")
+    f = TodoFilter.from_query(data).first_page()
+    ids: list[str] = []
+    group = ""
+    done = DONE[action]
+    if scope == "selected":
+        raw = data.getlist("ids")
+        if not raw:
+            raise BadRequest("ids: select at least one todo first")
+        if len(raw) > MAX_SELECTED:
+            raise BadRequest(f"ids: at most {MAX_SELECTED} selected todos; use “all matching” for more")
+        ids = _visible_ids(viewer, raw)
+        if not ids:
+            return None
+        count = _eligible_count(viewer, ids, action)
+        description = f"{len(ids):,} selected todo{'s' if len(ids) != 1 else ''}"
+        summary = f"{count:,} of them can be {done} now" + ("; the rest will be skipped." if count < len(ids) else ".")
+    elif scope == "matching":
+        counted = selectors.count_matching(viewer, f, action, cap=bulk.MAX_IDS)
+        count = counted.value
+        description = f"all todos matching {_describe(f)}"
+        summary = f"{counted} todo{'s' if count != 1 else ''} can be {done}" + (
+            f" (a job covers at most {bulk.MAX_IDS:,}; run it again for the rest)." if counted.capped else "."
+        )
+    else:
+        group = data.get("group") or ""
+        if not group:
+            raise BadRequest("group: choose a failure-reason group")
+        count = dead_letters.group_count(viewer, f, group)
+        description = f"dead letters failing with “{group}”"
+        summary = f"{count:,} dead letter{'s' if count != 1 else ''} in this group can be {done}."
+    return {
+        "action": action, "action_label": ACTIONS[action], "scope": scope, "filter": f, "ids": ids,
+        "group": group, "count": count, "description": description, "summary": summary,
+    }
+
+
+def _bad_request(request, message: str):
+    if is_htmx(request):
+        response = render(request, "bulk/_message.html", {"message": message, "level": "error"}, status=400)
+        return toast(response, "error", message)
+    return render(request, "bulk/preview.html", {"error": message}, status=400)
+
+
+@require_POST
+@board_view
+def bulk_preview(request):
+    """Say what a bulk action would touch, with a confirmation form. Changes nothing."""
+    if not request.viewer.can_act_anywhere:
+        return forbidden(request, READ_ONLY)
+    try:
+        plan = _plan(request)
+    except BadRequest as exc:
+        return _bad_request(request, str(exc))
+    if plan is None:
+        return not_found()
+    template = "bulk/_preview.html" if is_htmx(request) else "bulk/preview.html"
+    return render(request, template, {"plan": plan, "next": request.POST.get("next", "")})
+
+
+@require_POST
+@board_view
+def bulk_start(request):
+    """Start the confirmed job in the background and answer its progress."""
+    viewer = request.viewer
+    if not viewer.can_act_anywhere:
+        return forbidden(request, READ_ONLY)
+    try:
+        plan = _plan(request)
+    except BadRequest as exc:
+        return _bad_request(request, str(exc))
+    if plan is None:
+        return not_found()
+    action, f = plan["action"], plan["filter"]
+    if plan["scope"] == "selected":
+        ids = plan["ids"]
+
+        def source():
+            yield ids
+    elif plan["scope"] == "matching":
+        def source():
+            return selectors.iter_matching_ids(viewer, f, action, limit=bulk.MAX_IDS + 1)
+    else:
+        group = plan["group"]
+
+        def source():
+            return dead_letters.group_ids(viewer, f, group)
+
+    note = (request.POST.get("note") or "").strip()[:2000] or None
+    job = bulk.start(bulk.BulkJob(
+        user_id=viewer.user_id, username=viewer.username, action=action,
+        description=plan["description"], source=source, note=note,
+    ))
+    if not is_htmx(request):
+        return HttpResponseRedirect(reverse("bulk_job", args=[job.id]))
+    return render(request, "bulk/_job.html", {"job": job, "action_label": ACTIONS[action]})
+
+
+@require_GET
+@board_view
+def bulk_job(request, job_id: str):
+    """A job's progress while it runs, its report when it is done (only for who started it)."""
+    job = bulk.get(job_id, request.viewer.user_id)
+    if job is None:
+        return not_found()
+    context = {"job": job, "action_label": ACTIONS[job.action]}
+    if is_htmx(request):
+        response = render(request, "bulk/_job.html", context)
+        if job.finished:
+            toast(response, "success" if job.state == "finished" else "error",
+                  f"{ACTIONS[job.action]}: {job.changed:,} changed, {job.skipped:,} skipped." if job.state == "finished" else job.error)
+            from todos.views.common import add_trigger
+
+            add_trigger(response, "board:bulk-finished", {"job": job.id})
+        return vary_on_htmx(response)
+    return vary_on_htmx(render(request, "bulk/job.html", context))
+
+
+@require_GET
+@board_view
+def dead_letter_groups(request):
+    """``/todos/dead-letters/``: dead letters by normalised failure reason, with group actions."""
+    f = TodoFilter.from_query(request.GET)
+    viewer = request.viewer
+    found, capped = dead_letters.groups(viewer, f)
+    context = {
+        "filter": f, "groups": found, "capped": capped, "scan_rows": dead_letters.GROUP_SCAN_ROWS,
+        "can_act": viewer.can_act_anywhere, "errors": f.errors,
+        "endpoints": viewer.endpoints, "teams": viewer.teams,
+        "queues": sorted({q for e in viewer.endpoints for q in e.scope_queues}),
+    }
+    return render(request, "todos/dead_letters.html", context)

@@ -1,0 +1,119 @@
+"""From selector rows to what a template shows: holder names, the viewer's actions per state.
+
+The lease holder is stored as ``human:<id>`` or ``endpoint:<uuid>``; the Board shows
+"Board · <username>" or the endpoint's name, never a raw credential id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from todos.selectors.access import Viewer, usernames
+from todos.selectors.todos import TodoRow
+
+# Every action a todo can offer, in the order the drawer shows them, with its button label.
+ACTION_LABELS = {
+    "claim": "Claim",
+    "complete": "Complete",
+    "fail": "Fail",
+    "release": "Release",
+    "extend": "Extend lease",
+    "force_release": "Force release",
+    "retry": "Retry",
+    "cancel": "Cancel",
+    "assign": "Assign",
+    "priority": "Priority",
+}
+# The one or two actions a list row offers (the drawer has them all).
+ROW_ACTIONS = ("claim", "complete", "release", "force_release", "retry")
+
+
+def actions_for(todo: TodoRow, viewer: Viewer) -> tuple[str, ...]:
+    """What this viewer may do to this todo now (lifecycle.md guards; viewers get nothing)."""
+    if not viewer.can_act_on(todo.endpoint_id):
+        return ()
+    state = todo.display_state
+    if state == "pending":
+        return ("claim", "cancel", "assign", "priority")
+    if state == "claimed":
+        if todo.owner == viewer.owner:
+            return ("complete", "fail", "release", "extend", "cancel", "priority")
+        if todo.lease_lapsed and todo.attempt < todo.max_attempts:
+            return ("claim", "force_release", "cancel", "priority")  # a lapsed lease can be taken over
+        return ("force_release", "cancel", "priority")
+    if state in ("retry", "dead"):
+        return ("retry", "cancel", "priority")
+    return ()
+
+
+class Names:
+    """Resolves owner strings for a batch of rows with one query for the usernames."""
+
+    def __init__(self, viewer: Viewer, owners):
+        self.viewer = viewer
+        ids = []
+        for owner in owners:
+            if owner and owner.startswith("human:") and owner[6:].isdigit():
+                ids.append(int(owner[6:]))
+        self.users = usernames(ids)
+
+    def person(self, owner: str | None) -> str | None:
+        if not owner:
+            return None
+        kind, _, ident = owner.partition(":")
+        if kind == "human":
+            name = self.users.get(int(ident)) if ident.isdigit() else None
+            return name or "a former member"
+        if kind == "endpoint":
+            try:
+                endpoint = self.viewer.endpoint(UUID(ident))
+            except ValueError:
+                endpoint = None
+            return endpoint.name if endpoint else "another endpoint"
+        return owner
+
+    def holder(self, owner: str | None) -> str | None:
+        """The lease holder: "Board · <human>" for a human's claim."""
+        if owner and owner.startswith("human:"):
+            return f"Board · {self.person(owner)}"
+        return self.person(owner)
+
+
+@dataclass(frozen=True)
+class RowView:
+    todo: TodoRow
+    holder: str | None
+    assignee: str | None
+    endpoint_name: str
+    mine: bool
+    paused: bool
+    actions: tuple[str, ...]
+
+    @property
+    def row_actions(self) -> tuple[str, ...]:
+        return tuple(a for a in ROW_ACTIONS if a in self.actions)[:2]
+
+    @property
+    def id(self) -> str:
+        return self.todo.id
+
+
+def present_rows(viewer: Viewer, rows, *, paused: set | None = None) -> list[RowView]:
+    names = Names(viewer, [r.owner for r in rows] + [r.assignee for r in rows])
+    paused = paused or set()
+    views = []
+    for row in rows:
+        endpoint = viewer.endpoint(row.endpoint_id)
+        views.append(
+            RowView(
+                todo=row,
+                holder=names.holder(row.owner) if row.state == "claimed" else None,
+                assignee=names.person(row.assignee),
+                endpoint_name=endpoint.name if endpoint else "",
+                mine=row.owner == viewer.owner,
+                paused=bool(endpoint and (endpoint.team_id, row.queue) in paused),
+                actions=actions_for(row, viewer),
+            )
+        )
+    return views

@@ -1,0 +1,165 @@
+"""The todo list and the drawer: pages, and the fragments htmx and live updates swap in.
+
+One template per piece (``todos/_row.html``, ``todos/_drawer.html``, …) is used by the full page
+and by its fragment URL, so a fragment is always what the page would have shown.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from todos.filters import BadCursor, Cursor, TodoFilter
+from todos.selectors import teams as team_selectors
+from todos.selectors import todos as selectors
+from todos.views.common import board_view, is_htmx, not_found, vary_on_htmx
+from todos.views.present import Names, actions_for, present_rows
+
+
+def _list_context(request, f: TodoFilter) -> dict:
+    viewer = request.viewer
+    page = selectors.list_page(viewer, f)
+    paused = selectors.paused_queues(viewer)
+    queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
+    return {
+        "filter": f,
+        "page": page,
+        "newest": page.newest_cursor,
+        "rows": present_rows(viewer, page.rows, paused=paused),
+        "counts": selectors.state_counts(viewer, f),
+        "errors": page.errors,
+        "queues": queues,
+        "list_url": reverse("todo_list"),
+        "here": request.get_full_path(),
+        "can_bulk": viewer.can_act_anywhere,
+        "scan_rows": selectors.SEARCH_SCAN_ROWS,
+    }
+
+
+@require_GET
+@board_view
+def todo_list(request):
+    """``/todos/``: the page; with htmx the list region; with ``fragment=rows`` just the rows."""
+    f = TodoFilter.from_query(request.GET)
+    viewer = request.viewer
+    if request.GET.get("fragment") == "rows":
+        return vary_on_htmx(_rows_fragment(request, f))
+    context = _list_context(request, f)
+    if is_htmx(request) and request.htmx.target == "todo-list":
+        return vary_on_htmx(render(request, "todos/_list.html", dict(context, oob_counts=True)))
+    context["endpoints"] = viewer.endpoints
+    context["teams"] = viewer.teams
+    return vary_on_htmx(render(request, "todos/list.html", context))
+
+
+def _rows_fragment(request, f: TodoFilter):
+    viewer = request.viewer
+    raw = request.GET.get("newer_than")
+    paused = selectors.paused_queues(viewer)
+    if raw:
+        try:
+            cursor = Cursor.decode(raw, with_priority=False)
+        except BadCursor:
+            return render(request, "todos/_error.html", {"message": "newer_than: not a row cursor"}, status=400)
+        rows = selectors.rows_newer_than(viewer, f, cursor)
+        newest = Cursor(rows[0].created_at, rows[0].id) if rows else cursor
+        context = {"rows": present_rows(viewer, rows, paused=paused), "newest": newest, "filter": f, "newer": True}
+    else:
+        page = selectors.list_page(viewer, f)
+        context = {"rows": present_rows(viewer, page.rows, paused=paused), "newest": page.newest_cursor, "filter": f, "page": page}
+    context["here"] = request.htmx.current_url_abs_path if getattr(request, "htmx", False) and request.htmx.current_url_abs_path else reverse("todo_list")
+    context["list_url"] = reverse("todo_list")
+    return render(request, "todos/_rows.html", context)
+
+
+@require_GET
+@board_view
+def todo_counts(request):
+    """The state tabs with their counts (a live region)."""
+    f = TodoFilter.from_query(request.GET)
+    context = {"filter": f, "counts": selectors.state_counts(request.viewer, f), "list_url": reverse("todo_list")}
+    return render(request, "todos/_counts.html", context)
+
+
+def row_context(request, todo_id: str, next_url: str | None = None) -> dict | None:
+    viewer = request.viewer
+    row = selectors.get_row(viewer, todo_id)
+    if row is None:
+        return None
+    paused = selectors.paused_queues(viewer)
+    if next_url is None:
+        htmx = getattr(request, "htmx", None)
+        next_url = (htmx.current_url_abs_path if htmx else None) or reverse("todo_list")
+    return {"item": present_rows(viewer, [row], paused=paused)[0], "here": next_url}
+
+
+@require_GET
+@board_view
+def todo_row(request, todo_id: str):
+    """One list row: what live updates and row actions swap in."""
+    context = row_context(request, todo_id)
+    if context is None:
+        return not_found()
+    return render(request, "todos/_row.html", context)
+
+
+def drawer_context(request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None) -> dict | None:
+    viewer = request.viewer
+    todo = selectors.get_detail(viewer, todo_id)
+    if todo is None:
+        return None
+    attempt_rows = selectors.attempts(todo)
+    audit = selectors.todo_audit(viewer, todo)
+    names = Names(viewer, [todo.owner, todo.assignee] + [a.owner for a in attempt_rows])
+    endpoint = viewer.endpoint(todo.endpoint_id)
+    team = viewer.team(todo.team_id)
+    actions = actions_for(todo, viewer)
+    assign_choices = []
+    if "assign" in actions:
+        assign_choices = [(f"human:{m.user_id}", f"{m.username} (human)") for m in team_selectors.members(todo.team_id)]
+        assign_choices += [(f"endpoint:{e.id}", f"{e.name} (endpoint)") for e in viewer.endpoints if e.team_id == todo.team_id and e.state == "active"]
+    if next_url is None:
+        htmx = getattr(request, "htmx", None)
+        next_url = (htmx.current_url_abs_path if htmx else None) or request.get_full_path()
+    return {
+        "todo": todo,
+        "state": todo.display_state,
+        "holder": names.holder(todo.owner) if todo.state == "claimed" else None,
+        "mine": todo.owner == viewer.owner,
+        "assignee": names.person(todo.assignee),
+        "endpoint": endpoint,
+        "team": team,
+        "actions": actions,
+        "attempts": [(a, names.person(a.owner)) for a in attempt_rows],
+        "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
+        "audit": audit,
+        "assign_choices": assign_choices,
+        "errors": errors or {},
+        "values": values or {},
+        "here": next_url,
+        "read_only": not viewer.can_act_on(todo.endpoint_id),
+    }
+
+
+@require_GET
+@board_view
+def todo_detail(request, todo_id: str):
+    """``/todos/<id>/``: a full page for deep links; htmx gets the drawer fragment."""
+    context = drawer_context(request, todo_id)
+    if context is None:
+        return not_found()
+    if is_htmx(request):
+        return vary_on_htmx(render(request, "todos/_drawer.html", context))
+    context["full_page"] = True
+    return vary_on_htmx(render(request, "todos/detail.html", context))
+
+
+@require_GET
+@board_view
+def todo_drawer(request, todo_id: str):
+    """The drawer fragment (opened beside the list, refreshed live)."""
+    context = drawer_context(request, todo_id)
+    if context is None:
+        return not_found()
+    return render(request, "todos/_drawer.html", context)
