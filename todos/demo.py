@@ -54,6 +54,11 @@ FAILURES = (
     "model refused: context window exceeded ({n} tokens)",
     "git push rejected: non-fast-forward on branch fix-{n}",
 )
+RELEASES = (
+    "rate limited by upstream; handing the todo back",
+    "worker draining for a deploy; released",
+    "needs a GPU runner; released for another worker",
+)
 TITLES = {
     "ci-failures": ["Fix flaky test in {mod}", "Build broken on main after #{n}", "Lint errors in {mod}"],
     "support": ["Customer #{n}: cannot log in", "Refund request for order {n}", "Bug report: export to CSV"],
@@ -119,7 +124,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         queue = rng.choice(list(owners))
         scope = owners[queue]
         fate = rng.random()
-        max_attempts = 1 if fate < 0.12 else rng.choice((3, 5))
+        max_attempts = 3 if fate < 0.12 else rng.choice((3, 5))
         created = execute(agent_store.create(
             scope, queue=queue, title=_title(queue, rng), kind=queue.rstrip("s"), source="webhook",
             payload={"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"},
@@ -132,8 +137,12 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         except StoreError:
             continue
         if fate < 0.12:
+            # a dead letter with a history to read: earlier holders gave up, the last one failed
+            for earlier in range(max_attempts - 1):
+                execute(agent_store.release(scope, created.id, summary=rng.choice(RELEASES)))
+                execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{earlier}"))
             execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
-                                     result={"error": "handler_failed"}))  # dead letter
+                                     result={"error": "handler_failed"}))
         elif fate < 0.7:
             execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
         elif fate < 0.8:
