@@ -7,7 +7,7 @@ isolation (tests/board/test_isolation.py fails for a route it does not cover), a
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from todos.views import activity, actions, agents, bulk, health, metrics, overview, teams, todos
+from todos.views import activity, actions, agents, bulk, endpoints, health, metrics, overview, teams, todos
 from todos.views.present import ACTION_LABELS
 
 urlpatterns = [
@@ -47,4 +47,12 @@ urlpatterns = [
     path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
     path("teams/<slug:slug>/members/", teams.team_member_set, name="team_member_set"),
     path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
+    # endpoints (agent credentials)
+    path("endpoints/", endpoints.endpoint_list, name="endpoints"),
+    path("endpoints/panel/", endpoints.endpoint_panel, name="endpoints_panel"),
+    path("endpoints/new/", endpoints.endpoint_vend, name="endpoint_vend"),
+    path("endpoints/<slug:slug>/edit/", endpoints.endpoint_edit, name="endpoint_edit"),
+    path("endpoints/<slug:slug>/rotate/", endpoints.endpoint_rotate, name="endpoint_rotate"),
+    path("endpoints/<slug:slug>/revoke/", endpoints.endpoint_revoke, name="endpoint_revoke"),
+    path("endpoints/<slug:slug>/delete/", endpoints.endpoint_delete, name="endpoint_delete"),
 ]

@@ -66,6 +66,13 @@ ROUTES = {
     "team_detail": ("GET", "team", "object"),
     "team_member_set": ("POST", "team", "object"),
     "team_member_remove": ("POST", "team_member", "object"),
+    "endpoints": ("GET", {}, "listing"),
+    "endpoints_panel": ("GET", {}, "listing"),
+    "endpoint_vend": ("POST", "team_form", "object"),
+    "endpoint_edit": ("POST", "endpoint", "object"),
+    "endpoint_rotate": ("POST", "endpoint", "object"),
+    "endpoint_revoke": ("POST", "endpoint", "object"),
+    "endpoint_delete": ("POST", "endpoint", "object"),
 }
 
 
