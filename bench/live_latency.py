@@ -1,0 +1,430 @@
+"""Issue 8, figure 7: live Board latency, from a transition's COMMIT to the message at a browser.
+
+    uv run --group bench python -m bench.live_latency                  # 100 clients, 200 transitions/s
+    uv run --group bench python -m bench.live_latency --coalesce 0     # the pipeline alone
+    uv run --group bench python -m bench.live_latency --smoke
+
+What runs, all on this machine and over the wire:
+
+* a real Board server: ``daphne board.asgi:application`` in a subprocess, on a fresh database with
+  Board's schema (the embedded PostgreSQL unless ``DATABASE_URL`` names a server);
+* ``--clients`` real websocket clients (a minimal RFC 6455 client on asyncio streams) in this
+  process, each signed in with its own session as its own human, all members
+  of the team whose queue runs, each subscribed to the todo list;
+* a load of ``--rate`` store transitions per second for ``--seconds``, from 4 threads each on its
+  own connection: half ``create`` (a new todo), half ``claim_next`` (the oldest pending one, which
+  was created seconds earlier), so within the measured window every transition is the first to
+  name its todo id since that id was last seen and each message can be attributed.
+
+Latency of one transition at one client = arrival of the first message naming its id (``time.monotonic()``
+as soon as the client has read the frame) minus the moment the committing connection had
+COMMIT acknowledged (``time.monotonic()`` right after the statement returned: autocommit, so the
+statement's return is the commit's). The clock is the same system-wide monotonic clock in every
+thread. A message may beat that acknowledgement (the server delivers NOTIFY and the COMMIT reply
+at the same time); those count as 0 ms and are reported.
+
+Coalescing is part of the latency by design: at most one message per ``--coalesce`` seconds per
+client (0.1 s, i.e. ~10 a second, in production). Under a steady stream every client is always
+inside a window, so a transition waits on average half a window before it leaves; run with
+``--coalesce 0`` to see the pipeline without that wait.
+
+It also prints the measurement behind "small messages, not rendered fragments": the bytes of a
+``changed`` message against the rendered row and drawer fragments a push of HTML would carry, and
+what rendering them costs the server per recipient.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+
+from bench.common import bench_server, connect, make_agent, setup_django, store_database
+
+ROOT = Path(__file__).resolve().parent.parent
+QUEUE = "live"
+GENERATOR_THREADS = 4
+
+
+# --- the server -------------------------------------------------------------------------------
+
+
+def database_url(conninfo: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    user = quote(info.get("user") or "", safe="")
+    password = info.get("password")
+    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+    host, port, query = info.get("host") or "", info.get("port") or "", ""
+    if host.startswith("/"):
+        query, host = f"?host={quote(host, safe='')}", ""
+    return f"postgresql://{auth}{host}{':' + str(port) if port else ''}/{quote(info['dbname'], safe='')}{query}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_daphne(conninfo: str, coalesce: float, profile: str | None = None) -> tuple[subprocess.Popen, int, Path]:
+    port = free_port()
+    log_path = Path(tempfile.mkstemp(prefix="board-live-bench-", suffix=".log")[1])
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="board.settings", DATABASE_URL=database_url(conninfo),
+               BOARD_ENV="development", DEBUG="0", LOG_LEVEL="WARNING",
+               BOARD_LIVE_COALESCE_SECONDS=str(coalesce), PYTHONUNBUFFERED="1")
+    daphne = Path(sys.executable).with_name("daphne")
+    with open(log_path, "wb") as log:
+        command = [str(daphne), "-b", "127.0.0.1", "-p", str(port), "board.asgi:application"]
+        if profile:  # cProfile writes its stats when SIGINT stops the reactor
+            command = [sys.executable, "-m", "cProfile", "-o", profile, *command]
+        process = subprocess.Popen(command,
+                                   cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited:\n{log_path.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return process, port, log_path
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"daphne did not start:\n{log_path.read_text()}")
+
+
+# --- humans and sessions ----------------------------------------------------------------------
+
+
+def make_humans(team_id, n: int) -> list[str]:
+    """``n`` users, each a viewer of the team, each with a session; returns the session keys."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from todos.db import execute
+    from todos.store import teams
+
+    keys = []
+    User = get_user_model()
+    for i in range(n):
+        user = User(username=f"watcher-{uuid.uuid4().hex[:8]}")
+        user.set_unusable_password()  # signed in by session only; no password hashing to wait for
+        user.save()
+        execute(teams.set_member(None, team_id=team_id, user_id=user.id, role="viewer"))
+        session = SessionStore()
+        session["_auth_user_id"] = str(user.pk)
+        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_hash"] = user.get_session_auth_hash()
+        session.create()
+        keys.append(session.session_key)
+    return keys
+
+
+# --- the websocket clients ----------------------------------------------------------------------
+# A minimal RFC 6455 client on asyncio streams: the process has loaded Django, hence daphne, hence
+# Twisted, so autobahn's asyncio flavour is not available here, and nothing else is needed.
+
+
+class Watcher:
+    """One browser tab's socket: records when each todo id arrives in a ``changed`` message."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer = reader, writer
+        self.arrivals: dict[str, list[float]] = {}
+        self.messages = 0
+        self.overflows = 0
+        self.subscribed = asyncio.get_running_loop().create_future()
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, port: int, session_key: str) -> "Watcher":
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            (f"GET /ws/board/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
+             f"Cookie: sessionid={session_key}\r\n\r\n").encode()
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise RuntimeError(f"websocket refused: {head[:200]!r}")
+        return cls(reader, writer)
+
+    def send(self, message: dict) -> None:
+        payload = json.dumps(message).encode()
+        mask = os.urandom(4)
+        header = bytes([0x81])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack("!H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack("!Q", n)
+        self.writer.write(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    async def _frame(self) -> tuple[int, bytes]:
+        b0, b1 = await self.reader.readexactly(2)
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", await self.reader.readexactly(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", await self.reader.readexactly(8))
+        return b0, await self.reader.readexactly(n)  # a server never masks
+
+    async def _read(self) -> None:
+        buffer = b""
+        try:
+            while True:
+                b0, data = await self._frame()
+                now = time.monotonic()
+                opcode = b0 & 0x0F
+                if opcode == 0x8:
+                    return
+                if opcode in (0x1, 0x0):
+                    buffer += data
+                    if b0 & 0x80:
+                        self._message(json.loads(buffer), now)
+                        buffer = b""
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+
+    def _message(self, message: dict, now: float) -> None:
+        if message["type"] == "changed":
+            self.messages += 1
+            for todo_id in message["ids"]:
+                self.arrivals.setdefault(todo_id, []).append(now)
+            self.overflows += bool(message.get("overflow"))
+        elif message["type"] == "subscribed" and not self.subscribed.done():
+            self.subscribed.set_result(True)
+
+    def close(self) -> None:
+        self.task.cancel()
+        self.writer.close()
+
+
+async def open_clients(port: int, session_keys: list[str]) -> list[Watcher]:
+    clients = []
+    for key in session_keys:
+        client = await Watcher.open(port, key)
+        client.send({"subscribe": {"page": "todos", "filter": "", "todo": None}})
+        clients.append(client)
+    await asyncio.wait_for(asyncio.gather(*(c.subscribed for c in clients)), 30)
+    return clients
+
+
+# --- the load ----------------------------------------------------------------------------------
+
+
+def generate(conninfo: str, scopes, rate: float, seconds: float, out: list, stop_at: float, index: int) -> None:
+    """One generator thread: ``rate`` transitions a second, alternating create and claim_next,
+    on the teams' endpoints in turn."""
+    from todos.db import execute
+    from todos.store import agent
+
+    conn = connect(conninfo)
+    period = 1.0 / rate
+    start = time.monotonic() + index * period / GENERATOR_THREADS  # stagger the threads
+    n = 0
+    while True:
+        due = start + n * period
+        if due >= stop_at:
+            break
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        scope = scopes[(n // 2 + index) % len(scopes)]
+        before = time.monotonic()
+        if n % 2 == 0:
+            todo_id = execute(agent.create(scope, queue=QUEUE, title="live"), conn).todo.id
+        else:
+            claim = execute(agent.claim_next(scope, queue=QUEUE, lease_ttl_seconds=3600), conn)
+            todo_id = claim.todo.id if claim else None
+        after = time.monotonic()
+        if todo_id is not None:
+            out.append((todo_id, before, after, scope.team_id))
+        n += 1
+    conn.close()
+
+
+def run_load(conninfo: str, scopes, rate: float, seconds: float) -> list[tuple[str, float, float]]:
+    out: list = []
+    stop_at = time.monotonic() + seconds
+    threads = [threading.Thread(target=generate, args=(conninfo, scopes, rate / GENERATOR_THREADS, seconds, out, stop_at, i))
+               for i in range(GENERATOR_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+# --- fragments vs messages ----------------------------------------------------------------------
+
+
+def fragment_costs(port: int, session_key: str, todo_ids: list[str]) -> dict:
+    """Bytes and server time of what a push of rendered HTML would carry, per recipient."""
+    import httpx
+
+    sizes: dict[str, list[int]] = {"row": [], "drawer": []}
+    times: dict[str, list[float]] = {"row": [], "drawer": []}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", cookies={"sessionid": session_key},
+                      headers={"HX-Request": "true"}) as http:
+        for todo_id in todo_ids:
+            for kind in ("row", "drawer"):
+                started = time.perf_counter()
+                response = http.get(f"/todos/{todo_id}/{kind}/")
+                elapsed = time.perf_counter() - started
+                if response.status_code == 200:
+                    sizes[kind].append(len(response.content))
+                    times[kind].append(elapsed * 1000)
+    return {kind: (statistics.median(sizes[kind]) if sizes[kind] else None,
+                   statistics.median(times[kind]) if times[kind] else None) for kind in sizes}
+
+
+# --- the measurement ----------------------------------------------------------------------------
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
+
+
+def measure(args) -> dict:
+    with bench_server() as admin, store_database(admin) as conninfo:
+        setup_django()
+        with connect(conninfo) as conn:
+            from bench.common import create_todos
+
+            scopes = [make_agent(conn, QUEUE) for _ in range(args.teams)]
+            for scope in scopes:  # the claims' backlog
+                create_todos(conn, scope, int(args.rate * args.seconds / args.teams), queue=QUEUE)
+        keys = [(scope.team_id, key) for i, scope in enumerate(scopes)
+                for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))]
+        process, port, log_path = start_daphne(conninfo, args.coalesce, args.profile_server)
+        try:
+            return asyncio.run(_measure(args, conninfo, scopes, port, keys, process.pid))
+        finally:
+            process.send_signal(signal.SIGINT if args.profile_server else signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if args.verbose:
+                print(log_path.read_text()[-5000:])
+            log_path.unlink(missing_ok=True)
+
+
+def run_delay(pid: int) -> float:
+    """Seconds the process's threads have spent runnable but waiting for a CPU (Linux schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
+async def _measure(args, conninfo, scopes, port, keys, server_pid) -> dict:
+    import psutil
+
+    server, me = psutil.Process(server_pid), psutil.Process()
+    clients = await open_clients(port, [key for _, key in keys])
+    clients_of: dict = {}
+    for (team, _), client in zip(keys, clients):
+        clients_of.setdefault(team, []).append(client)
+    await asyncio.sleep(1.0)  # let the listener and every consumer settle
+    for c in clients:
+        c.arrivals.clear()
+        c.messages = 0
+    loop = asyncio.get_running_loop()
+    cpu0 = (sum(server.cpu_times()[:2]), sum(me.cpu_times()[:2]), psutil.cpu_times(), run_delay(server_pid))
+    transitions = await loop.run_in_executor(None, run_load, conninfo, scopes, args.rate, args.seconds)
+    cpu1 = (sum(server.cpu_times()[:2]), sum(me.cpu_times()[:2]), psutil.cpu_times(), run_delay(server_pid))
+    await asyncio.sleep(2.0)  # the tail
+    latencies, early, lost = [], 0, 0
+    for todo_id, before, after, team in transitions:
+        for c in clients_of[team]:
+            seen = [t for t in c.arrivals.get(todo_id, ()) if t >= before]
+            if not seen:
+                lost += 1
+                continue
+            latency = seen[0] - after
+            if latency < 0:
+                early += 1
+                latency = 0.0
+            latencies.append(latency * 1000)
+    messages = sum(c.messages for c in clients)
+    overflows = sum(c.overflows for c in clients)
+    for c in clients:
+        c.close()
+    costs = fragment_costs(port, keys[0][1], [t[0] for t in transitions[:40:2]])
+    return {
+        "transitions": len(transitions), "rate": len(transitions) / args.seconds, "samples": len(latencies),
+        "p50": percentile(latencies, 50), "p90": percentile(latencies, 90), "p99": percentile(latencies, 99),
+        "max": max(latencies), "early": early, "lost": lost,
+        "messages_per_client_per_s": messages / len(clients) / args.seconds, "overflows": overflows,
+        "costs": costs,
+        "server_cpu": (cpu1[0] - cpu0[0]) / args.seconds,
+        "bench_cpu": (cpu1[1] - cpu0[1]) / args.seconds,
+        "machine_busy": 1 - (cpu1[2].idle - cpu0[2].idle) / (sum(cpu1[2]) - sum(cpu0[2])),
+        "cores": psutil.cpu_count(),
+        "server_waiting": (cpu1[3] - cpu0[3]) / args.seconds,
+    }
+
+
+def main(argv=None) -> int:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=200.0, help="store transitions per second")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--teams", type=int, default=1,
+                        help="spread clients and load over this many teams (1: every client sees every transition)")
+    parser.add_argument("--coalesce", type=float, default=0.1, help="the server's coalescing window, seconds")
+    parser.add_argument("--profile-server", metavar="PATH", help="run the server under cProfile, stats to PATH")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds with 10 clients")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.clients, args.seconds = 10, 3.0
+    r = measure(args)
+    print(f"live latency: {args.clients} websocket clients in {args.teams} team(s), "
+          f"{r['rate']:.0f} transitions/s for {args.seconds:.0f} s, "
+          f"coalescing window {args.coalesce * 1000:.0f} ms")
+    print(f"  commit -> message at the client: p50 {r['p50']:.1f} ms   p90 {r['p90']:.1f} ms   "
+          f"p99 {r['p99']:.1f} ms   max {r['max']:.1f} ms   ({r['samples']} samples)")
+    print(f"  targets: p50 <= 50 ms, p99 <= 250 ms")
+    print(f"  messages per client per second: {r['messages_per_client_per_s']:.1f}   overflow messages: {r['overflows']}   "
+          f"before COMMIT's acknowledgement: {r['early']}   never delivered: {r['lost']}")
+    print(f"  CPU during the load: Board server {r['server_cpu']:.2f} cores, this process (clients and load) "
+          f"{r['bench_cpu']:.2f} cores; the machine ({r['cores']} cores) {r['machine_busy']:.0%} busy; "
+          f"the server waited for a CPU {r['server_waiting'] * 1000:.0f} ms per second")
+    changed = len(json.dumps({"type": "changed", "ids": ["td_" + "0" * 32], "queues": [QUEUE], "ops": ["claim"],
+                              "teams": [str(uuid.uuid4())]}))
+    (row_bytes, row_ms), (drawer_bytes, drawer_ms) = r["costs"]["row"], r["costs"]["drawer"]
+    print(f"  a 'changed' message for one todo: {changed} bytes; rendered instead: row {row_bytes:.0f} bytes "
+          f"({row_ms:.1f} ms to render and serve), drawer {drawer_bytes:.0f} bytes ({drawer_ms:.1f} ms)")
+    return 0 if r["lost"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

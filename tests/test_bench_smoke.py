@@ -1,0 +1,87 @@
+"""The benchmarks in smoke mode: tiny sizes against the test database, so the harness (loading,
+timing, verification in SQL) cannot rot between the full runs reported in ``bench/README.md``.
+
+The store's runs use the test database itself; the bare loop and the peers get a fresh database
+on the same server (``CREATE DATABASE``), dropped afterwards. A peer whose package is not
+installed (the ``bench`` dependency group is not synced) is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bench import hot, systems
+from bench.common import fresh_database
+from todos import db
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def test_store_row_at_a_time_drains_and_verifies():
+    out = systems.drain_store_in(db.conninfo(), 40, 4, mode="threads")
+    assert sum(out.per_worker) == 40 and out.seconds > 0
+
+
+def test_store_batched_drains_and_verifies():
+    out = systems.drain_store_in(db.conninfo(), 45, 3, mode="threads", batch=10)
+    assert sum(out.per_worker) == 45
+
+
+@pytest.fixture
+def outbox_dropped():
+    """The ``fast`` prototype adds an outbox table to the database it runs in: drop it after."""
+    yield
+    with db.connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS board_outbox")
+
+
+def test_store_variant_prototype_drains_and_verifies(outbox_dropped):
+    # The prototypes rewrite the store's SQL; this fails loudly when the store moves under them.
+    out = systems.drain_store_in(db.conninfo(), 30, 2, mode="threads", variant="fast")
+    assert sum(out.per_worker) == 30
+
+
+def test_bare_loop_drains_and_verifies():
+    with fresh_database(db.conninfo(), "smoke_bare") as conninfo:
+        out = systems.drain_bare_in(conninfo, 60, 4, mode="threads")
+    assert sum(out.per_worker) == 60
+
+
+def test_hot_ratio_is_measured():
+    out = hot.run_hot_in(db.conninfo(), 12, 2, 4)
+    updates, hot_updates, ratio = out["todos"]
+    # 12 claims + 48 heartbeats + 12 completes; only heartbeats can be HOT
+    assert updates >= 72 and 0 < hot_updates <= 48 and ratio <= out["ceiling"] + 1e-9
+
+
+def test_crash_recovery_smoke():
+    from bench import crash
+
+    out = crash.run_crash_in(db.conninfo(), 200, kill_after=0.7, lease=2, batch=10, reaper_interval=0.3)
+    assert out["r2"] > 0
+    assert len(out["recovered"]) == out["in_flight"]  # every stranded lease came back and was completed
+
+
+@pytest.mark.skipif(bool(os.environ.get("BOARD_TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")),
+                    reason="reads the backend's CPU time from /proc: needs the embedded server on this machine")
+def test_statement_cpu_profile(outbox_dropped):
+    from bench import statement_cpu
+
+    out = statement_cpu.measure_in(db.conninfo(), 60, 10, "fast")
+    assert out["claim_cpu_ms"] >= 0 and out["complete_cpu_ms"] >= 0
+
+
+@pytest.mark.skipif(systems.pgqueuer_available() is not None, reason=str(systems.pgqueuer_available()))
+def test_pgqueuer_drains_and_verifies():
+    with fresh_database(db.conninfo(), "smoke_pgq") as conninfo:
+        out = systems.drain_pgqueuer_in(conninfo, 40, 2, batch_size=1, mode="threads")
+    assert out.seconds > 0
+
+
+@pytest.mark.skipif(systems.procrastinate_available() is not None, reason=str(systems.procrastinate_available()))
+def test_procrastinate_drains_and_verifies():
+    with fresh_database(db.conninfo(), "smoke_procrastinate") as conninfo:
+        out = systems.drain_procrastinate_in(conninfo, 40, 4, mode="threads")
+    assert out.seconds > 0
