@@ -91,6 +91,17 @@ def state_of(todo_id: str) -> str:
     return row["state"]
 
 
+def search(page, term: str, rows: int) -> None:
+    for _ in range(3):
+        page.fill("#q", term)
+        try:
+            expect(page.locator("#todo-rows tr.todo-row")).to_have_count(rows, timeout=4000)
+            return
+        except AssertionError:
+            continue
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(rows)
+
+
 def test_operator_flow_in_a_real_browser(world, page):
     execute(A.create(world.agent, queue="email", title="Send the welcome email", kind="email.send",
                      payload={"to": "ada@example.com", "template": "welcome", "api_key": "sk-live-123"}))
@@ -117,12 +128,11 @@ def test_operator_flow_in_a_real_browser(world, page):
     page.wait_for_url(re.compile(r"/todos/$"))
     expect(page.locator("#todo-rows tr.todo-row")).to_have_count(8)
 
-    # search
-    page.fill("#q", "invoices")
-    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(1)
+    # search (typing right after "back" can land in the form htmx is about to restore from its
+    # history cache, as a person could not: type again until the list answers)
+    search(page, "invoices", 1)
     assert "q=invoices" in page.url
-    page.fill("#q", "")
-    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(8)
+    search(page, "", 8)
     shot(page, "todos-list")
 
     # open the drawer beside the list; claim; complete with a JSON result
@@ -132,9 +142,10 @@ def test_operator_flow_in_a_real_browser(world, page):
     assert "Reconcile invoices for March" in drawer.inner_text()
     assert re.search(r"/todos/(\?.*)?$", page.url), page.url  # still on the list
     drawer.get_by_role("button", name="Claim").click()
+    # the toast first: it dismisses itself after a few seconds
+    expect(page.locator("#toasts .toast-success").last).to_contain_text("Claimed")
     page.locator("#drawer .lease-card").wait_for()
     assert "Board · alice" in page.locator("#drawer").inner_text()
-    expect(page.locator("#toasts .toast-success").first).to_contain_text("Claimed")
     expect(page.locator(f"#todo-{pending.id}")).to_contain_text("Board · alice")
     page.locator("#drawer summary", has_text="Complete…").click()
     page.fill(f"#complete-result-{pending.id}", "{not json")
