@@ -29,6 +29,7 @@ from django.conf import settings
 from todos.db import pool
 from todos.filters import Cursor, TodoFilter, parse_payload_match
 from todos.selectors.access import Viewer
+from todos.store.records import Attempt
 
 PAGE_SIZE = 50
 NEWER_LIMIT = 100
@@ -483,30 +484,11 @@ def get_detail(viewer: Viewer, todo_id: str) -> TodoDetail | None:
 
 
 @dataclass(frozen=True)
-class AttemptRow:
-    seq: int
-    attempt: int
-    claimer_kind: str
-    owner: str
-    claimant: str | None
-    claimed_at: datetime
-    last_heartbeat_at: datetime | None
-    lease_expires_at: datetime
-    ended_at: datetime | None
-    outcome: str | None
-    disposition: str | None
-    summary: str | None
-    summary_truncated: bool
-    artifact: str | None
-    lease_lapsed: bool
+class AttemptRow(Attempt):
+    """An attempt as the drawer shows it: the store's record plus whether an open lease has
+    already lapsed (the holder is presumed dead before the reaper or a takeover says so)."""
 
-    @property
-    def died(self) -> bool:
-        return self.outcome in ("lease_expired", "reaped")
-
-    @property
-    def is_open(self) -> bool:
-        return self.ended_at is None
+    lease_lapsed: bool = False
 
 
 # Never the lease token hash, the claimer session or the claimer endpoint id.
