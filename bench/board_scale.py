@@ -1,0 +1,389 @@
+"""Issue 8, figure 6: the Board at scale: 5,000,000 todos, every page rendered in-process.
+
+    uv run --group bench python -m bench.board_scale                 # loads once (~10-20 min), then times
+    uv run --group bench python -m bench.board_scale --runs 30       # reuses the loaded database
+    uv run --group bench python -m bench.board_scale --reload        # a fresh load
+    uv run --group bench python -m bench.board_scale --smoke         # 3,000 rows, a throwaway database
+
+The database lives in a fixed data directory (``--data-dir``, default ``/tmp/board-bench-scale``;
+a few GB) and is kept between runs: loading 5M rows is the slow part, and a page's speed depends
+on the table, not on how it was filled. With ``DATABASE_URL`` set, that server's database
+``bench_board_scale`` is used (and kept) instead.
+
+The data, generated set-based (``INSERT … SELECT generate_series`` in chunks of 250,000, with the
+todo table's secondary indexes dropped during the load and rebuilt after it, then
+``VACUUM (ANALYZE)``):
+
+* 5 teams, 50 endpoints (10 per team), 20 queues (each endpoint scoped to 3), skewed so a few
+  endpoints hold most of the work, as in life;
+* todos created over 30 days, oldest first; all but the newest 20,000 are finished (94 % done,
+  4 % canceled, 2 % dead letters); the newest 20,000 are the live edge (60 % pending, 1 % claimed,
+  2 % retry scheduled, 5 % dead letters, 2 % canceled, 30 % done); 1 % assigned to the timed
+  human, 5 % with a priority;
+* an attempt row for every claimed, failed and 10 % of the done todos (the rest count their
+  attempt as pruned, as the cap would have it).
+
+What is timed: server-side rendering, through Django's test ``Client`` in this process (session,
+middleware, selectors, templates: everything but the socket), signed in as an operator of **one
+team** (10 endpoints) and as an operator of **all five teams** (50 endpoints). Each URL ``--runs``
+times after two warm-ups, URLs shuffled within every run so drift in the machine's load hits them
+alike; p50 / p95 / max per URL. Beside them, in the same runs, the plain
+``SELECT state, count(*) FROM todos GROUP BY state``. Targets: every page ≤ 50 ms p95, and at
+least 10× faster than that count.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import base_parser, print_table, setup_django
+from bench.serving import LoadSampler, load_average, percentile
+
+DEFAULT_DIR = Path(os.environ.get("BOARD_BENCH_SCALE_DIR", "/tmp/board-bench-scale"))
+DBNAME = "bench_board_scale"
+TEAMS, ENDPOINTS, QUEUES = 5, 50, 20
+RECENT = 20_000  # the live edge: the newest todos
+SPAN = "30 days"
+CHUNK = 250_000
+ME, ALL = "scale-one-team", "scale-all-teams"
+
+
+# --- the database -------------------------------------------------------------------------------
+
+
+def use_database(data_dir: Path, dbname: str = DBNAME) -> str:
+    """Point Django and the store's pools at ``dbname`` (embedded server in ``data_dir``, kept at
+    exit; or ``DATABASE_URL``'s server), migrate it, and return its conninfo."""
+    setup_django()
+    import psycopg
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connections
+    from psycopg import sql
+
+    from todos import db
+
+    config = settings.DATABASES["default"]
+    if settings.DATABASE_URL:
+        with psycopg.connect(db.conninfo(), autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone():
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    else:
+        settings.BOARD_DATA_DIR = Path(data_dir)
+        settings.BOARD_DATA_DIR_EPHEMERAL = False
+    connections.close_all()
+    config["NAME"] = dbname
+    db.reset_pools()
+    call_command("migrate", verbosity=0, interactive=False)
+    connections.close_all()
+    return db.conninfo()
+
+
+def loaded_rows(conn) -> int | None:
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_scale_meta (rows bigint NOT NULL, loaded_at timestamptz NOT NULL)")
+    row = conn.execute("SELECT rows FROM bench_scale_meta ORDER BY loaded_at DESC LIMIT 1").fetchone()
+    return row["rows"] if row else None
+
+
+def make_tenancy(conn) -> dict:
+    """Teams, endpoints and the two timed humans (the store's own statements), or the existing ones."""
+    from django.contrib.auth import get_user_model
+
+    from todos.db import execute
+    from todos.store import endpoints, teams
+    from todos.store.endpoints import VERBS
+
+    User = get_user_model()
+    team_ids = [r["id"] for r in conn.execute("SELECT id FROM teams WHERE slug LIKE 'scale-team-%%' ORDER BY slug")]
+    if len(team_ids) != TEAMS:
+        team_ids = [execute(teams.create_team(slug=f"scale-team-{t}", name=f"Scale team {t}"), conn).id for t in range(TEAMS)]
+        for e in range(ENDPOINTS):
+            queues = sorted({f"q{(e + d) % QUEUES:02d}" for d in (0, 7, 13)})
+            execute(endpoints.vend(None, team_id=team_ids[e % TEAMS], name=f"Scale endpoint {e:02d}", slug=f"scale-ep-{e:02d}",
+                                   verbs=list(VERBS), queues=queues), conn)
+    users = {}
+    for username, member_of in ((ME, team_ids[:1]), (ALL, team_ids)):
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User(username=username)
+            user.set_unusable_password()
+            user.save()
+            for team_id in member_of:
+                execute(teams.set_member(None, team_id=team_id, user_id=user.id, role="operator"), conn)
+        users[username] = user
+    return {"teams": team_ids, "users": users}
+
+
+TODOS_INSERT = f"""
+INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, assignee, priority, state, owner,
+                   lease_expires_at, attempt, attempts_total, attempts_pruned, next_retry_at, result,
+                   created_at, updated_at, claimed_at, completed_at)
+SELECT 'td_' || md5('scale' || g.i), e.id, e.queues[1 + floor(g.r2 * 3)::int], 'ci',
+       (ARRAY['build', 'test', 'deploy', 'lint', 'review'])[1 + g.i %% 5],
+       'Build ' || g.i || ' of repo-' || (g.i %% 500),
+       jsonb_build_object('repo', 'repo-' || (g.i %% 500), 'n', g.i, 'branch', CASE WHEN g.i %% 7 = 0 THEN 'dev' ELSE 'main' END),
+       CASE WHEN g.r3 < 0.01 THEN %(me)s END,
+       CASE WHEN g.r3 > 0.95 THEN (1 + g.i %% 5)::smallint ELSE 0::smallint END,
+       CASE WHEN k.kind IN ('retry', 'dead') THEN 'failed' ELSE k.kind END,
+       CASE WHEN k.kind = 'claimed' THEN 'endpoint:' || e.id END,
+       CASE WHEN k.kind = 'claimed' THEN now() + interval '10 minutes' END,
+       CASE WHEN k.kind IN ('pending', 'canceled') THEN 0 ELSE 1 END,
+       CASE WHEN k.kind IN ('pending', 'canceled') THEN 0 ELSE 1 END,
+       CASE WHEN k.kind = 'done' AND g.i %% 10 <> 0 THEN 1 ELSE 0 END,
+       CASE WHEN k.kind = 'retry' THEN now() + g.r2 * interval '10 minutes' END,
+       CASE WHEN k.kind = 'done' THEN '{{"ok": true}}'::jsonb END,
+       c.at, coalesce(d.at, c.at),
+       CASE WHEN k.kind NOT IN ('pending', 'canceled') THEN least(now(), c.at + interval '1 minute') END,
+       d.at
+FROM (SELECT i, random() AS r1, random() AS r2, random() AS r3, random() AS rs
+      FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS i) g
+JOIN bench_scale_eps e ON e.idx = floor({ENDPOINTS} * power(g.r1, 2))::int
+CROSS JOIN LATERAL (SELECT CASE
+    WHEN g.i > %(n)s - {RECENT} THEN CASE WHEN g.rs < 0.60 THEN 'pending' WHEN g.rs < 0.61 THEN 'claimed'
+        WHEN g.rs < 0.63 THEN 'retry' WHEN g.rs < 0.68 THEN 'dead' WHEN g.rs < 0.70 THEN 'canceled' ELSE 'done' END
+    ELSE CASE WHEN g.rs < 0.02 THEN 'dead' WHEN g.rs < 0.06 THEN 'canceled' ELSE 'done' END END AS kind) k
+CROSS JOIN LATERAL (SELECT now() - interval '{SPAN}' * (1 - g.i::float8 / %(n)s) AS at) c
+CROSS JOIN LATERAL (SELECT CASE WHEN k.kind IN ('done', 'canceled', 'dead')
+                                THEN least(now(), c.at + g.r2 * interval '20 minutes') END AS at) d
+"""
+
+ATTEMPTS_INSERT = """
+INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id, owner, claimed_at,
+                           lease_expires_at, ended_at, outcome, disposition, summary)
+SELECT t.id, 1, 1, 'endpoint', t.endpoint_id, 'endpoint:' || t.endpoint_id, t.claimed_at,
+       coalesce(t.lease_expires_at, t.claimed_at + interval '5 minutes'),
+       CASE WHEN t.state <> 'claimed' THEN coalesce(t.completed_at, t.claimed_at) END,
+       CASE t.state WHEN 'claimed' THEN NULL WHEN 'done' THEN 'completed' ELSE 'failed' END,
+       CASE WHEN t.state = 'claimed' THEN NULL WHEN t.state = 'done' THEN 'done'
+            WHEN t.next_retry_at IS NOT NULL THEN 'retry_scheduled' ELSE 'dead_lettered' END,
+       CASE WHEN t.state = 'failed' THEN 'exit code 1: 3 tests failed' END
+FROM todos t WHERE t.attempts_total = 1 AND t.attempts_pruned = 0
+"""
+
+
+def load(conn, rows: int, tenancy: dict, *, drop_indexes: bool = True, log=print) -> None:
+    """Replace the todos with ``rows`` generated ones (see the module's docstring)."""
+    me = f"human:{tenancy['users'][ME].id}"
+    conn.execute("SELECT setseed(0.42)")
+    conn.execute("SET synchronous_commit = off")
+    conn.execute("SET maintenance_work_mem = '512MB'")
+    conn.execute("TRUNCATE todos, todo_attempts")
+    conn.execute("DROP TABLE IF EXISTS bench_scale_eps")
+    conn.execute("CREATE TABLE bench_scale_eps (idx int PRIMARY KEY, id uuid NOT NULL, queues text[] NOT NULL)")
+    conn.execute("""INSERT INTO bench_scale_eps
+                    SELECT (row_number() OVER (ORDER BY slug)) - 1, id, scope_queues FROM endpoints
+                    WHERE slug LIKE 'scale-ep-%%'""")
+    indexes = []
+    if drop_indexes:
+        indexes = conn.execute("""SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'todos'
+                                  AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE conrelid = 'todos'::regclass)""").fetchall()
+        for ix in indexes:
+            conn.execute(f'DROP INDEX "{ix["indexname"]}"')
+    started = time.monotonic()
+    for lo in range(1, rows + 1, CHUNK):
+        hi = min(rows, lo + CHUNK - 1)
+        conn.execute(TODOS_INSERT, {"lo": lo, "hi": hi, "n": rows, "me": me})
+        log(f"  todos {hi:,} / {rows:,} ({time.monotonic() - started:.0f} s)")
+    for ix in indexes:
+        conn.execute(ix["indexdef"])
+        log(f"  index {ix['indexname']} rebuilt ({time.monotonic() - started:.0f} s)")
+    conn.execute(ATTEMPTS_INSERT)
+    log(f"  attempts written ({time.monotonic() - started:.0f} s)")
+    conn.execute("DROP TABLE bench_scale_eps")
+    conn.execute("VACUUM (ANALYZE) todos")
+    conn.execute("VACUUM (ANALYZE) todo_attempts")
+    conn.execute("CHECKPOINT")
+    conn.execute("DELETE FROM bench_scale_meta")
+    conn.execute("INSERT INTO bench_scale_meta VALUES (%s, now())", (rows,))
+    log(f"  vacuumed and analysed ({time.monotonic() - started:.0f} s)")
+
+
+# --- the pages -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Page:
+    name: str
+    url: str
+
+
+def pages_for(conn, user, team_ids: list) -> list[Page]:
+    """Every page the figure names, for this human (ids and cursors picked from their own rows)."""
+    from urllib.parse import urlencode
+
+    from todos.filters import Cursor
+    from todos.selectors.access import viewer_for
+
+    viewer = viewer_for(user)
+    eps = viewer.endpoint_ids
+    deep = conn.execute("""SELECT created_at, id FROM todos WHERE endpoint_id = ANY(%(eps)s)
+                           AND created_at < now() - interval '15 days'
+                           ORDER BY created_at DESC, id DESC LIMIT 1""", {"eps": eps}).fetchone()
+    drawer = conn.execute("""SELECT t.id FROM todos t WHERE t.endpoint_id = ANY(%(eps)s) AND t.state = 'failed'
+                             AND t.next_retry_at IS NULL AND t.attempts_pruned = 0 ORDER BY t.created_at DESC LIMIT 1""",
+                          {"eps": eps}).fetchone()
+    busiest = conn.execute("""SELECT e.slug, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+                              WHERE t.endpoint_id = ANY(%(eps)s) AND t.created_at > now() - interval '1 day'
+                              GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1""", {"eps": eps}).fetchone()
+    pages = [Page("todo list, first page", "/todos/")]
+    if deep:
+        pages.append(Page("todo list, deep keyset page (15 days back)",
+                          "/todos/?" + urlencode({"after": Cursor(deep["created_at"], deep["id"]).encode()})))
+    for state in ("pending", "claimed", "retry", "dead", "done", "canceled"):
+        pages.append(Page(f"filter: state={state}", f"/todos/?state={state}"))
+    if busiest:
+        pages.append(Page(f"filter: queue (busiest, {busiest['queue']})", f"/todos/?queue={busiest['queue']}"))
+        pages.append(Page(f"filter: endpoint (busiest, {busiest['slug']})", f"/todos/?endpoint={busiest['slug']}"))
+    pages += [
+        Page("filter: assigned to me", "/todos/?mine=1"),
+        Page("filter: pending, priority order", "/todos/?state=pending&sort=priority"),
+        Page("search: text, common (repo-42)", "/todos/?q=repo-42"),
+        Page("search: text, no match", "/todos/?q=no-such-thing"),
+        Page("search: payload key=value", "/todos/?q=repo%3Drepo-42"),
+        Page("state counts region", "/todos/counts/"),
+        Page("overview (per-queue counts)", "/"),
+    ]
+    if drawer:
+        pages.append(Page("drawer (dead letter with attempts)", f"/todos/{drawer['id']}/drawer/"))
+        pages.append(Page("one row (live refresh)", f"/todos/{drawer['id']}/row/"))
+    return pages
+
+
+GROUP_BY = "SELECT state, count(*) FROM todos GROUP BY state"
+# A page whose first render takes longer than this is not rendered again (at seconds to minutes a
+# render, 25 runs would take an hour): it is reported with that one render.
+SLOW_MS = 2_000
+
+
+def time_pages(conninfo: str, users: dict, team_ids: list, runs: int, *, warmups: int = 2, log=print) -> dict:
+    """Per (human, page): the render times in ms; plus the plain GROUP BY's, in the same runs."""
+    from django.test import Client
+
+    from bench.common import connect
+
+    clients, pages = {}, {}
+    with connect(conninfo) as conn:
+        for label, user in users.items():
+            client = Client()
+            client.force_login(user)
+            clients[label] = client
+            pages[label] = pages_for(conn, user, team_ids)
+    times: dict[tuple[str, str], list[float]] = {}
+    group_by: list[float] = []
+    plan = [(label, page) for label in clients for page in pages[label]]
+    rng = random.Random(8)
+    slow: set = set()
+    with connect(conninfo) as conn:
+        for run in range(warmups + runs):
+            rng.shuffle(plan)
+            for label, page in plan:
+                key = (label, page.name)
+                if key in slow:
+                    continue  # pathological: its one render says enough
+                started = time.perf_counter()
+                response = clients[label].get(page.url)
+                elapsed = (time.perf_counter() - started) * 1000
+                if response.status_code != 200:
+                    raise RuntimeError(f"{page.url} as {label}: HTTP {response.status_code}")
+                if run >= warmups or elapsed > SLOW_MS:
+                    times.setdefault(key, []).append(elapsed)
+                if elapsed > SLOW_MS and run < warmups:
+                    slow.add(key)
+                    log(f"  {page.name} as {label}: {elapsed:,.0f} ms on its first render; not rendered again")
+            started = time.perf_counter()
+            conn.execute(GROUP_BY).fetchall()
+            if run >= warmups:
+                group_by.append((time.perf_counter() - started) * 1000)
+            log(f"  run {run + 1 - warmups if run >= warmups else 'warm-up'}: GROUP BY {group_by[-1] if group_by and run >= warmups else 0:,.0f} ms; load {load_average()}")
+    return {"times": times, "group_by": group_by, "pages": pages}
+
+
+def distribution(conninfo: str) -> list[list]:
+    from bench.common import connect
+
+    with connect(conninfo) as conn:
+        rows = conn.execute("""SELECT CASE WHEN state = 'failed' AND next_retry_at IS NULL THEN 'dead letter'
+                                           WHEN state = 'failed' THEN 'retry scheduled' ELSE state END AS s, count(*) AS n
+                               FROM todos GROUP BY 1 ORDER BY 2 DESC""").fetchall()
+        size = conn.execute("SELECT pg_size_pretty(pg_total_relation_size('todos')) AS t, "
+                            "pg_size_pretty(pg_total_relation_size('todo_attempts')) AS a, "
+                            "(SELECT count(*) FROM todo_attempts) AS attempts").fetchone()
+    return [[r["s"], r["n"]] for r in rows] + [["(todos table + indexes)", size["t"]], ["(attempts rows, size)", f"{size['attempts']:,}, {size['a']}"]]
+
+
+def report(result: dict, users: dict) -> bool:
+    times, group_by = result["times"], result["group_by"]
+    gb = statistics.median(group_by)
+    rows, ok = [], True
+    for label in users:
+        for page in result["pages"][label]:
+            values = times[(label, page.name)]
+            p95 = percentile(values, 95)
+            met = p95 <= 50 and gb / p95 >= 10
+            ok &= met
+            rows.append([("one team" if label == ME else "all 5 teams"), page.name, len(values), f"{percentile(values, 50):.1f}",
+                         f"{p95:.1f}", f"{max(values):.1f}", f"{gb / p95:.0f}x", "met" if met else "NOT met"])
+    print_table(["signed in as operator of", "page", "runs", "p50 ms", "p95 ms", "max ms", "GROUP BY median / p95",
+                 "≤ 50 ms and ≥ 10x"], rows,
+                title=f"Board at scale: server-side render (Django test Client, in-process); "
+                      f"plain '{GROUP_BY}': median {gb:,.0f} ms, p95 {percentile(group_by, 95):,.0f} ms ({len(group_by)} runs)")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = base_parser(__doc__.split("\n")[0], 5_000_000)
+    parser.add_argument("--runs", type=int, default=25, help="timed renders per page (default 25)")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DIR, help=f"the kept data directory (default {DEFAULT_DIR})")
+    parser.add_argument("--reload", action="store_true", help="load the data again even if a load of --n rows is there")
+    parser.add_argument("--load-only", action="store_true", help="load (if needed) and stop: time later, on a quieter machine")
+    args = parser.parse_args(argv)
+    setup_django()
+    from django.conf import settings
+
+    settings.DEBUG = False
+    print(f"load average before: {load_average()}", flush=True)
+    if args.smoke:
+        from bench.common import bench_server, store_database
+
+        with bench_server() as admin, store_database(admin) as conninfo:
+            result = run_scale_in(conninfo, 3_000, runs=2, reload=True)
+        return 0
+    conninfo = use_database(args.data_dir)
+    with LoadSampler() as load_avg:
+        result = run_scale_in(conninfo, args.n, runs=0 if args.load_only else args.runs, reload=args.reload)
+    print(f"\nload average during the timing: {load_avg.summary()}")
+    return 0 if result["ok"] else 1
+
+
+def run_scale_in(conninfo: str, rows: int, *, runs: int, reload: bool = False, drop_indexes: bool = True, log=None) -> dict:
+    """Load (unless ``rows`` are already there) and time; print the tables. The smoke test's entry."""
+    from bench.common import connect
+
+    log = log or (lambda line: print(line, flush=True))
+    with connect(conninfo) as conn:
+        tenancy = make_tenancy(conn)
+        have = loaded_rows(conn)
+        if reload or have != rows:
+            log(f"loading {rows:,} todos (found {have or 0:,}) …")
+            started = time.monotonic()
+            load(conn, rows, tenancy, drop_indexes=drop_indexes, log=log)
+            log(f"loaded in {time.monotonic() - started:.0f} s")
+        else:
+            log(f"reusing the loaded {rows:,} todos")
+    print_table(["state", "todos"], distribution(conninfo), title="The data")
+    if runs == 0:
+        return {"ok": True}
+    result = time_pages(conninfo, tenancy["users"], tenancy["teams"], runs, log=log)
+    result["ok"] = report(result, tenancy["users"])
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
