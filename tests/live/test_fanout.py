@@ -57,8 +57,11 @@ def test_a_team_hears_only_its_own_notifications_merged_per_window():
         return first, at_first, other, at_other, merged, at_merged, empty
 
     first, at_first, other, at_other, merged, at_merged, empty = asyncio.run(scenario())
+    text = first.pop("text")
     assert first == {"type": "board.changed", "team": TEAM_A, "ids": ["t1"], "queues": ["q"], "ops": ["claim"],
                      "endpoints": [], "users": []}
+    # the browser's message, encoded once for every tab of the team
+    assert json.loads(text) == {"type": "changed", "ids": ["t1"], "queues": ["q"], "ops": ["claim"], "teams": [TEAM_A]}
     assert at_first < 0.09  # the first of a quiet window leaves at once (well before its end)
     assert other["team"] == TEAM_B and other["ids"] == ["t9"]
     assert at_other < at_merged  # another team's window is its own: it does not wait for team A's

@@ -65,3 +65,4 @@ class BoardChannelLayer(InMemoryChannelLayer):
                 await self.send(channel, message)
             except ChannelFull:
                 logger.warning("live: dropped a %s message for %s: its queue is full", message.get("type"), channel)
+            await asyncio.sleep(0)  # let this recipient's consumer run before queueing the next
