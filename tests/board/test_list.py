@@ -214,3 +214,61 @@ def test_pending_in_claim_order_across_queues_and_pages(world, agent):
         if cursor is None:
             break
     assert seen == expected
+
+
+def test_mine_is_what_is_assigned_to_me_or_leased_by_me_in_every_state_page_and_count(world, agent, alice_client):
+    """``?mine=1`` is driven by the human's own rows (todos_assignee_state_created and the leases
+    in flight), not by the endpoints' histories: every state, no duplicates, no other team."""
+    me = f"human:{world.alice_user.id}"
+
+    def assigned(title, *, then=(), **kwargs):
+        todo = execute(A.create(agent, queue="default", title=title, **kwargs)).todo
+        execute(O.assign(world.alice, todo.id, me))
+        for step in then:
+            step(todo.id)
+        return todo.id
+
+    claim = lambda tid: execute(O.claim(world.alice, tid))  # noqa: E731
+    expected = {
+        assigned("assigned pending"),
+        assigned("assigned and leased by me", then=[claim]),  # both: listed once
+        assigned("assigned done", then=[claim, lambda tid: execute(O.complete(world.alice, tid))]),
+        assigned("assigned dead", then=[claim, lambda tid: execute(O.fail(world.alice, tid))], max_attempts=1),
+        assigned("assigned canceled", then=[lambda tid: execute(O.cancel(world.alice, tid))]),
+        make(world, "mine", title="leased by me, assigned to no one").id,
+    }
+    make(world, "pending", title="nobody's")
+    other = execute(A.create(agent, queue="default", title="someone else's")).todo
+    execute(O.assign(world.alice, other.id, "human:999999"))
+    foreign = execute(A.create(world.globex_agent, queue="default", title="globex, assigned to alice's id")).todo
+    execute(O.assign(world.bob, foreign.id, me))
+
+    listed = ids_in(alice_client.get(reverse("todo_list") + "?mine=1").content.decode())
+    assert len(listed) == len(set(listed)) and set(listed) == expected
+
+    viewer = viewer_for(world.alice_user)
+    walked, f = [], TodoFilter(mine=True)
+    while True:
+        page = selectors.list_page(viewer, f, page_size=2)
+        walked += [r.id for r in page.rows]
+        if page.next_cursor is None:
+            break
+        f = TodoFilter(mine=True, after=page.next_cursor)
+    assert walked == listed  # keyset pages: newest first, each exactly once
+
+    counts = {k: str(v) for k, v in selectors.state_counts(viewer, TodoFilter(mine=True)).items()}
+    assert counts == {"all": "6", "pending": "1", "claimed": "2", "retry": "0", "dead": "1", "done": "1", "canceled": "1"}
+    leased = ids_in(alice_client.get(reverse("todo_list") + "?mine=1&state=claimed").content.decode())
+    assert len(leased) == 2 and set(leased) <= expected
+
+
+def test_the_retry_list_and_count_use_the_retry_index_and_stay_exact(world, agent, alice_client):
+    retry = {make(world, "retry").id for _ in range(3)}
+    make(world, "dead")
+    make(world, "dead")
+    assert set(ids_in(alice_client.get(reverse("todo_list") + "?state=retry").content.decode())) == retry
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    assert str(counts["retry"]) == "3" and str(counts["dead"]) == "2"
+    # a retry window of another team is neither listed nor counted
+    make(world, "retry", agent=world.globex_agent)
+    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter())["retry"]) == "3"

@@ -34,7 +34,7 @@ from todos.store.records import Attempt
 PAGE_SIZE = 50
 NEWER_LIMIT = 100
 COUNT_CAP = 1_000  # a tab reads "1,000+" past it; ~1 ms of index per state at most
-SEARCH_SCAN_ROWS = 2_000
+SEARCH_SCAN_ROWS = 1_000
 ATTEMPTS_SHOWN = 50
 AUDIT_SHOWN = 100
 
@@ -151,6 +151,13 @@ class Query:
     search: str | None = None  # predicate on alias ``t``, applied to the bounded scan window
     errors: list[str] = dataclasses.field(default_factory=list)
     by_queue: bool = False  # branches per (endpoint, queue) in params "eps"/"queues" (see queue_pairs)
+    mine: bool = False  # assigned to the viewer or leased by them (params "me"): see _scan_sql
+    flat: bool = False  # one scan over all the endpoints (a small partial index): see _scan_sql
+
+    @property
+    def mine_predicate(self) -> str | None:
+        """``mine`` as a plain predicate, for statements over small sets (leases in flight)."""
+        return "(t.assignee = %(me)s OR t.owner = %(me)s)" if self.mine else None
 
 
 def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None = None) -> Query:
@@ -183,8 +190,8 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
         params["queue"] = f.queue
         if states is None:
             states = list(STORE_STATES)  # the (endpoint, queue, state, created_at) index needs a state
-    if f.mine:
-        predicates.append("(t.assignee = %(me)s OR t.owner = %(me)s)")
+    mine = f.mine
+    if mine:
         params["me"] = viewer.owner
     search = None
     if f.q:
@@ -195,7 +202,10 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
             search = None
     if states is not None:
         params["states"] = states
-    return Query(list(eps), states, predicates, params, search, errors)
+    # Retry windows are a small partial index (todos_retry_due); walking each endpoint's failed rows
+    # newest first to find them read its dead letters too (10 ms with 100,000 of them).
+    flat = f.state == "retry"
+    return Query(list(eps), states, predicates, params, search, errors, mine=mine, flat=flat)
 
 
 FULL_ID_RE = re.compile(r"^td_[0-9a-f]{32}$")
@@ -284,11 +294,26 @@ def _order(columns: tuple[str, ...], direction: str, alias: str = "t") -> str:
     return ", ".join(f"{alias}.{c} {direction}" for c in columns)
 
 
-def _scan_sql(query: Query, *, columns, direction, keyset: str | None, limit_param: str, select: str) -> str:
+def _scan_sql(query: Query, *, columns, direction, keyset: str | None, limit_param: str, select: str,
+              ordered: bool = True) -> str:
+    """The first ``limit`` rows of the filter in ``columns`` order: one ordered, limited index
+    scan per branch (endpoint, and state or queue), merged. ``ordered=False`` leaves the merged
+    rows unordered, so that a count stops as soon as it has ``limit`` of them."""
+    if query.mine:
+        return _mine_scan_sql(query, columns=columns, direction=direction, keyset=keyset,
+                              limit_param=limit_param, select=select, ordered=ordered)
+    if query.flat:
+        where = ["t.endpoint_id = ANY(%(eps)s::uuid[])"] + [f"t.state = '{s}'" for s in query.states or ()]
+        where += query.predicates + ([keyset] if keyset else [])
+        order = f"ORDER BY {_order(columns, direction)}\n" if ordered else ""
+        return f"""
+SELECT {select} FROM todos t
+WHERE {' AND '.join(where)}
+{order}LIMIT %({limit_param})s"""
     source, state_pred = _branches(query)
     where = ["t.endpoint_id = e.id" + state_pred] + query.predicates + ([keyset] if keyset else [])
     order_inner = _order(columns, direction)
-    order_outer = _order(columns, direction, "x")
+    order_outer = f"ORDER BY {_order(columns, direction, 'x')}\n" if ordered else ""
     return f"""
 SELECT x.* FROM {source}
 CROSS JOIN LATERAL (
@@ -297,8 +322,42 @@ CROSS JOIN LATERAL (
     ORDER BY {order_inner}
     LIMIT %({limit_param})s
 ) x
-ORDER BY {order_outer}
-LIMIT %({limit_param})s"""
+{order_outer}LIMIT %({limit_param})s"""
+
+
+def _mine_scan_sql(query: Query, *, columns, direction, keyset, limit_param, select, ordered) -> str:
+    """``mine`` driven by the human's own rows instead of the endpoints' histories.
+
+    Assigned to the human: one ordered scan per state of ``todos_assignee_state_created``, kept to
+    the viewer's endpoints. Leased by the human and assigned to someone else (or no one): the
+    claimed rows, bounded by the leases in flight (``todos_claimed``). Filtering the endpoints'
+    scans by the human instead read each endpoint's whole history when the human had fewer than a
+    page of rows there (11 s for one team at 5M todos).
+    """
+    states = list(query.states) if query.states is not None else list(STORE_STATES)
+    query.params["mine_states"] = states
+    extra = query.predicates + ([keyset] if keyset else [])
+    order_inner = _order(columns, direction)
+    assigned = " AND ".join(
+        ["t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])"] + extra)
+    parts = [f"""
+    SELECT y.* FROM unnest(%(mine_states)s::text[]) AS s(state)
+    CROSS JOIN LATERAL (
+        SELECT {select} FROM todos t WHERE {assigned}
+        ORDER BY {order_inner} LIMIT %({limit_param})s
+    ) y"""]
+    if "claimed" in states:
+        leased = " AND ".join(
+            ["t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s",
+             "t.endpoint_id = ANY(%(eps)s::uuid[])"] + extra)
+        parts.append(f"""
+    (SELECT {select} FROM todos t WHERE {leased}
+     ORDER BY {order_inner} LIMIT %({limit_param})s)""")
+    order_outer = f"ORDER BY {_order(columns, direction, 'x')}\n" if ordered else ""
+    return f"""
+SELECT x.* FROM ({' UNION ALL '.join(parts)}
+) x
+{order_outer}LIMIT %({limit_param})s"""
 
 
 def _flip(direction: str) -> str:
@@ -312,7 +371,7 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
     if not query.endpoint_ids:
         return Page([], None, None, None, errors=errors)
     columns, direction = ORDERS[f.sort]
-    if f.sort == "priority" and f.state == "pending" and not f.queue:
+    if f.sort == "priority" and f.state == "pending" and not f.queue and not f.mine:
         queue_pairs(query)
     backwards = f.before is not None
     scan_direction = _flip(direction) if backwards else direction
@@ -334,14 +393,20 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
         edge = None
     else:
         params["scan"] = SEARCH_SCAN_ROWS
-        inner = _scan_sql(
+        # The window is chosen on index columns alone (an index-only scan per branch), and only
+        # its SEARCH_SCAN_ROWS rows are read from the table to be searched: choosing it on whole
+        # rows read that many rows per endpoint (50 endpoints: 100,000 rows, ~250 ms at 5M todos).
+        keys = _scan_sql(
             query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="scan",
-            select=f"{select}, t.source, t.idempotency_key, t.payload",
+            select=", ".join(f"t.{c}" for c in columns),
         )
         order = _order(columns, scan_direction, "w")
         last = _order(columns, _flip(scan_direction), "w")
         sql = f"""
-WITH window_rows AS MATERIALIZED ({inner}),
+WITH window_keys AS MATERIALIZED ({keys}),
+window_rows AS MATERIALIZED (
+    SELECT {select}, t.source, t.idempotency_key, t.payload FROM window_keys k JOIN todos t ON t.id = k.id
+),
 matched AS (
     SELECT w.*, false AS is_edge FROM window_rows w
     WHERE {search_predicate(f.q, viewer, "w")[0]}
@@ -437,6 +502,7 @@ def capped_count_sql(query: Query, cap_param: str = "cap") -> str:
     """
     return "SELECT count(*) AS n FROM (" + _scan_sql(
         query, columns=("created_at", "id"), direction="ASC", keyset=None, limit_param=cap_param, select="t.created_at, t.id",
+        ordered=False,
     ) + ") counted"
 
 
@@ -456,9 +522,20 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
                 continue
             if key in EXACT_COUNTS:
                 store_state, _ = STATE_PREDICATES[key]
-                where = " AND ".join([f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = '{store_state}'"] + query.predicates)
+                where = " AND ".join([f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = '{store_state}'"]
+                                     + query.predicates + ([query.mine_predicate] if query.mine else []))
                 n = conn.execute(f"SELECT count(*) AS n FROM todos t WHERE {where}", query.params).fetchone()["n"]
                 counts[key] = Count(n, False)
+            elif key == "retry":
+                # Retry windows: walk the small partial index todos_retry_due rather than every
+                # failed row of every endpoint (dead letters included) checking next_retry_at:
+                # 0.1 ms instead of 10 ms with 100,000 dead letters.
+                where = " AND ".join(["t.state = 'failed' AND t.next_retry_at IS NOT NULL",
+                                      "t.endpoint_id = ANY(%(eps)s::uuid[])"]
+                                     + query.predicates + ([query.mine_predicate] if query.mine else []))
+                sql = f"SELECT count(*) AS n FROM (SELECT 1 FROM todos t WHERE {where} LIMIT %(cap)s) c"
+                n = conn.execute(sql, dict(query.params, cap=COUNT_CAP + 1)).fetchone()["n"]
+                counts[key] = Count(min(n, COUNT_CAP), n > COUNT_CAP, COUNT_CAP)
             else:
                 n = conn.execute(capped_count_sql(query), dict(query.params, cap=COUNT_CAP + 1)).fetchone()["n"]
                 counts[key] = Count(min(n, COUNT_CAP), n > COUNT_CAP, COUNT_CAP)
@@ -573,9 +650,12 @@ def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> C
     query = _bulk_query(viewer, f, action)
     if not query.endpoint_ids:
         return Count(0, False)
-    source, state_pred = _branches(query)
-    where = " AND ".join(["t.endpoint_id = e.id" + state_pred] + query.predicates)
-    sql = f"SELECT count(*) AS n FROM (SELECT 1 FROM {source} CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE {where}) x LIMIT %(cap)s) c"
+    if query.mine:
+        sql = capped_count_sql(query)
+    else:
+        source, state_pred = _branches(query)
+        where = " AND ".join(["t.endpoint_id = e.id" + state_pred] + query.predicates)
+        sql = f"SELECT count(*) AS n FROM (SELECT 1 FROM {source} CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE {where}) x LIMIT %(cap)s) c"
     with pool().connection() as conn:
         n = conn.execute(sql, dict(query.params, cap=cap + 1)).fetchone()["n"]
     return Count(min(n, cap), n > cap, cap)
