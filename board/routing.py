@@ -12,11 +12,14 @@ websocket_urlpatterns: list = [*live_urlpatterns]
 def _http_app():
     from board.asgi import django_asgi_app
     from todos.api.asgi import AgentApiGuard
+    from todos.api.fast_path import AgentApiFastPath
     from todos.mcp.asgi import mount as mount_mcp
 
-    # /api/v1/: the body limit before Django buffers a body, and client disconnects for long polls.
-    # /mcp/: the MCP transport (todos/mcp), outside Django; everything else goes on to Django.
-    return mount_mcp(AgentApiGuard(django_asgi_app))
+    # /api/v1/<verb>: the verb view straight from ASGI (todos/api/fast_path.py), behind the guard
+    # (the body limit before a body is buffered, and client disconnects for long polls).
+    # /api/v1/openapi.json: the guard, then Django. /mcp/: the MCP transport (todos/mcp), outside
+    # Django. Everything else: Django.
+    return mount_mcp(AgentApiFastPath(AgentApiGuard(django_asgi_app)))
 
 
 application = ProtocolTypeRouter(

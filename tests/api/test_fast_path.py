@@ -1,0 +1,120 @@
+"""``/api/v1/<verb>`` served without Django's handler (``todos.api.fast_path``): the same answers,
+the same headers, the host check. (Everything else about the API, the long poll stopped by a
+client's disconnect included, is tested over real HTTP against daphne, through this path.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from django.core.signals import request_started
+
+from board.asgi import application
+from tests import factories as f
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+SECURITY_HEADERS = {
+    b"content-security-policy", b"x-frame-options", b"x-content-type-options", b"referrer-policy",
+}
+
+
+def call(app, path, body: bytes, *, host=b"testserver", method="POST", token=None, disconnect_after=None):
+    """Drive ``app`` with ASGI messages; returns (status, headers, body) or None when nothing was sent."""
+    headers = [(b"host", host), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if token:
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+    scope = {"type": "http", "http_version": "1.1", "method": method, "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "scheme": "http", "headers": headers,
+             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    sent = []
+
+    async def main():
+        first = True
+
+        async def receive():
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": body, "more_body": False}
+            if disconnect_after is not None:
+                await asyncio.sleep(disconnect_after)
+                return {"type": "http.disconnect"}
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(app(scope, receive, send), 20)
+        return asyncio.get_running_loop().time() - started
+
+    elapsed = asyncio.run(main())
+    if not sent:
+        return None, elapsed
+    headers = {name.lower(): value for name, value in sent[0]["headers"]}
+    return (sent[0]["status"], headers, b"".join(m.get("body", b"") for m in sent[1:])), elapsed
+
+
+@pytest.fixture
+def worker():
+    team = f.team()
+    return f.endpoint(team, slug="worker", queues=("default",))
+
+
+def test_a_verb_is_answered_without_django_s_request_machinery(worker, settings):
+    settings.ALLOWED_HOSTS = ["testserver"]
+    started = []
+
+    def receiver(**kwargs):
+        started.append(kwargs)
+
+    request_started.connect(receiver)
+    try:
+        (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
+            {"queue": "default", "title": "fast"}).encode(), token=worker.token)
+    finally:
+        request_started.disconnect(receiver)
+    assert status == 201, body
+    assert json.loads(body)["todo"]["title"] == "fast"
+    assert started == []  # Django's handler never ran
+    assert SECURITY_HEADERS <= set(headers) and headers[b"x-frame-options"] == b"DENY"
+    assert int(headers[b"content-length"]) == len(body) and headers[b"x-request-id"]
+
+
+def test_the_openapi_document_and_the_board_still_go_through_django(settings):
+    settings.ALLOWED_HOSTS = ["testserver"]
+    started = []
+
+    def receiver(**kwargs):
+        started.append(kwargs)
+
+    request_started.connect(receiver)
+    try:
+        (status, headers, body), _ = call(application, "/api/v1/openapi.json", b"", method="GET")
+    finally:
+        request_started.disconnect(receiver)
+    assert status == 200 and json.loads(body)["openapi"].startswith("3.1")
+    assert len(started) == 1
+
+
+def test_a_host_not_allowed_is_refused_with_the_api_s_error_and_nothing_runs(worker, settings, caplog):
+    settings.ALLOWED_HOSTS = ["board.example"]
+    (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
+        {"queue": "default", "title": "never"}).encode(), host=b"evil.example", token=worker.token)
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalid"
+    assert "ALLOWED_HOSTS" in caplog.text
+    from todos.db import connect
+
+    with connect() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM todos").fetchone()["n"] == 0
+
+
+def test_errors_keep_the_api_shape_and_headers(settings):
+    settings.ALLOWED_HOSTS = ["testserver"]
+    (status, headers, body), _ = call(application, "/api/v1/create_for", b"{}", token="wrong")
+    assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
+    assert SECURITY_HEADERS <= set(headers)
+    (status, _, body), _ = call(application, "/api/v1/no/such/verb", b"{}", token="wrong")
+    assert status == 404 and json.loads(body)["error"]["code"] == "not_found"
