@@ -20,7 +20,7 @@ Systems, alternating order between rounds, all in one database behind one Board 
 * ``http@fast`` / ``http-batch@fast``: the same against a second Board server serving the agent
   API fast path (``bench.proposals.AgentApiFastPath``: the verb view without Django's handler and
   middleware); ``http@async``: a server whose middleware chain is all-async (the other proposal
-  there, which does not help: see ``bench/RESULTS-2.md``).
+  there, which does not help: see ``bench/README.md``).
 
 Where the time goes: CPU per job of the workers, the Board server and PostgreSQL; the latency of
 each request as the workers saw it; ``--profile`` samples the Board server with py-spy during an

@@ -331,31 +331,36 @@ def percentile(values: list[float], p: float) -> float:
 
 def measure(args) -> dict:
     with bench_server() as admin, store_database(admin) as conninfo:
-        setup_django()
-        with connect(conninfo) as conn:
-            from bench.common import create_todos
+        return measure_in(conninfo, args)
 
-            scopes = [make_agent(conn, QUEUE) for _ in range(args.teams)]
-            for scope in scopes:  # the claims' backlog
-                create_todos(conn, scope, int(args.rate * args.seconds / args.teams), queue=QUEUE)
-        keys = [(scope.team_id, key) for i, scope in enumerate(scopes)
-                for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))]
-        servers = [start_daphne(conninfo, args.coalesce, args.profile_server if i == 0 else None)
-                   for i in range(args.servers)]
-        try:
-            return asyncio.run(_measure(args, conninfo, scopes, [port for _, port, _ in servers], keys,
-                                        [process.pid for process, _, _ in servers]))
-        finally:
-            for process, _, log_path in servers:
-                process.send_signal(signal.SIGINT if args.profile_server else signal.SIGTERM)
-            for process, _, log_path in servers:
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                if args.verbose:
-                    print(log_path.read_text()[-5000:])
-                log_path.unlink(missing_ok=True)
+
+def measure_in(conninfo: str, args) -> dict:
+    """The measurement on a database that has Board's schema (the smoke test's entry)."""
+    setup_django()
+    with connect(conninfo) as conn:
+        from bench.common import create_todos
+
+        scopes = [make_agent(conn, QUEUE) for _ in range(args.teams)]
+        for scope in scopes:  # the claims' backlog
+            create_todos(conn, scope, int(args.rate * args.seconds / args.teams), queue=QUEUE)
+    keys = [(scope.team_id, key) for i, scope in enumerate(scopes)
+            for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))]
+    servers = [start_daphne(conninfo, args.coalesce, args.profile_server if i == 0 else None)
+               for i in range(args.servers)]
+    try:
+        return asyncio.run(_measure(args, conninfo, scopes, [port for _, port, _ in servers], keys,
+                                    [process.pid for process, _, _ in servers]))
+    finally:
+        for process, _, log_path in servers:
+            process.send_signal(signal.SIGINT if args.profile_server else signal.SIGTERM)
+        for process, _, log_path in servers:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if args.verbose:
+                print(log_path.read_text()[-5000:])
+            log_path.unlink(missing_ok=True)
 
 
 def run_delay(pid: int) -> float:

@@ -22,6 +22,8 @@ order, the same drain with:
   does for visible rows: a page whose rows are the ones being drained (pending, claim order).
   Like ``live.js``, a fragment already in flight is not requested twice but once more after it
   lands, and each client has at most 6 requests in flight (a browser's per-host limit).
+* ``counts@1s`` / ``rows@1s``: the proposed client change: the counts region re-fetched at most
+  once a second (the last change of a window still gets its refresh); rows as before.
 
 The clients run in a separate process (``--clients`` sockets on one asyncio loop) so they do not
 share this process's GIL with the drain's threads; on this 2-core machine they still share the
@@ -45,6 +47,10 @@ from bench.serving import LoadSampler, clear_todos, load_average, percentile, st
 K = 8
 QUEUE = "bench"
 MODES = ("none", "sockets", "counts", "rows")
+# Proposed client behaviour (a live.js change, simulated here): a summary region refreshed at most
+# once per THROTTLE seconds (the last change in a window still gets its refresh at the window's end).
+THROTTLED = ("counts@1s", "rows@1s")
+THROTTLE = 1.0
 PAGE = 50  # rows a list page shows
 BROWSER_CONNECTIONS = 6
 
@@ -67,6 +73,8 @@ def _client_class():
             self.mode, self.stats = mode, stats
             self.inflight: dict[str, bool] = {}  # element key -> a refresh is in flight
             self.again: set[str] = set()
+            self.last_refresh: dict[str, float] = {}
+            self.scheduled: set[str] = set()
             self.slots = asyncio.Semaphore(BROWSER_CONNECTIONS)
             self.http = httpx.AsyncClient(
                 base_url=f"http://127.0.0.1:{port}", cookies={"sessionid": session_key},
@@ -81,11 +89,35 @@ def _client_class():
                 return
             self.stats["messages"] += 1
             self.stats["ids"] += len(message["ids"])
-            if self.mode in ("counts", "rows"):
-                self.refresh("counts", "/todos/counts/")
-            if self.mode == "rows":
+            mode, throttled = self.mode.partition("@")[::2]
+            if mode in ("counts", "rows"):
+                if throttled:
+                    self.throttled_refresh("counts", "/todos/counts/")
+                else:
+                    self.refresh("counts", "/todos/counts/")
+            if mode == "rows":
                 for todo_id in message["ids"][:PAGE]:
                     self.refresh(todo_id, f"/todos/{todo_id}/row/")
+
+        def throttled_refresh(self, key: str, url: str) -> None:
+            """At most one refresh of ``key`` per THROTTLE seconds, the trailing one included."""
+            loop = asyncio.get_running_loop()
+            last = self.last_refresh.get(key, float("-inf"))
+            if key in self.scheduled:
+                return
+            wait = last + THROTTLE - loop.time()
+            if wait <= 0:
+                self.last_refresh[key] = loop.time()
+                self.refresh(key, url)
+                return
+
+            def fire():
+                self.scheduled.discard(key)
+                self.last_refresh[key] = loop.time()
+                self.refresh(key, url)
+
+            self.scheduled.add(key)
+            loop.call_later(wait, fire)
 
         def refresh(self, key: str, url: str) -> None:
             if self.inflight.get(key):
@@ -234,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=K, help="drain workers (default 8)")
     parser.add_argument("--clients", type=int, default=10, help="dashboards (default 10)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")
-    parser.add_argument("--watchers", default=",".join(MODES), help=f"comma-separated, from {', '.join(MODES)}")
+    parser.add_argument("--watchers", default=",".join(MODES),
+                        help=f"comma-separated, from {', '.join(MODES + THROTTLED)} (the last two: the proposed throttle)")
     args = parser.parse_args(argv)
     n = 300 if args.smoke else args.n
     modes = [m.strip() for m in args.watchers.split(",") if m.strip()]
@@ -301,7 +334,7 @@ def report(results: dict[str, list[Run]], n: int, args, load: str) -> None:
         rows.append([mode, len(runs), rate[mode], " ".join(f"{r.rate:,.0f}" for r in runs),
                      f"{rate[mode] / base:.2f}x" if base else "—",
                      f"{messages / args.clients / seconds:.1f}" if mode != "none" else "—",
-                     f"{fetches / seconds:.0f}" if mode in ("counts", "rows") else "—",
+                     f"{fetches / seconds:.0f}" if mode not in ("none", "sockets") else "—",
                      f"{percentile(fetch_ms, 50):.0f} / {percentile(fetch_ms, 95):.0f}" if fetch_ms else "—",
                      errors if mode != "none" else "—",
                      _ms(med("drain_cpu"), n), _ms(med("db_cpu"), n), _ms(med("board_cpu"), n),
