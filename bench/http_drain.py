@@ -1,7 +1,7 @@
 """Issue 8, figure 3: the drain over HTTP, beside the same drain in-process.
 
     uv run --group bench python -m bench.http_drain                      # N=4,000, 2 rounds
-    uv run --group bench python -m bench.http_drain --systems store,http,http@fast,store-batch,http-batch,http-batch@fast
+    uv run --group bench python -m bench.http_drain --systems store,http,http@django,store-batch,http-batch,http-batch@django
     uv run --group bench python -m bench.http_drain --systems http --rounds 1 --profile
     uv run --group bench python -m bench.http_drain --smoke
 
@@ -17,10 +17,10 @@ Systems, alternating order between rounds, all in one database behind one Board 
   psycopg connections: claim_next → complete, or claim_batch max=10 → complete_batch);
 * ``http`` / ``http-batch``: K worker *processes*, each an ``httpx.Client`` with keep-alive, to
   ``POST /api/v1/claim_next`` → ``/complete``, or ``/claim_batch {"max": 10}`` → ``/complete_batch``;
-* ``http@fast`` / ``http-batch@fast``: the same against a second Board server serving the agent
-  API fast path (``bench.proposals.AgentApiFastPath``: the verb view without Django's handler and
-  middleware); ``http@async``: a server whose middleware chain is all-async (the other proposal
-  there, which does not help: see ``bench/README.md``).
+* ``http@django`` / ``http-batch@django``: the same against a second Board server whose API goes
+  through Django's handler and middleware (``bench/asgi_django_api.py``), as it did before the
+  fast path (``todos/api/fast_path.py``); ``http@async``: that, with an all-async middleware chain
+  (``bench.proposals``; it does not help: see ``bench/README.md``).
 
 Where the time goes: CPU per job of the workers, the Board server and PostgreSQL; the latency of
 each request as the workers saw it; ``--profile`` samples the Board server with py-spy during an
@@ -46,12 +46,14 @@ from bench.serving import LoadSampler, clear_todos, load_average, percentile, st
 K = 8
 QUEUE = "bench"
 ALL_SYSTEMS = ("store", "http", "store-batch", "http-batch")
-VARIANT_LABELS = {"board": "Board as is", "async": "all-async middleware", "fast": "API fast path"}
-# The Board servers a run can drain against: Board as it is, and the proposals' variants.
+VARIANT_LABELS = {"board": "Board as is: API fast path", "django": "API through Django's handler",
+                  "async": "API through Django, all-async middleware"}
+# The Board servers a run can drain against: Board as it is (todos/api/fast_path.py), the API
+# through Django's handler as it was before that, and that with the all-async middleware proposal.
 SERVERS = {
     "board": {},
-    "fast": {"app": "bench.asgi_fast_api:application"},
-    "async": {"settings_module": "bench.settings_async_middleware"},
+    "django": {"app": "bench.asgi_django_api:application"},
+    "async": {"app": "bench.asgi_django_api:application", "settings_module": "bench.settings_async_middleware"},
 }
 
 
@@ -287,7 +289,8 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
     from django.conf import settings
     from django.core.handlers.asgi import ASGIHandler
 
-    from bench.proposals import AgentApiFastPath, async_middleware
+    from bench.proposals import async_middleware
+    from todos.api.fast_path import AgentApiFastPath
     from todos.api import serialize
     from todos.api.asgi import AgentApiGuard
     from todos.api.http import json_response, parse_arguments
@@ -298,7 +301,7 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
     from todos.store import agent as store
     from todos.store.endpoints import token_hash
 
-    apps = {"board": AgentApiGuard(ASGIHandler()), "fast": AgentApiFastPath(None)}
+    apps = {"board": AgentApiFastPath(None), "django": AgentApiGuard(ASGIHandler())}
     saved = settings.MIDDLEWARE
     settings.MIDDLEWARE = async_middleware(saved)
     try:
@@ -364,7 +367,7 @@ def print_anatomy(p: Parts, m: int) -> None:
     rows = [[part, *(f"{p.median(part, v):.2f}" for v in verbs), *(f"{p.mean_cpu(part, v):.2f}" for v in verbs)]
             for part in p.parts()]
     own = {v: sum(p.mean_cpu(part, v) for part in (AUTH, STATEMENT, PYTHON)) for v in verbs}
-    for name in ("board", "async", "fast"):
+    for name in ("board", "django", "async"):
         whole = f"whole request in-process ({VARIANT_LABELS[name]})"
         if (whole, "complete") not in p.cpu:
             continue
@@ -395,8 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=K, help="workers (default 8)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS),
-                        help="comma-separated: store, store-batch, http, http-batch, and http@fast, http-batch@fast, "
-                             "http@async, http-batch@async (the proposals' servers)")
+                        help="comma-separated: store, store-batch, http, http-batch, and http@django, http-batch@django, "
+                             "http@async, http-batch@async (the API through Django's handler, and that all-async)")
     parser.add_argument("--profile", action="store_true",
                         help="also: an extra HTTP drain per server with py-spy on it (needs py-spy: PATH or uvx)")
     parser.add_argument("--anatomy", type=int, default=200, metavar="M",
@@ -463,8 +466,9 @@ def main(argv: list[str] | None = None) -> int:
                             f"in-process workers threads; load average during the runs {load.summary()}")
     ratio_rows = []
     for a, b in (("http", "store"), ("http-batch", "store-batch"), ("http-batch", "http"),
-                 ("http@fast", "http"), ("http-batch@fast", "http-batch"), ("http@fast", "store"),
-                 ("http-batch@fast", "store-batch"), ("http@async", "http"), ("http-batch@async", "http-batch")):
+                 ("http", "http@django"), ("http-batch", "http-batch@django"), ("http@django", "store"),
+                 ("http-batch@django", "store-batch"), ("http@async", "http@django"),
+                 ("http-batch@async", "http-batch@django")):
         if a in rate and b in rate:
             ratio_rows.append([f"{a} / {b}", f"{rate[a] / rate[b]:.2f}x"])
     if ratio_rows:

@@ -16,7 +16,9 @@ The proposal: make both async-capable.
   WhiteNoise may touch the disk), everything else straight to the next async middleware.
 
 ``bench/settings_async_middleware.py`` is Board's settings with these two swapped in;
-``bench/http_drain.py`` serves the same code under both and compares (``--systems http@async``).
+``bench/http_drain.py`` serves the API through Django under both and compares (``--systems
+http@django,http@async``). (The agent API itself no longer goes through Django's handler:
+``todos/api/fast_path.py``.)
 Nothing here is imported by Board itself.
 """
 
@@ -77,75 +79,3 @@ def async_middleware(middleware: list[str]) -> list[str]:
         "board.middleware.ContentSecurityPolicyMiddleware": "bench.proposals.content_security_policy",
     }
     return [swap.get(m, m) for m in middleware]
-
-
-# --- the agent API without Django's request machinery -----------------------------------------
-
-# What Board's middleware adds to an API response today (SecurityMiddleware, XFrameOptions, CSP).
-API_HEADERS = (
-    ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "same-origin"),
-    ("Cross-Origin-Opener-Policy", "same-origin"),
-    ("X-Frame-Options", "DENY"),
-    ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
-)
-API_PREFIX = "/api/v1/"
-
-
-class AgentApiFastPath:
-    """``POST /api/v1/<verb>`` straight from the ASGI guard to ``todos.api.http.verb_view``.
-
-    Why: the verb view is async, uses neither the session, the user, CSRF (it is exempt) nor the
-    ORM, yet every request pays for Django's handler: the ``request_started`` and
-    ``request_finished`` signals (sync receivers: a thread hop each), the middleware chain (sync:
-    a thread hop in and one back to the loop for the view) and the per-request thread asgiref
-    starts for them. This keeps what the API does need: the guard (body limit, disconnects),
-    the ``ALLOWED_HOSTS`` check, the same view (so the same parsing, auth, errors and
-    ``X-Request-Id``) and the same security headers; everything else (the OpenAPI document, the
-    Board, websockets) goes to Board's application unchanged.
-    """
-
-    def __init__(self, app):
-        from todos.api.asgi import AgentApiGuard
-
-        self.app = app
-        self.guarded = AgentApiGuard(self._direct)
-
-    async def __call__(self, scope, receive, send):
-        path = scope.get("path", "")
-        if scope.get("type") == "http" and path.startswith(API_PREFIX) and path != API_PREFIX + "openapi.json":
-            return await self.guarded(scope, receive, send)
-        return await self.app(scope, receive, send)
-
-    async def _direct(self, scope, receive, send):
-        import asyncio
-        import io
-
-        from django.core.exceptions import DisallowedHost
-        from django.core.handlers.asgi import ASGIRequest
-        from django.http import HttpResponseBadRequest
-
-        from todos.api.http import verb_view
-
-        message = await receive()  # the guard replays the whole body as one message
-        request = ASGIRequest(scope, io.BytesIO(message.get("body", b"")))
-        try:
-            request.get_host()
-        except DisallowedHost:
-            response = HttpResponseBadRequest()
-        else:
-            view = asyncio.ensure_future(verb_view(request, scope["path"][len(API_PREFIX):]))
-            gone = asyncio.ensure_future(receive())  # the guard sets its event on a disconnect
-            await asyncio.wait({view, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not view.done():  # the client hung up: stop the view (a long poll) as Django would
-                view.cancel()
-                await asyncio.gather(view, return_exceptions=True)
-                return
-            gone.cancel()
-            response = view.result()
-        body = response.content
-        for name, value in API_HEADERS + (("Content-Length", str(len(body))),):  # CommonMiddleware sets the length
-            response.headers.setdefault(name, value)
-        headers = [(k.encode("ascii"), v.encode("latin1")) for k, v in response.items()]
-        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
