@@ -23,10 +23,11 @@ statement's return is the commit's). The clock is the same system-wide monotonic
 thread. A message may beat that acknowledgement (the server delivers NOTIFY and the COMMIT reply
 at the same time); those count as 0 ms and are reported.
 
-Coalescing is part of the latency by design: at most one message per ``--coalesce`` seconds per
-client (0.1 s, i.e. ~10 a second, in production). Under a steady stream every client is always
-inside a window, so a transition waits on average half a window before it leaves; run with
-``--coalesce 0`` to see the pipeline without that wait.
+Coalescing is part of the latency by design: about one message per ``--coalesce`` seconds per
+client (default: the production window, ``BOARD_LIVE_COALESCE_SECONDS``, 0.07 s). Under a steady
+stream every client is always inside a window, so a transition waits on average half a window
+before it leaves; run with ``--coalesce 0`` to see the pipeline without that wait. ``--servers N``
+runs N Board processes and spreads the clients over them, as a load balancer would.
 
 It also prints the measurement behind "small messages, not rendered fragments": the bytes of a
 ``changed`` message against the rendered row and drawer fragments a push of HTML would carry, and
