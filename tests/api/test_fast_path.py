@@ -5,6 +5,7 @@ client's disconnect included, is tested over real HTTP against daphne, through t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -57,6 +58,21 @@ def call(app, path, body: bytes, *, host=b"testserver", method="POST", token=Non
     return (sent[0]["status"], headers, b"".join(m.get("body", b"") for m in sent[1:])), elapsed
 
 
+@contextlib.contextmanager
+def django_requests():
+    """The requests Django's handler started meanwhile (its ``request_started`` signal)."""
+    started: list = []
+
+    def receiver(**kwargs):
+        started.append(kwargs)
+
+    request_started.connect(receiver)
+    try:
+        yield started
+    finally:
+        request_started.disconnect(receiver)
+
+
 @pytest.fixture
 def worker():
     team = f.team()
@@ -65,17 +81,9 @@ def worker():
 
 def test_a_verb_is_answered_without_django_s_request_machinery(worker, settings):
     settings.ALLOWED_HOSTS = ["testserver"]
-    started = []
-
-    def receiver(**kwargs):
-        started.append(kwargs)
-
-    request_started.connect(receiver)
-    try:
+    with django_requests() as started:
         (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
             {"queue": "default", "title": "fast"}).encode(), token=worker.token)
-    finally:
-        request_started.disconnect(receiver)
     assert status == 201, body
     assert json.loads(body)["todo"]["title"] == "fast"
     assert started == []  # Django's handler never ran
@@ -85,16 +93,8 @@ def test_a_verb_is_answered_without_django_s_request_machinery(worker, settings)
 
 def test_the_openapi_document_and_the_board_still_go_through_django(settings):
     settings.ALLOWED_HOSTS = ["testserver"]
-    started = []
-
-    def receiver(**kwargs):
-        started.append(kwargs)
-
-    request_started.connect(receiver)
-    try:
+    with django_requests() as started:
         (status, headers, body), _ = call(application, "/api/v1/openapi.json", b"", method="GET")
-    finally:
-        request_started.disconnect(receiver)
     assert status == 200 and json.loads(body)["openapi"].startswith("3.1")
     assert len(started) == 1
 
@@ -103,7 +103,7 @@ def test_a_host_not_allowed_is_refused_with_the_api_s_error_and_nothing_runs(wor
     settings.ALLOWED_HOSTS = ["board.example"]
     (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
         {"queue": "default", "title": "never"}).encode(), host=b"evil.example", token=worker.token)
-    assert status == 400 and json.loads(body)["error"]["code"] == "invalid"
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalid" and headers[b"x-request-id"]
     assert "ALLOWED_HOSTS" in caplog.text
     from todos.db import connect
 
@@ -118,3 +118,20 @@ def test_errors_keep_the_api_shape_and_headers(settings):
     assert SECURITY_HEADERS <= set(headers)
     (status, _, body), _ = call(application, "/api/v1/no/such/verb", b"{}", token="wrong")
     assert status == 404 and json.loads(body)["error"]["code"] == "not_found"
+
+
+def test_a_request_that_cannot_be_built_is_an_internal_error_not_a_traceback(worker, settings, monkeypatch, caplog):
+    from todos.api import fast_path
+
+    def broken(*args, **kwargs):
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    settings.ALLOWED_HOSTS = ["testserver"]
+    monkeypatch.setattr(fast_path, "ASGIRequest", broken)
+    (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
+        {"queue": "default", "title": "never"}).encode(), token=worker.token)
+    error = json.loads(body)["error"]
+    assert status == 500 and error["code"] == "internal"
+    assert headers[b"x-request-id"].decode() in error["message"]  # the id to look for in the log
+    assert SECURITY_HEADERS <= set(headers)
+    assert "internal error in request" in caplog.text and "Traceback" not in body.decode()

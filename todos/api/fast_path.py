@@ -48,6 +48,8 @@ def _security_headers() -> tuple[tuple[str, str], ...]:
 
 
 class AgentApiFastPath:
+    """``/api/v1/<verb>`` to the verb view behind the guard; every other scope on to ``app``."""
+
     def __init__(self, app):
         self.app = app
         self.guarded = AgentApiGuard(self._serve)
@@ -59,6 +61,30 @@ class AgentApiFastPath:
         return await self.app(scope, receive, send)
 
     async def _serve(self, scope, receive, send):
+        """Errors inside the verb are the view's to answer; anything that escapes it (a request
+        Django cannot even build) is answered here as the API's ``internal`` error, never a
+        traceback, as Django's handler would have answered a 500."""
+        started = False
+
+        async def sending(message):
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self._respond(scope, receive, sending)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            from todos.api.http import new_request_id
+
+            request_id = new_request_id()
+            logger.exception("internal error in request %s (%s %.100s)", request_id, scope.get("method"), scope.get("path"))
+            if not started:
+                await _send_json(send, 500, error_body("internal", f"internal error (request id {request_id})"),
+                                 request_id=request_id)
+
+    async def _respond(self, scope, receive, send):
         from todos.api.http import verb_view  # imported late: Django's apps load before this runs
 
         message = await receive()  # the guard replays the whole body as one message
@@ -69,7 +95,10 @@ class AgentApiFastPath:
             # Django's handler answers 400 too (and logs it as django.security.DisallowedHost).
             logger.warning("api: refused a request for a host not in ALLOWED_HOSTS: %.100r",
                            dict(scope.get("headers", ())).get(b"host", b""))
-            return await _send_json(send, 400, error_body("invalid", "Host: not one this server answers to"))
+            from todos.api.http import new_request_id
+
+            return await _send_json(send, 400, error_body("invalid", "Host: not one this server answers to"),
+                                    request_id=new_request_id())
         view = asyncio.ensure_future(verb_view(request, scope["path"][len(API_PREFIX):]))
         gone = asyncio.ensure_future(receive())  # completes on http.disconnect (the guard's replay)
         try:
@@ -93,10 +122,12 @@ class AgentApiFastPath:
         await send({"type": "http.response.body", "body": body})
 
 
-async def _send_json(send, status: int, body: dict) -> None:
+async def _send_json(send, status: int, body: dict, *, request_id: str | None = None) -> None:
     raw = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()),
                (b"cache-control", b"no-store")]
+    if request_id:
+        headers.append((b"x-request-id", request_id.encode()))
     headers += [(k.encode("ascii"), v.encode("latin1")) for k, v in _security_headers()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": raw})
