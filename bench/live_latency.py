@@ -41,72 +41,19 @@ import asyncio
 import base64
 import json
 import os
-import signal
-import socket
 import statistics
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
-
-import psycopg
 
 from bench.common import bench_server, connect, make_agent, setup_django, store_database
+from bench.serving import percentile, start_board
 
-ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "live"
 GENERATOR_THREADS = 4
-
-
-# --- the server -------------------------------------------------------------------------------
-
-
-def database_url(conninfo: str) -> str:
-    info = psycopg.conninfo.conninfo_to_dict(conninfo)
-    user = quote(info.get("user") or "", safe="")
-    password = info.get("password")
-    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
-    host, port, query = info.get("host") or "", info.get("port") or "", ""
-    if host.startswith("/"):
-        query, host = f"?host={quote(host, safe='')}", ""
-    return f"postgresql://{auth}{host}{':' + str(port) if port else ''}/{quote(info['dbname'], safe='')}{query}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_daphne(conninfo: str, coalesce: float, profile: str | None = None) -> tuple[subprocess.Popen, int, Path]:
-    port = free_port()
-    log_path = Path(tempfile.mkstemp(prefix="board-live-bench-", suffix=".log")[1])
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="board.settings", DATABASE_URL=database_url(conninfo),
-               BOARD_ENV="development", DEBUG="0", LOG_LEVEL="WARNING",
-               BOARD_LIVE_COALESCE_SECONDS=str(coalesce), PYTHONUNBUFFERED="1")
-    daphne = Path(sys.executable).with_name("daphne")
-    with open(log_path, "wb") as log:
-        command = [str(daphne), "-b", "127.0.0.1", "-p", str(port), "board.asgi:application"]
-        if profile:  # cProfile writes its stats when SIGINT stops the reactor
-            command = [sys.executable, "-m", "cProfile", "-o", profile, *command]
-        process = subprocess.Popen(command,
-                                   cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daphne exited:\n{log_path.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return process, port, log_path
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"daphne did not start:\n{log_path.read_text()}")
 
 
 # --- humans and sessions ----------------------------------------------------------------------
@@ -325,9 +272,6 @@ def fragment_costs(port: int, session_key: str, todo_ids: list[str]) -> dict:
 # --- the measurement ----------------------------------------------------------------------------
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
 def measure(args) -> dict:
@@ -346,22 +290,18 @@ def measure_in(conninfo: str, args) -> dict:
             create_todos(conn, scope, int(args.rate * args.seconds / args.teams), queue=QUEUE)
     keys = [(scope.team_id, key) for i, scope in enumerate(scopes)
             for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))]
-    servers = [start_daphne(conninfo, args.coalesce, args.profile_server if i == 0 else None)
-               for i in range(args.servers)]
+    servers = []
     try:
-        return asyncio.run(_measure(args, conninfo, scopes, [port for _, port, _ in servers], keys,
-                                    [process.pid for process, _, _ in servers]))
+        for i in range(args.servers):
+            servers.append(start_board(conninfo, label=f"board-{i}", profile=args.profile_server if i == 0 else None,
+                                       BOARD_LIVE_COALESCE_SECONDS=str(args.coalesce)))
+        return asyncio.run(_measure(args, conninfo, scopes, [server.port for server in servers], keys,
+                                    [server.pid for server in servers]))
     finally:
-        for process, _, log_path in servers:
-            process.send_signal(signal.SIGINT if args.profile_server else signal.SIGTERM)
-        for process, _, log_path in servers:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        for server in servers:
             if args.verbose:
-                print(log_path.read_text()[-5000:])
-            log_path.unlink(missing_ok=True)
+                print(server.log())
+            server.stop()  # SIGINT: a cProfile wrapper writes its stats
 
 
 def run_delay(pid: int) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,9 +22,11 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
 
 from bench.common import setup_django
-from bench.live_latency import database_url, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +73,24 @@ class BoardServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def database_url(conninfo: str) -> str:
+    """A libpq conninfo as the ``DATABASE_URL`` a Board server reads (Unix sockets included)."""
+    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    user = quote(info.get("user") or "", safe="")
+    password = info.get("password")
+    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+    host, port, query = info.get("host") or "", info.get("port") or "", ""
+    if host.startswith("/"):
+        query, host = f"?host={quote(host, safe='')}", ""
+    return f"postgresql://{auth}{host}{':' + str(port) if port else ''}/{quote(info['dbname'], safe='')}{query}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def start_board(conninfo: str, *, app: str = "board.asgi:application", settings_module: str = "board.settings",
