@@ -171,3 +171,20 @@ def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
     assert job.wait(30) and job.changed == 100 and job.skipped == 0
     assert states() == {"failed": 201, "canceled": 100}
     assert todo.id  # the single reason-group is untouched
+
+
+def test_a_selection_keeps_only_the_viewer_s_ids_and_counts_what_the_action_can_change(world):
+    from todos.selectors import todos as selectors
+    from todos.selectors.access import viewer_for
+
+    dead, pending = make(world, "dead"), make(world, "pending")
+    done = make(world, "done")
+    foreign = make(world, "dead", agent=world.globex_agent)
+    alice, vera = viewer_for(world.alice_user), viewer_for(world.vera_user)
+    raw = [pending.id, foreign.id, "td_unknown", dead.id, pending.id, "x" * 65, 7, done.id]
+    assert selectors.visible_ids(alice, raw) == [pending.id, dead.id, done.id]  # order kept, once each
+    ids = selectors.visible_ids(alice, raw)
+    assert selectors.count_eligible(alice, ids, "retry") == 1  # the dead letter only
+    assert selectors.count_eligible(alice, ids, "cancel") == 2  # pending and dead, not done
+    assert selectors.count_eligible(alice, [foreign.id], "retry") == 0  # another team's, even if named
+    assert selectors.count_eligible(vera, ids, "cancel") == 0  # a viewer acts on nothing

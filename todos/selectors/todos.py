@@ -658,6 +658,31 @@ def _bulk_query(viewer: Viewer, f: TodoFilter, action: str) -> Query:
     return query
 
 
+def visible_ids(viewer: Viewer, ids: list) -> list[str]:
+    """The selected ids the viewer can see, in their order (foreign and unknown ids drop out alike)."""
+    ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and 0 < len(i) <= 64]
+    if not ids or not viewer.endpoint_ids:
+        return []
+    with pool().connection() as conn:
+        rows = conn.execute(
+            "SELECT id FROM todos WHERE id = ANY(%s::text[]) AND endpoint_id = ANY(%s::uuid[])",
+            (ids, viewer.endpoint_ids),
+        ).fetchall()
+    found = {r["id"] for r in rows}
+    return [i for i in ids if i in found]
+
+
+def count_eligible(viewer: Viewer, ids: list[str], action: str) -> int:
+    """How many of ``ids`` a bulk ``action`` would change now: on endpoints the viewer may act on."""
+    acting = [e.id for e in viewer.acting_endpoints()]
+    if not ids or not acting:
+        return 0
+    sql = (f"SELECT count(*) AS n FROM todos t WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])"
+           f" AND {BULK_ELIGIBLE[action]}")
+    with pool().connection() as conn:
+        return conn.execute(sql, (ids, acting)).fetchone()["n"]
+
+
 def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> Count:
     """How many rows a bulk action on "everything matching" would touch (capped)."""
     query = _bulk_query(viewer, f, action)

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from todos import bulk
-from todos.db import pool
 from todos.filters import STATES, TodoFilter
 from todos.selectors import dead_letters
 from todos.selectors import todos as selectors
@@ -36,32 +35,6 @@ MAX_SELECTED = 1000
 
 class BadRequest(Exception):
     pass
-
-
-def _visible_ids(viewer, ids: list[str]) -> list[str]:
-    """The selected ids the viewer can see (foreign and unknown ids drop out alike)."""
-    ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and 0 < len(i) <= 64]
-    if not ids or not viewer.endpoint_ids:
-        return []
-    with pool().connection() as conn:
-        rows = conn.execute(
-            "SELECT id FROM todos WHERE id = ANY(%s::text[]) AND endpoint_id = ANY(%s::uuid[])",
-            (ids, viewer.endpoint_ids),
-        ).fetchall()
-    found = {r["id"] for r in rows}
-    return [i for i in ids if i in found]
-
-
-def _eligible_count(viewer, ids: list[str], action: str) -> int:
-    acting = [e.id for e in viewer.acting_endpoints()]
-    if not ids or not acting:
-        return 0
-    with pool().connection() as conn:
-        row = conn.execute(
-            f"SELECT count(*) AS n FROM todos t WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND {selectors.BULK_ELIGIBLE[action]}",
-            (ids, acting),
-        ).fetchone()
-    return row["n"]
 
 
 def _describe(f: TodoFilter) -> str:
@@ -99,10 +72,10 @@ def _plan(request):
             raise BadRequest("ids: select at least one todo first")
         if len(raw) > MAX_SELECTED:
             raise BadRequest(f"ids: at most {MAX_SELECTED} selected todos; use “all matching” for more")
-        ids = _visible_ids(viewer, raw)
+        ids = selectors.visible_ids(viewer, raw)
         if not ids:
             return None
-        count = _eligible_count(viewer, ids, action)
+        count = selectors.count_eligible(viewer, ids, action)
         description = f"{len(ids):,} selected todo{'s' if len(ids) != 1 else ''}"
         summary = f"{count:,} of them can be {done} now" + ("; the rest will be skipped." if count < len(ids) else ".")
     elif scope == "matching":
