@@ -16,16 +16,11 @@ from django.conf import settings
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from todos.filters import STATES
+
 register = template.Library()
 
-STATE_LABELS = {
-    "pending": "Pending",
-    "claimed": "Claimed",
-    "retry": "Retry scheduled",
-    "dead": "Dead letter",
-    "done": "Done",
-    "canceled": "Canceled",
-}
+STATE_LABELS = {key: label for key, label in STATES.items() if key != "all"}  # a todo's display state
 # A shape per state, so the state reads without colour (the text says it too).
 STATE_GLYPHS = {
     "pending": "○",
