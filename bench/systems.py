@@ -34,6 +34,7 @@ from bench.common import (
     store_database,
     fresh_database,
 )
+from todos.invariants import broken_lifecycle
 
 QUEUE = "bench"
 
@@ -162,7 +163,7 @@ SELECT
 def verify_store(conninfo: str, n: int) -> None:
     with connect(conninfo) as conn:
         r = conn.execute(STORE_VERIFY).fetchone()
-        broken = conn.execute(INVARIANT_SQL).fetchall()
+        broken = broken_lifecycle(conn)
     check(r["total"] == n, f"store: {r['total']} todos, expected {n}")
     check(r["done"] == n, f"store: {r['done']} done of {n}")
     check(r["claimed"] == 0 and r["open_attempts"] == 0, f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts")
@@ -174,22 +175,12 @@ def verify_store_crash(conninfo: str, n: int) -> None:
     """As :func:`verify_store`, but a todo may have earlier attempts (a crashed worker's)."""
     with connect(conninfo) as conn:
         r = conn.execute(STORE_VERIFY).fetchone()
-        broken = conn.execute(INVARIANT_SQL).fetchall()
+        broken = broken_lifecycle(conn)
     check(r["total"] == n and r["done"] == n, f"store: {r['done']} done of {r['total']} (expected {n})")
     check(r["claimed"] == 0 and r["open_attempts"] == 0, f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts")
     check(not broken, f"store: lifecycle invariant broken for {broken[:5]}")
 
 
-# The lifecycle invariant (tests/conftest.py checks the same after every test).
-INVARIANT_SQL = """
-SELECT t.id, t.state, o.n AS open_attempts
-FROM todos t
-CROSS JOIN LATERAL (SELECT count(*) AS n FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL) o
-WHERE (t.state = 'claimed' AND o.n <> 1) OR (t.state <> 'claimed' AND o.n <> 0)
-   OR (t.state = 'claimed' AND NOT EXISTS (
-        SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total AND a.ended_at IS NULL))
-   OR EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq > t.attempts_total)
-"""
 
 
 class OutboxNotifier:

@@ -66,22 +66,14 @@ def django_db_setup(django_test_environment, django_db_blocker):
         teardown_databases(config, verbosity=0)
 
 
-INVARIANT_SQL = """
-SELECT t.id, t.state, o.n AS open_attempts
-FROM todos t
-CROSS JOIN LATERAL (SELECT count(*) AS n FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL) o
-WHERE (t.state = 'claimed' AND o.n <> 1) OR (t.state <> 'claimed' AND o.n <> 0)
-   OR (t.state = 'claimed' AND NOT EXISTS (
-        SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total AND a.ended_at IS NULL))
-   OR EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq > t.attempts_total)
-"""
 
 
 def broken_invariants() -> list[dict]:
     from todos import db
+    from todos.invariants import broken_lifecycle
 
     with db.connect() as conn:
-        return conn.execute(INVARIANT_SQL).fetchall()
+        return broken_lifecycle(conn)
 
 
 @pytest.fixture

@@ -1,0 +1,43 @@
+"""``todos.invariants``: the query the tests and the benchmarks trust to say "the lifecycle holds"
+must find each kind of break. Each is planted inside a transaction that is rolled back."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import factories as f
+from todos.db import connect, execute
+from todos.invariants import broken_lifecycle
+from todos.store import agent as A
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+BREAKS = {
+    # a pending todo with an open attempt
+    "open attempt on a pending todo": "UPDATE todo_attempts SET ended_at = NULL, outcome = NULL, disposition = NULL "
+                                      "WHERE todo_id = %(done)s",
+    # a claimed todo whose lease has no open attempt
+    "claimed without an open attempt": "UPDATE todo_attempts SET ended_at = now(), outcome = 'released', "
+                                       "disposition = 'requeued' WHERE todo_id = %(claimed)s",
+    # an attempt numbered past the todo's count
+    "attempt past the count": "UPDATE todos SET attempts_total = 0 WHERE id = %(done)s",
+}
+
+
+@pytest.mark.parametrize("plant", BREAKS.values(), ids=BREAKS.keys())
+def test_each_kind_of_break_is_found(plant):
+    agent = f.agent(f.endpoint(f.team()))
+    done = execute(A.create(agent, queue="default", title="done")).todo
+    execute(A.claim(agent, done.id))
+    execute(A.complete(agent, done.id))
+    claimed = execute(A.create(agent, queue="default", title="claimed")).todo
+    execute(A.claim(agent, claimed.id))
+    with connect() as conn:
+        assert broken_lifecycle(conn) == []
+        with conn.transaction(force_rollback=True):
+            conn.execute("SET CONSTRAINTS todo_attempts_one_open DEFERRED")
+            conn.execute(plant, {"done": done.id, "claimed": claimed.id})
+            found = {row["id"] for row in broken_lifecycle(conn)}
+        assert found and found <= {done.id, claimed.id}
+        assert broken_lifecycle(conn) == []  # rolled back
+    execute(A.complete(agent, claimed.id))
