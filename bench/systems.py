@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import psycopg
+from psycopg.rows import dict_row
+
 from bench.common import (
     check,
     client_cpu_seconds,
@@ -34,7 +37,7 @@ from bench.common import (
     store_database,
     fresh_database,
 )
-from todos.invariants import broken_lifecycle
+from todos.invariants import broken_counts, broken_lifecycle
 
 QUEUE = "bench"
 
@@ -57,6 +60,7 @@ class Outcome:
     wal_fpi: int = 0  # full-page images among it
     server_cpu: float | None = None  # CPU seconds the server spent during the drain (all backends)
     client_cpu: float | None = None  # CPU seconds the workers' Python spent (this process + children)
+    lock_wait_share: float | None = None  # share of worker-backend samples waiting on a heavyweight lock
 
     @property
     def wal_per_job(self) -> float:
@@ -76,11 +80,49 @@ def _prepare_common(conninfo: str, tables: tuple[str, ...]) -> None:
 
 WAL_NOW = "SELECT pg_current_wal_insert_lsn() AS lsn, (SELECT wal_fpi FROM pg_stat_wal) AS fpi"
 
+# The workers' backends, sampled: how many there are and how many wait on a heavyweight lock (the
+# notify lock PostgreSQL takes at the commit of a NOTIFYing transaction is one). The relay, the
+# clock and the sampler itself are not workers.
+LOCK_SAMPLE = """
+SELECT count(*) AS n, count(*) FILTER (WHERE wait_event_type = 'Lock') AS waiting
+FROM pg_stat_activity
+WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+  AND application_name NOT IN ('board-relay', 'bench-clock')"""
+
+
+class LockSampler:
+    """Samples the workers' backends every ``interval`` seconds while a drain runs."""
+
+    def __init__(self, conninfo: str, interval: float = 0.01):
+        self.conninfo, self.interval = conninfo, interval
+        self.samples = self.waiting = 0
+        self.stop = threading.Event()
+
+    def _run(self) -> None:
+        with psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row, application_name="bench-sampler") as conn:
+            while not self.stop.wait(self.interval):
+                row = conn.execute(LOCK_SAMPLE).fetchone()
+                self.samples += row["n"]
+                self.waiting += row["waiting"]
+
+    @property
+    def share(self) -> float | None:
+        return self.waiting / self.samples if self.samples else None
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
 
 def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: str):
     """Run the gang; return (server seconds, gang, WAL bytes, WAL full-page images).
     ``end_sql`` answers the latest completion."""
-    with connect(conninfo) as clock:
+    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row, application_name="bench-clock") as clock:
         holder: dict[str, Any] = {}
 
         def on_ready():
@@ -88,7 +130,8 @@ def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: 
             holder["cpu0"], holder["ccpu0"] = server_cpu_seconds(clock), client_cpu_seconds()
             holder["t0"] = clock.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
 
-        gang = run_gang(target, k, args, mode=mode, on_ready=on_ready)
+        with LockSampler(conninfo) as sampler:
+            gang = run_gang(target, k, args, mode=mode, on_ready=on_ready)
         cpu1, ccpu1 = server_cpu_seconds(clock), client_cpu_seconds()
         worker_cpu = [x["cpu"] for x in gang.extra if "cpu" in x]
         row = clock.execute(f"SELECT extract(epoch FROM ({end_sql}) - %(t0)s)::float8 AS s", holder).fetchone()
@@ -103,12 +146,13 @@ def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: 
         # The workers' own CPU when they measure it (thread time: excludes process start-up and
         # the other threads); else this process's and its reaped children's CPU.
         "client_cpu": sum(worker_cpu) if len(worker_cpu) == len(gang.done) else ccpu1 - holder["ccpu0"],
+        "lock_wait_share": sampler.share,
     })
     return float(row["s"] or 0.0), gang
 
 
 def _wal(gang) -> dict:
-    return {key: gang.extra[-1][key] for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu")}
+    return {key: gang.extra[-1][key] for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu", "lock_wait_share")}
 
 
 # --- Board's store ----------------------------------------------------------------------------
@@ -160,10 +204,34 @@ SELECT
 """
 
 
+@contextlib.contextmanager
+def relaying(conninfo: str):
+    """The change-log relay, as a Board process runs it, beside the workers: its cost is in the
+    figure (server CPU, WAL) as it is in production."""
+    setup_django()
+    from todos.live.relay import Relay
+
+    relay = Relay(name="bench", conninfo=conninfo).start()
+    try:
+        yield relay
+    finally:
+        relay.stop()
+
+
+def wait_relayed(conninfo: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    with connect(conninfo) as conn:
+        while conn.execute("SELECT EXISTS (SELECT 1 FROM change_log) AS w").fetchone()["w"]:
+            check(time.monotonic() < deadline, "store: the relay did not drain the change log")
+            time.sleep(0.01)
+
+
 def verify_store(conninfo: str, n: int) -> None:
     with connect(conninfo) as conn:
         r = conn.execute(STORE_VERIFY).fetchone()
         broken = broken_lifecycle(conn)
+        if conn.execute("SELECT to_regclass('change_log') IS NOT NULL AS has").fetchone()["has"]:
+            broken += broken_counts(conn)
     check(r["total"] == n, f"store: {r['total']} todos, expected {n}")
     check(r["done"] == n, f"store: {r['done']} done of {n}")
     check(r["claimed"] == 0 and r["open_attempts"] == 0, f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts")
@@ -232,9 +300,10 @@ def drain_store_in(conninfo: str, n: int, k: int, *, mode: str, batch: int = 1, 
 
     scope = load_store(conninfo, n, variant)
     v = variants.get(variant)
-    with (OutboxNotifier(conninfo) if v and v.notifier else contextlib.nullcontext()):
+    with (OutboxNotifier(conninfo) if v and v.notifier else relaying(conninfo)):
         seconds, gang = _timed_gang(conninfo, store_worker, k, (conninfo, scope, batch, variant), mode,
                                     "SELECT max(completed_at) FROM todos")
+        wait_relayed(conninfo)
     verify_store(conninfo, n)
     return Outcome(label or "store", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
 

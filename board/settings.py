@@ -188,6 +188,23 @@ CHANNEL_LAYERS = {"default": {"BACKEND": "todos.live.layer.BoardChannelLayer"}}
 BOARD_LIVE_COALESCE_SECONDS = env_float("BOARD_LIVE_COALESCE_SECONDS", 0.07, minimum=0.0)
 BOARD_LIVE_RECHECK_SECONDS = env_float("BOARD_LIVE_RECHECK_SECONDS", 10.0, minimum=0.1)
 
+# --- The change-log relay (todos/live/relay.py) ---------------------------------------------------
+
+# Whether this process stands as a relay candidate (one relay per installation is elected).
+BOARD_RELAY = env_bool("BOARD_RELAY", True)
+# Pause after a pass that found changes, and the longest pause when the log stays empty (an empty
+# pass doubles the pause up to it). The first bounds the live pipeline's latency under load.
+BOARD_RELAY_INTERVAL = env_float("BOARD_RELAY_INTERVAL", 0.01, minimum=0.001)
+BOARD_RELAY_IDLE_INTERVAL = env_float("BOARD_RELAY_IDLE_INTERVAL", 0.1, minimum=0.001)
+# Log rows per pass (one transaction); a full pass runs again at once.
+BOARD_RELAY_BATCH = env_int("BOARD_RELAY_BATCH", 5000, minimum=1, maximum=100000)
+# How often a candidate tries to take over, and a lost holder tries again.
+BOARD_RELAY_ELECTION_SECONDS = env_float("BOARD_RELAY_ELECTION_SECONDS", 1.0, minimum=0.05)
+# With no relay draining the log for this long, the loops drop what is older and the counts are
+# rebuilt when a relay returns; how often they look.
+BOARD_CHANGE_LOG_MAX_AGE = env_float("BOARD_CHANGE_LOG_MAX_AGE", 300.0, minimum=1.0)
+BOARD_CHANGE_LOG_CAP_INTERVAL = env_float("BOARD_CHANGE_LOG_CAP_INTERVAL", 30.0)
+
 # --- The queue's tunables ---------------------------------------------------------------------
 
 # Lease for an agent claim when neither the call nor the endpoint names one.

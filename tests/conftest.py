@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,17 @@ from board.db import parse_database_url
 # refuse: the schema's tables reference auth_user and Django does not know them).
 TABLES = (
     "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
+    "change_log, todo_counts, todo_finished_minutes, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
 )
 
 
 def pytest_configure(config):
+    # One relay for the run (the ``relay`` fixture), polling briskly; servers the tests start
+    # inherit the environment and stand as candidates too.
+    settings.BOARD_RELAY = False
+    os.environ["BOARD_RELAY_IDLE_INTERVAL"] = "0.02"
+    settings.BOARD_RELAY_IDLE_INTERVAL = 0.02
     test_url = os.environ.get("BOARD_TEST_DATABASE_URL")
     if test_url:
         target = settings.DATABASES["default"]
@@ -68,12 +75,63 @@ def django_db_setup(django_test_environment, django_db_blocker):
 
 
 
+class RelayControl:
+    """The run's relay candidate. A test may stop it (to leave the relaying to a process it
+    started, or to none) with :meth:`stopped`; it runs again afterwards."""
+
+    def __init__(self):
+        self.current = None
+
+    def start(self):
+        from todos.live.relay import Relay
+
+        if self.current is None:
+            self.current = Relay(name="pytest").start()
+        return self.current
+
+    def stop(self):
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+    @contextmanager
+    def stopped(self):
+        self.stop()
+        try:
+            yield
+        finally:
+            self.start()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def relay(django_db_setup, django_db_blocker):
+    """The change-log relay, running for the whole run as in a Board process: live tests see the
+    store's changes reach the listener through it. Stopped before the database is dropped."""
+    control = RelayControl()
+    with django_db_blocker.unblock():
+        control.start()
+        yield control
+        control.stop()
+
+
+@contextmanager
+def relay_paused(conn):
+    """Hold every relay pass (they wait for the pass lock) while the block runs on ``conn``."""
+    from todos.live.relay import PASS_LOCK
+
+    conn.execute("SELECT pg_advisory_lock(%s)", (PASS_LOCK,))
+    try:
+        yield
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (PASS_LOCK,))
+
+
 def broken_invariants() -> list[dict]:
     from todos import db
-    from todos.invariants import broken_lifecycle
+    from todos.invariants import broken_counts, broken_lifecycle
 
     with db.connect() as conn:
-        return broken_lifecycle(conn)
+        return broken_lifecycle(conn) + broken_counts(conn)
 
 
 @pytest.fixture
@@ -87,7 +145,8 @@ def store_db(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         yield
         broken = broken_invariants()
-        with db.connect() as conn:
+        with db.connect() as conn, relay_paused(conn):
             conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
+            conn.execute("UPDATE relay_state SET counts_stale = false")
         connections.close_all()
-    assert not broken, f"lifecycle invariant broken after the test: {broken}"
+    assert not broken, f"lifecycle or counts invariant broken after the test: {broken}"

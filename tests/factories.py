@@ -50,3 +50,27 @@ def agent(vended, *, session: str | None = None) -> AgentScope:
         endpoint_id=UUID(str(ep.id)), team_id=ep.team_id, queues=ep.scope_queues,
         default_lease_ttl_seconds=ep.default_lease_ttl_seconds, session=session, verbs=frozenset(ep.scope_verbs),
     )
+
+
+def recount() -> None:
+    """Rebuild the relay's counts from ``todos`` (``manage.py recount``), for a test that wrote
+    todos behind the store's back as a fixture shortcut: nothing logged those rows."""
+    from todos.db import connect
+    from todos.live.relay import rebuild_counts
+
+    with connect() as conn:
+        rebuild_counts(conn)
+
+
+def relayed(timeout: float = 10.0) -> None:
+    """Wait until the relay (the run's ``relay`` fixture) has relayed every committed change: the
+    Board's counts and notifications are then up to date."""
+    import time
+
+    from todos.db import connect
+
+    deadline = time.monotonic() + timeout
+    with connect() as conn:
+        while conn.execute("SELECT EXISTS (SELECT 1 FROM change_log) AS waiting").fetchone()["waiting"]:
+            assert time.monotonic() < deadline, "the relay did not drain the change log"
+            time.sleep(0.005)

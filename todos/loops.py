@@ -1,4 +1,5 @@
-"""The background loops: reaper, due-retry requeue, retention and endpoint expiry.
+"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, and the change
+log's cap (for when no relay drains it; the relay itself runs in ``todos/live/relay.py``).
 
 Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
 thread. Sweeps take rows with ``FOR UPDATE SKIP LOCKED``, so every Board process can run the loops
@@ -45,11 +46,22 @@ def _expire() -> int:
     return len(execute(endpoints.expire_due(100)))
 
 
+def _cap_change_log() -> int:
+    from todos.db import connect
+    from todos.live.relay import FINISHED_RETENTION_SQL, cap_change_log
+
+    with connect() as conn:
+        conn.execute(FINISHED_RETENTION_SQL)
+        return cap_change_log(conn)
+
+
 SWEEPS = (
     Sweep("reaper", lambda: settings.BOARD_REAPER_INTERVAL, _reap, background.SWEEP_LIMIT),
     Sweep("requeue", lambda: settings.BOARD_REQUEUE_INTERVAL, _requeue, background.SWEEP_LIMIT),
     Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
     Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),
+    # one look per interval: what it drops is never "a full batch"
+    Sweep("change-log cap", lambda: settings.BOARD_CHANGE_LOG_CAP_INTERVAL, _cap_change_log, 2**62),
 )
 
 

@@ -203,6 +203,7 @@ def test_claim_next_without_a_queue_only_claims_scoped_queues(api, tenancy, outs
     with db.connect() as conn:  # make the outside todo claimable again
         conn.execute("UPDATE todo_attempts SET ended_at = now(), outcome = 'released', disposition = 'requeued' WHERE todo_id = %s", (outside.id,))
         conn.execute("UPDATE todos SET state = 'pending', owner = NULL, lease_expires_at = NULL WHERE id = %s", (outside.id,))
+    f.recount()
     assert api.ok(tenancy.worker_token, "claim_next") == {"empty": True}
 
 

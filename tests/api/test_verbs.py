@@ -109,6 +109,7 @@ def test_list_todos_pages_through_rows_created_in_the_same_instant(api, tenancy)
                FROM generate_series(1, 5) n""",
             (tenancy.agent.endpoint_id,),
         )
+    f.recount()
     seen, cursor = [], None
     while True:
         body = {"limit": 2, **({"cursor": cursor} if cursor else {})}

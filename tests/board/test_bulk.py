@@ -7,9 +7,11 @@ import json
 import time
 
 import pytest
+
 from django.urls import reverse
 
 from tests.board.conftest import htmx, make
+from tests.factories import recount
 from todos import bulk
 from todos.db import connect, execute
 from todos.store import operator as O
@@ -39,6 +41,7 @@ SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), %(ep)s, %(queue)s, 'd
 FROM generate_series(1, %(n)s) AS i""",
             {"ep": endpoint_id, "n": n, "queue": queue},
         )
+    recount()
 
 
 def audit_count(action: str) -> int:

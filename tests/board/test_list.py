@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from tests.board.conftest import make
 from tests.board.test_bulk import insert_dead_letters
+from tests.factories import relayed
 from todos.db import connect, execute
 from todos.filters import Cursor, TodoFilter
 from todos.selectors import todos as selectors
@@ -104,32 +105,47 @@ def test_filters_state_queue_endpoint_team_mine(world, agent, alice_client):
     assert len(get("?queue=default")) == 5  # state "all" with a queue: one branch per state
 
 
-def test_counts_per_state_and_capped_big_sets(world, agent, alice_client, monkeypatch):
+def test_counts_per_state_are_the_relays_exact_counts(world, agent, alice_client):
     for state in ("pending", "pending", "claimed", "retry", "dead", "done", "canceled"):
         make(world, state)
+    relayed()
     counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert {k: str(v) for k, v in counts.items()} == {
         "pending": "2", "claimed": "1", "retry": "1", "dead": "1", "done": "1", "canceled": "1", "all": "7",
     }
-    monkeypatch.setattr(selectors, "COUNT_CAP", 3)
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
-    assert str(counts["all"]) == "3+" and counts["all"].capped
-    assert str(counts["pending"]) == "2" and str(counts["claimed"]) == "1"
+    assert not any(c.capped for c in counts.values())
+    # filtered by queue, team and endpoint: still the counts
+    make(world, "pending", queue="email")
+    relayed()
+    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["pending"]) == "1"
+    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(team="acme"))["pending"]) == "3"
+    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(endpoint="acme-worker"))["all"]) == "8"
     body = alice_client.get(reverse("todo_list")).content.decode()
-    assert 'data-count="all">3+<' in body and 'data-count="pending">2<' in body
+    assert 'data-count="all">8<' in body and 'data-count="pending">3<' in body
+    assert "counts leave the search out" not in body
 
 
-def test_counts_are_exact_up_to_the_cap_then_capped(world, alice_client):
-    assert selectors.COUNT_CAP == 1_000
-    insert_dead_letters(world.acme_ep.id, 1_000)
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
-    assert str(counts["dead"]) == "1,000" and not counts["dead"].capped
+def test_counts_are_exact_past_the_old_cap(world, alice_client):
+    insert_dead_letters(world.acme_ep.id, 1_500)
     make(world, "dead")
+    relayed()
     counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
-    assert str(counts["dead"]) == "1,000+" and str(counts["all"]) == "1,000+" and str(counts["canceled"]) == "0"
-    assert 'data-count="dead">1,000+<' in alice_client.get(reverse("todo_list")).content.decode()
-    # a filter that matches nothing of a big set still answers 0 (and fast: ordered index branches)
+    assert str(counts["dead"]) == "1,501" and str(counts["all"]) == "1,501" and str(counts["canceled"]) == "0"
+    assert 'data-count="dead">1,501<' in alice_client.get(reverse("todo_list")).content.decode()
     assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["dead"]) == "0"
+
+
+def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alice_client, monkeypatch):
+    """The counts cannot answer "assigned to me": those tabs count the rows, capped, and say so."""
+    for _ in range(4):
+        todo = make(world, "pending")
+        execute(O.assign(world.alice, todo.id, world.alice.owner))
+    make(world, "pending")  # not assigned: not counted under the filter
+    monkeypatch.setattr(selectors, "COUNT_CAP", 3)
+    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter(mine=True))
+    assert str(counts["all"]) == "3+" and counts["all"].capped and str(counts["done"]) == "0"
+    body = alice_client.get(reverse("todo_list"), {"mine": "1", "q": "x"}).content.decode()
+    assert "counted up to 1,000 per state" in body and "counts leave the search out" in body
 
 
 def test_search_text_id_and_payload(world, agent, alice_client):
@@ -267,8 +283,10 @@ def test_the_retry_list_and_count_use_the_retry_index_and_stay_exact(world, agen
     make(world, "dead")
     make(world, "dead")
     assert set(ids_in(alice_client.get(reverse("todo_list") + "?state=retry").content.decode())) == retry
+    relayed()
     counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert str(counts["retry"]) == "3" and str(counts["dead"]) == "2"
     # a retry window of another team is neither listed nor counted
     make(world, "retry", agent=world.globex_agent)
+    relayed()
     assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter())["retry"]) == "3"

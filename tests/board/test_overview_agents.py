@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from tests import factories as f
 from tests.board.conftest import make
+from tests.board.test_bulk import insert_dead_letters
+from tests.factories import relayed
 from todos.db import connect, execute
-from todos.selectors import overview as overview_module
 from todos.selectors.access import viewer_for
 from todos.selectors.agents import agents
 from todos.selectors.overview import overview
@@ -27,6 +28,7 @@ def test_overview_counts_per_queue(world, alice_client):
     make(world, "pending", queue="email")
     make(world, "pending", agent=world.globex_agent)  # not alice's
     execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    relayed()
     data = overview(viewer_for(world.alice_user))
     rows = {s.queue: s for s in data.rows}
     assert set(rows) == {"default", "email"}
@@ -41,53 +43,47 @@ def test_overview_counts_per_queue(world, alice_client):
     assert "<polyline points=" in body
 
 
-def test_overview_caps_a_team_queue_across_its_endpoints(world, alice_client, monkeypatch):
-    """The cap is per row (team, queue): two endpoints under the cap each, over it together, read "cap+"."""
-    monkeypatch.setattr(overview_module, "COUNT_CAP", 3)
+def test_overview_counts_a_team_queue_across_its_endpoints_exactly(world, alice_client):
+    """A row is a (team, queue): its numbers are the relay's counts summed over the endpoints."""
     second = f.agent(f.endpoint(world.acme, slug="acme-second", queues=("default",)))
     for agent in (world.agent, second):
-        for state in ("dead", "dead", "pending", "pending"):
+        for state in ("dead", "dead", "pending", "pending", "retry", "claimed"):
             make(world, state, agent=agent)
     for state in ("dead", "dead", "dead", "pending"):
-        make(world, state, queue="email")  # exactly the cap: exact
+        make(world, state, queue="email")
+    relayed()
     rows = {s.queue: s for s in overview(viewer_for(world.alice_user)).rows}
     d, e = rows["default"], rows["email"]
-    assert (d.pending, d.pending_shown, d.dead, d.dead_shown) == (3, "3+", 3, "3+")
+    assert (d.pending, d.claimed, d.retry, d.dead, d.dead_shown) == (4, 2, 2, 4, "4")
     assert (e.pending_shown, e.dead_shown) == ("1", "3")
     totals = overview(viewer_for(world.alice_user)).totals
-    assert (totals.pending_shown, totals.dead_shown) == ("4+", "6+")
+    assert (totals.pending_shown, totals.dead_shown, totals.claimed) == ("5", "7", 2)
     body = alice_client.get(reverse("overview")).content.decode()
-    assert 'href="/todos/?state=dead&amp;queue=default&amp;team=acme">3+</a>' in body
+    assert 'href="/todos/?state=dead&amp;queue=default&amp;team=acme">4</a>' in body
 
 
-def test_overview_dead_letters_are_exact_beside_retries(world, monkeypatch):
-    """Dead letters are counted as failed minus retry scheduled: exact up to the cap however many
-    retries wait beside them, "cap+" only beyond it."""
-    monkeypatch.setattr(overview_module, "COUNT_CAP", 3)
-    for state in ("retry", "retry", "retry", "dead", "dead", "dead"):
-        make(world, state)  # 6 failed, 3 of them dead letters: exactly the cap
+def test_overview_is_exact_past_the_old_cap(world):
+    insert_dead_letters(world.acme_ep.id, 1_200)
     for state in ("retry", "retry", "dead"):
-        make(world, state, queue="email")
-    second = f.agent(f.endpoint(world.acme, slug="acme-second", queues=("default", "email")))
-    for state in ("retry", "dead", "dead", "dead"):
-        make(world, state, agent=second, queue="email")  # with the first endpoint's: 4 dead letters
-    rows = {s.queue: s for s in overview(viewer_for(world.alice_user)).rows}
-    d, e = rows["default"], rows["email"]
-    assert (d.retry, d.dead, d.dead_shown) == (3, 3, "3")
-    assert (e.retry, e.dead, e.dead_shown) == (3, 3, "3+")
+        make(world, state)
+    relayed()
+    [d] = overview(viewer_for(world.alice_user)).rows
+    assert (d.retry, d.dead, d.dead_shown) == (2, 1_201, "1,201")
 
 
-def test_overview_last_hour_reads_at_most_recent_rows(world, monkeypatch):
-    """Below RECENT_ROWS finished todos the last hour's numbers are exact; reading that many, "+"."""
+def test_overview_last_hour_from_the_relays_minutes(world):
+    """Done and dead-lettered in the last hour, and the sparkline, come from the per-minute rollup
+    the relay keeps: a retried dead letter still counts as dead-lettered in its minute."""
     for state in ("done", "done", "done", "dead", "canceled"):
         make(world, state)
-    monkeypatch.setattr(overview_module, "RECENT_ROWS", 6)  # 5 finished (the canceled one too)
+    relayed()
     d = overview(viewer_for(world.alice_user)).rows[0]
     assert (d.done_hour_shown, d.failed_hour_shown, d.throughput) == ("3", "1", 3)
     assert d.spark[-1] == 3 and sum(d.spark) == 3
-    monkeypatch.setattr(overview_module, "RECENT_ROWS", 4)
+    with connect() as conn:  # finished work older than the hour drops out
+        conn.execute("UPDATE todo_finished_minutes SET minute = minute - interval '61 minutes'")
     d = overview(viewer_for(world.alice_user)).rows[0]
-    assert "+" in d.done_hour_shown and "+" in d.failed_hour_shown
+    assert (d.done_hour, d.failed_hour, sum(d.spark)) == (0, 0, 0)
 
 
 def test_overview_for_a_viewer_has_no_pause_buttons(world, vera_client):

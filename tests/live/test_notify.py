@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests import factories as f
+from tests.factories import relayed
 from todos.db import connect, execute
 from todos.store import agent as A
 from todos.store import background as B
@@ -24,8 +25,8 @@ ALLOWED_KEYS = {"op", "team", "ids", "queues", "endpoints", "user"}
 
 class Tap:
     """A LISTEN connection on ``board_events``. ``after(fn)`` runs a statement and returns exactly
-    the notifications it caused: a marker NOTIFY sent after it arrives after them (PostgreSQL
-    delivers notifications in commit order)."""
+    the notifications it caused: once the relay has drained the change log, a marker NOTIFY sent
+    after arrives after them (PostgreSQL delivers notifications in commit order)."""
 
     def __init__(self):
         self.conn = connect()
@@ -39,6 +40,7 @@ class Tap:
         return result, self._collect()
 
     def _collect(self) -> list[str]:
+        relayed()
         self.n += 1
         with connect() as other:
             other.execute("SELECT pg_notify('live_test_marker', %s)", [str(self.n)])
@@ -155,7 +157,7 @@ def test_a_rolled_back_statement_notifies_nobody(tap):
     assert notes == []
 
 
-def test_multi_row_statements_send_one_notification_per_chunk_of_at_most_50_ids(tap):
+def test_multi_row_statements_send_one_notification_per_chunk_of_at_most_25_ids(tap):
     team = f.team()
     ep = f.agent(f.endpoint(team))
     human = f.member(team, f.user())
@@ -168,11 +170,11 @@ def test_multi_row_statements_send_one_notification_per_chunk_of_at_most_50_ids(
     swept, notes = tap.after(lambda: execute(B.reap()))
     events = [check_small(n) for n in notes]
     assert swept.count == 120
-    assert len(events) == 3 and all(e["op"] == "reap" and len(e["ids"]) <= 50 for e in events)
+    assert len(events) == 5 and all(e["op"] == "reap" and len(e["ids"]) <= 25 for e in events)
     assert sorted(i for e in events for i in e["ids"]) == sorted(ids)
     _, notes = tap.after(lambda: execute(O.cancel_many(human, ids)))
     events = [check_small(n) for n in notes]
-    assert len(events) == 3 and {e["op"] for e in events} == {"cancel"}
+    assert len(events) == 5 and {e["op"] for e in events} == {"cancel"}
     assert sorted(i for e in events for i in e["ids"]) == sorted(ids)
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from contextlib import contextmanager
 from datetime import timedelta
 
 import psycopg
 
+from tests.factories import relayed
 from todos import db
 
 
@@ -95,14 +97,19 @@ def age_completion(todo_id: str, days: int) -> None:
 
 
 class Listener:
-    """LISTEN on a dedicated connection; :meth:`drain` returns what arrived, as parsed JSON."""
+    """LISTEN on a dedicated connection; :meth:`drain` returns what arrived, as parsed JSON.
+
+    Board notifications come from the relay, a moment after the commit: listening starts once
+    what was committed before is relayed, and :meth:`drain` waits for the relay to catch up."""
 
     def __init__(self, *channels: str):
+        relayed()
         self.conn = db.connect()
         for channel in channels:
             self.conn.execute(f"LISTEN {channel}")
 
     def drain(self, timeout: float = 0.3) -> list[tuple[str, dict]]:
+        relayed()
         got = []
         for note in self.conn.notifies(timeout=timeout):
             got.append((note.channel, json.loads(note.payload)))

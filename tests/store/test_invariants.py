@@ -7,7 +7,7 @@ import pytest
 
 from tests import factories as f
 from todos.db import connect, execute
-from todos.invariants import broken_lifecycle
+from todos.invariants import broken_counts, broken_lifecycle
 from todos.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -40,4 +40,32 @@ def test_each_kind_of_break_is_found(plant):
             found = {row["id"] for row in broken_lifecycle(conn)}
         assert found and found <= {done.id, claimed.id}
         assert broken_lifecycle(conn) == []  # rolled back
+    execute(A.complete(agent, claimed.id))
+
+
+COUNT_BREAKS = {
+    "a count off by one": "UPDATE todo_counts SET n = n + 1 WHERE state = 'done'",
+    "a count missing": "DELETE FROM todo_counts WHERE state = 'claimed'",
+    "a todo written behind the store's back": "UPDATE todos SET state = 'canceled' WHERE id = %(done)s",
+    "a log row that never happened": "INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after) "
+                                     "SELECT e.team_id, e.id, 'td_x', 'default', 'create', NULL, 'pending' FROM endpoints e",
+}
+
+
+@pytest.mark.parametrize("plant", COUNT_BREAKS.values(), ids=COUNT_BREAKS.keys())
+def test_each_kind_of_count_break_is_found(plant, relay):
+    """The counts' invariant (counts + the log not yet relayed = GROUP BY over todos)."""
+    agent = f.agent(f.endpoint(f.team()))
+    done = execute(A.create(agent, queue="default", title="done")).todo
+    execute(A.claim(agent, done.id))
+    execute(A.complete(agent, done.id))
+    claimed = execute(A.create(agent, queue="default", title="claimed")).todo
+    execute(A.claim(agent, claimed.id))
+    f.relayed()
+    with relay.stopped(), connect() as conn:
+        assert broken_counts(conn) == []
+        with conn.transaction(force_rollback=True):
+            conn.execute(plant, {"done": done.id})
+            assert broken_counts(conn)
+        assert broken_counts(conn) == []  # rolled back
     execute(A.complete(agent, claimed.id))

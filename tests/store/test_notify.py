@@ -1,6 +1,6 @@
-"""Live notifications: one NOTIFY per committed statement on ``board_events`` (ids and small
-fields, never a payload), nothing for a rolled-back one, and ``board_ready`` when work becomes
-claimable."""
+"""Live notifications: each committed statement reaches ``board_events`` once, through the change
+log and the relay (ids and small fields, never a payload); a rolled-back one records and sends
+nothing; ``board_ready`` when work becomes claimable, straight from the statement."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def test_a_multi_row_statement_sends_one_notification_per_chunk(agent):
     with listening("board_events") as listener:
         execute(A.claim_batch(agent, max=100))
         events = board_events(listener)
-    assert len(events) == 3  # chunks of at most 50 ids
+    assert len(events) == 4  # chunks of at most NOTIFY_CHUNK (25) ids
     notified = [i for e in events for i in e["ids"]]
     assert sorted(notified) == sorted(ids[:100]) and len(notified) == len(set(notified))
     with listening("board_events") as listener:

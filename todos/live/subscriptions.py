@@ -22,13 +22,15 @@ TODO_OPS = frozenset(
 )
 
 QUEUE_OPS = frozenset({"pause", "resume"})
+# The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
+COUNT_OPS = frozenset({"recount"})
 
 # The ops that can change what each page shows besides the open todo. Pages not listed get every
 # op. A change of the human's *own* membership is not listed: it makes the consumer resync the page.
 PAGE_OPS: dict[str, frozenset[str]] = {
     # Per-queue counts, ages and pauses; a heartbeat, an assignment or a priority changes none.
-    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS,
-    "todos": TODO_OPS | QUEUE_OPS,
+    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS | COUNT_OPS,
+    "todos": TODO_OPS | QUEUE_OPS | COUNT_OPS,
     # A todo's own page: only its id matters (matched before this table is consulted).
     "drawer": frozenset(),
     # The audit trail: every human action; heartbeats are not actions.

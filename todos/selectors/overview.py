@@ -1,14 +1,12 @@
 """The overview: one row per (team, queue) the viewer can see, with live counts and throughput.
 
-Every number comes from an index that bounds its cost by the live work, not the table:
-pending (``todos_pending``), in flight (``todos_claimed``), retry scheduled (``todos_retry_due``),
-dead letters (failed todos, index-only over ``todos_endpoint_queue_state_created``, minus the
-retry scheduled ones), and the last hour's completions (``todos_completed``), which also feed the
-sparkline.
+Every number is exact and costs O(queues), whatever the number of todos:
 
-Pending and dead letters are exact up to ``COUNT_CAP`` per row, that is per (team, queue) summed
-over the team's endpoints, and read "1,000+" beyond it, as the todo list filtered to that team and
-queue does. The totals row adds the rows up and carries a "+" when any row does.
+* pending, in flight, retry scheduled and dead letters are the relay's counts (``todo_counts``,
+  kept by ``todos/live/relay.py`` from the change log, milliseconds behind the last commit);
+* done and dead-lettered in the last hour, and the sparkline, are the relay's per-minute rollup
+  (``todo_finished_minutes``): the hour is the last 60 minutes, to the minute;
+* the oldest pending todo is one entry of ``todos_endpoint_queue_state_created`` per endpoint.
 """
 
 from __future__ import annotations
@@ -22,82 +20,48 @@ from todos.selectors.access import TeamAccess, Viewer
 
 BUCKET_SECONDS = 300
 BUCKETS = 12  # the last hour in 5-minute buckets
-COUNT_CAP = 1_000  # per (team, queue) and state, as on the todo list
-RECENT_ROWS = 5_000  # finished todos read for the last hour's numbers ("5,000+" beyond)
+MINUTES = 60
 
-# One row per (team, queue) the viewer sees, in one statement (so one snapshot). What it reads:
-# * the (endpoint, queue) pairs: the endpoints' scopes, plus queues where work is in flight
-#   (todos_claimed: bounded by the workers) or waits for a retry (todos_retry_due: a small partial
-#   index), plus paused queues; in flight and retry scheduled are counted exactly from those sets;
-# * pending and dead letters: one LATERAL branch per endpoint of the row, each an index-only scan
-#   ordered as its index is (so the planner cannot swap in a sequential scan hunting for a rare
-#   state), all under one outer LIMIT: a row reads at most COUNT_CAP + 1 entries (%(cap)s) however
-#   many endpoints it has. Pending walks todos_pending;
-# * dead letters are failed todos without a retry window, and which is which lives in the heap
-#   (next_retry_at). So they are counted as failed todos, index-only over
-#   todos_endpoint_queue_state_created, over LIMIT COUNT_CAP + 1 + retry, minus the row's retry
-#   scheduled ones: exact up to COUNT_CAP, and more than that when the LIMIT is reached;
-# * the oldest pending todo: one index entry per endpoint (todos_endpoint_queue_state_created).
+# One row per (team, queue) the viewer sees, in one statement (so one snapshot): the (endpoint,
+# queue) pairs of the endpoints' scopes, of queues where work is live or dead (counts > 0), and of
+# paused queues, grouped per team; their counts summed from todo_counts.
 ROW_SQL = """
 WITH visible AS (
     SELECT * FROM unnest(%(eps)s::uuid[], %(ep_teams)s::uuid[]) AS v(endpoint_id, team_id)
-), claimed AS (
-    SELECT t.endpoint_id, t.queue, count(*) AS n FROM todos t
-    WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed'
-    GROUP BY 1, 2
-), retry AS (
-    SELECT t.endpoint_id, t.queue, count(*) AS n FROM todos t
-    WHERE t.state = 'failed' AND t.next_retry_at IS NOT NULL AND t.endpoint_id = ANY(%(eps)s::uuid[])
-    GROUP BY 1, 2
+), counted AS (
+    SELECT c.endpoint_id, c.queue, c.state, c.n FROM todo_counts c
+    WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'claimed', 'retry', 'dead')
 ), pair AS (
     SELECT * FROM unnest(%(scope_eps)s::uuid[], %(scope_queues)s::text[]) AS s(endpoint_id, queue)
-    UNION SELECT endpoint_id, queue FROM claimed
-    UNION SELECT endpoint_id, queue FROM retry
+    UNION SELECT endpoint_id, queue FROM counted WHERE n > 0
     UNION SELECT v.endpoint_id, qp.queue FROM queue_pauses qp JOIN visible v USING (team_id)
 ), team_queue AS (
-    SELECT v.team_id, p.queue, array_agg(p.endpoint_id) AS eps,
-           coalesce(sum(c.n), 0)::int AS claimed, coalesce(sum(r.n), 0)::int AS retry
+    SELECT v.team_id, p.queue, array_agg(DISTINCT p.endpoint_id) AS eps,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'claimed'), 0)::bigint AS claimed,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'dead'), 0)::bigint AS dead
     FROM pair p JOIN visible v USING (endpoint_id)
-    LEFT JOIN claimed c USING (endpoint_id, queue) LEFT JOIN retry r USING (endpoint_id, queue)
+    LEFT JOIN counted c ON c.endpoint_id = p.endpoint_id AND c.queue = p.queue
     GROUP BY v.team_id, p.queue
 )
-SELECT r.team_id, r.queue, r.claimed, r.retry,
-       (SELECT count(*) FROM (
-            SELECT FROM unnest(r.eps) AS e(id) CROSS JOIN LATERAL (
-                SELECT FROM todos t WHERE t.endpoint_id = e.id AND t.queue = r.queue AND t.state = 'pending'
-                ORDER BY t.priority, t.created_at LIMIT %(cap)s) branch
-            LIMIT %(cap)s) c) AS pending,
-       (SELECT count(*) FROM (
-            SELECT FROM unnest(r.eps) AS e(id) CROSS JOIN LATERAL (
-                SELECT FROM todos t WHERE t.endpoint_id = e.id AND t.queue = r.queue AND t.state = 'failed'
-                ORDER BY t.created_at LIMIT %(cap)s + r.retry) branch
-            LIMIT %(cap)s + r.retry) c) - r.retry AS dead,
+SELECT r.*,
        (SELECT min(o.created_at) FROM unnest(r.eps) AS e(id) CROSS JOIN LATERAL (
             SELECT t.created_at FROM todos t WHERE t.endpoint_id = e.id AND t.queue = r.queue AND t.state = 'pending'
             ORDER BY t.created_at LIMIT 1) o) AS oldest_pending
 FROM team_queue r"""
 
-# The last hour's finished work, newest first, at most RECENT_ROWS rows (todos_completed): enough
-# for a sparkline and "done in the last hour" up to that many; beyond it the numbers say "+".
-# One row per (endpoint, queue): done and dead-lettered (failed), the done ones per 5-minute bucket
-# (0 = the newest) as two parallel arrays, and how many rows it read (canceled ones included).
+# The last hour's finished work from the per-minute rollup: per (endpoint, queue), done and
+# dead-lettered, and the done ones per 5-minute bucket (0 = the newest) as two parallel arrays.
 RECENT_SQL = f"""
-SELECT endpoint_id, queue,
-       coalesce(sum(n) FILTER (WHERE state = 'done'), 0) AS done,
-       coalesce(sum(n) FILTER (WHERE state = 'failed'), 0) AS failed,
-       array_agg(bucket) FILTER (WHERE state = 'done') AS done_buckets,
-       array_agg(n) FILTER (WHERE state = 'done') AS done_counts,
-       sum(n) AS scanned
+SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS failed,
+       array_agg(bucket) AS done_buckets, array_agg(done) AS done_counts
 FROM (
-    SELECT endpoint_id, queue, state,
-           least(floor(date_part('epoch', now() - completed_at) / {BUCKET_SECONDS}), {BUCKETS - 1})::int AS bucket,
-           count(*)::int AS n
-    FROM (
-        SELECT t.endpoint_id, t.queue, t.state, t.completed_at FROM todos t
-        WHERE t.completed_at > now() - interval '1 hour' AND t.endpoint_id = ANY(%(eps)s::uuid[])
-        ORDER BY t.completed_at DESC LIMIT %(recent)s
-    ) recent
-    GROUP BY 1, 2, 3, 4
+    SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS dead,
+           least(floor(date_part('epoch', date_trunc('minute', now()) - minute) / {BUCKET_SECONDS}), {BUCKETS - 1})::int AS bucket
+    FROM todo_finished_minutes
+    WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND minute > date_trunc('minute', now()) - interval '{MINUTES} minutes'
+    GROUP BY 1, 2, 5
 ) per_bucket
 GROUP BY 1, 2"""
 
@@ -125,14 +89,12 @@ class QueueStats:
     done_hour: int = 0
     failed_hour: int = 0
     oldest_pending: datetime | None = None
-    capped: set = field(default_factory=set)  # numbers that stopped at their cap: shown with "+"
     spark: list[int] = field(default_factory=lambda: [0] * BUCKETS)  # oldest bucket first
     pause: Pause | None = None
 
     def add(self, other: "QueueStats") -> None:
         for name in ("pending", "claimed", "retry", "dead", "done_hour", "failed_hour"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.capped |= other.capped
         if other.oldest_pending and (self.oldest_pending is None or other.oldest_pending < self.oldest_pending):
             self.oldest_pending = other.oldest_pending
         self.spark = [a + b for a, b in zip(self.spark, other.spark)]
@@ -145,8 +107,7 @@ class QueueStats:
         return " ".join(f"{i * step:.1f},{15 - 14 * v / peak:.1f}" for i, v in enumerate(self.spark))
 
     def shown(self, name: str) -> str:
-        value = f"{getattr(self, name):,}"
-        return value + "+" if name in self.capped else value
+        return f"{getattr(self, name):,}"
 
     pending_shown = property(lambda self: self.shown("pending"))
     dead_shown = property(lambda self: self.shown("dead"))
@@ -172,7 +133,6 @@ def overview(viewer: Viewer) -> Overview:
     params = {
         "eps": eps, "ep_teams": [e.team_id for e in viewer.endpoints], "teams": viewer.team_ids,
         "scope_eps": [e for e, _ in scope], "scope_queues": [q for _, q in scope],
-        "cap": COUNT_CAP + 1, "recent": RECENT_ROWS,
     }
     with pool().connection() as conn:
         counted = conn.execute(ROW_SQL, params).fetchall()
@@ -188,14 +148,10 @@ def overview(viewer: Viewer) -> Overview:
 
     for row in counted:
         s = slot(viewer.team(row["team_id"]), row["queue"])
-        s.pending, s.dead = min(row["pending"], COUNT_CAP), min(row["dead"], COUNT_CAP)
-        s.capped = {name for name in ("pending", "dead") if row[name] > COUNT_CAP}
-        s.claimed, s.retry, s.oldest_pending = row["claimed"], row["retry"], row["oldest_pending"]
-    recent_capped = sum(row["scanned"] for row in recent) >= RECENT_ROWS
+        s.pending, s.claimed, s.retry, s.dead = row["pending"], row["claimed"], row["retry"], row["dead"]
+        s.oldest_pending = row["oldest_pending"]
     for row in recent:
         s = slot(viewer.team_of_endpoint(row["endpoint_id"]), row["queue"])
-        if recent_capped:
-            s.capped |= {"done_hour", "failed_hour"}
         s.done_hour += row["done"]
         s.failed_hour += row["failed"]  # dead-lettered in the last hour
         for bucket, n in zip(row["done_buckets"] or (), row["done_counts"] or ()):

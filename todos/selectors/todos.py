@@ -8,8 +8,9 @@ no count walks an unbounded set.
   ``todos_endpoint_created``, ``todos_endpoint_state_created`` and
   ``todos_endpoint_queue_state_created`` serve them; ``(created_at, id) < (%s, %s)`` row
   comparisons continue a page without OFFSET.
-* Counts are exact up to ``COUNT_CAP`` (counted over ``LIMIT cap + 1``) and shown as "1,000+"
-  beyond it; leases in flight (bounded by the workers) are always exact.
+* The state tabs' counts are the relay's exact counts (``todo_counts``); only "assigned to me",
+  which they cannot answer, counts rows: exact up to ``COUNT_CAP`` (over ``LIMIT cap + 1``), shown
+  as "1,000+" beyond it (leases in flight, bounded by the workers, always exact).
 * A text search is a bounded scan: each page looks at no more than ``SEARCH_SCAN_ROWS`` rows of
   the otherwise-filtered list (newest first, or the chosen order), so a rare term costs a bounded
   amount per page, and "next" continues the scan where it stopped.
@@ -517,19 +518,43 @@ def _own_params(sql: str, params: dict, suffix: str) -> tuple[str, dict]:
             {f"{name}_{suffix}": params[name] for name in names})
 
 
-def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
-    """Per state tab: the count under the current filter (search aside: counts ignore the text).
+# The relay's counts (todo_counts) under the list's filters that they can answer: team and
+# endpoint (the endpoint set), queue, state. One statement, O(endpoints × queues × states).
+COUNTS_SQL = """
+SELECT state, sum(n)::bigint AS n FROM todo_counts
+WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND (%(queue)s::text IS NULL OR queue = %(queue)s)
+GROUP BY state"""
 
-    Exact up to COUNT_CAP (claimed: always exact); "1,000+" beyond. One statement, a scalar
-    subquery per tab: one round trip and one snapshot for the seven numbers.
+
+def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
+    """Per state tab: the count under the current filter, the search aside (tabs count the filter
+    without its text; the page says so).
+
+    Exact, from the relay's counts, unless "assigned to me" is on: counts cannot answer it, so
+    those tabs count the rows themselves, exact up to COUNT_CAP (claimed: always exact) and "1,000+"
+    beyond. Either way one statement: one round trip and one snapshot for the seven numbers.
     """
     keys = ("all",) + tuple(STATE_PREDICATES)  # "all" first, as the tabs show them
     unsearched = dataclasses.replace(f, q="")
+    if not f.mine:
+        query = build_query(viewer, dataclasses.replace(unsearched, state="all"))
+        if not query.endpoint_ids:
+            return {key: Count(0, False) for key in keys}
+        with pool().connection() as conn:
+            rows = conn.execute(COUNTS_SQL, {"eps": query.endpoint_ids, "queue": f.queue or None}).fetchall()
+        by_state = {row["state"]: row["n"] for row in rows}
+        exact = {key: Count(by_state.get(key, 0), False) for key in STATE_PREDICATES}
+        return {"all": Count(sum(c.value for c in exact.values()), False), **exact}
+    return _scanned_counts(viewer, unsearched, keys)
+
+
+def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:
+    """The tabs' counts by scanning the rows, each capped at COUNT_CAP (for "assigned to me")."""
     counts: dict[str, Count] = {}
     parts: list[str] = []
     params: dict = {"cap": COUNT_CAP + 1}
     for key in keys:
-        query = build_query(viewer, dataclasses.replace(unsearched, state=key))
+        query = build_query(viewer, dataclasses.replace(f, state=key))
         if not query.endpoint_ids:
             counts[key] = Count(0, False)
             continue

@@ -8,7 +8,12 @@ Layout:
 * ``background.py`` – the reaper, the due-retry requeue and retention;
 * ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
 * ``claims.py`` – the claim statement all claimers share; ``fragments.py`` – SQL pieces
-  (scopes, the fence, NOTIFY); ``inputs.py`` – cleaning and validation; ``records.py`` – results.
+  (scopes, the fence, the change-log rows, the agents' wake-up NOTIFY); ``inputs.py`` – cleaning
+  and validation; ``records.py`` – results.
+
+Every statement that changes todos, endpoints, pauses or memberships writes its change-log rows in
+the same statement; the relay (``todos/live/relay.py``) turns them into Board notifications and
+exact counts.
 
 Functions build :class:`todos.db.Statement` objects; ``todos.db.execute`` / ``aexecute`` run them.
 """

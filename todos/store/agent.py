@@ -1,7 +1,8 @@
 """Agent transitions: what an endpoint's credential can do to its own todos.
 
 Every function here builds one :class:`~todos.db.Statement`; run it with ``todos.db.execute`` (sync)
-or ``todos.db.aexecute`` (async). Scope is ``endpoint_id = <caller>``: another endpoint's todo is
+or ``todos.db.aexecute`` (async). Each writes its change-log rows (``fragments.log_todos``) and no
+Board NOTIFY: these are the agents' hot path, and a NOTIFY would queue every commit on one lock. Scope is ``endpoint_id = <caller>``: another endpoint's todo is
 *not found*, byte for byte the same as an absent one. Reports (heartbeat, complete, fail,
 release) carry the lease-token fence.
 """
@@ -21,7 +22,7 @@ from todos.store.fragments import (
     FENCE,
     NOT_PAUSED,
     agent_miss,
-    notify_board,
+    log_todos,
     notify_ready,
     queue_not_paused,
 )
@@ -79,7 +80,7 @@ def create(
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
     dead-lettered todo no longer covers its key, so the same key then mints a new todo.
-    Attempt rows: none.
+    Attempt rows: none. Log: none → ``pending``; agents waiting on the queue are woken.
     """
     params = {
         "endpoint_id": agent.endpoint_id,
@@ -105,9 +106,9 @@ WITH ins AS (
     ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
     DO NOTHING
     RETURNING *
-)
-SELECT true AS created, {TODO_COLUMNS},
-       {notify_board("create", "ins")} + {notify_ready("ins")} AS notified
+),
+logged AS ({log_todos("create", "ins", before="NULL")})
+SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins")} AS notified
 FROM ins
 UNION ALL
 SELECT false, {TODO_COLUMNS}, 0 FROM todos
@@ -322,7 +323,7 @@ AGENT_HOLDS = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue 
 
 
 def _report_statement(verb: str, set_todo: str, close_attempt: str, params: dict, ready_when: str | None) -> Statement[Todo]:
-    ready = f" + {notify_ready('upd', ready_when)}" if ready_when else ""
+    ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 upd AS (
@@ -336,9 +337,9 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
+logged AS ({log_todos(verb, "upd", before="'claimed'")}),
 result AS (
-    SELECT {TODO_COLUMNS}, (SELECT count(*) FROM closed) AS closed,
-           {notify_board(verb, "upd")}{ready} AS notified
+    SELECT {TODO_COLUMNS}, (SELECT count(*) FROM closed) AS closed{ready} AS notified
     FROM upd
 )
 SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -355,7 +356,7 @@ SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON tru
 def heartbeat(agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None, lease_token: Any = None) -> Statement[Todo]:
     """Extend the lease. Guard: claimed, held by this endpoint, fence.
     Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at`` (it stays open).
-    Writes no indexed column, so the todo's update is HOT."""
+    Writes no indexed column, so the todo's update is HOT. Log: ``claimed`` → ``claimed``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, with_result=False)
     params["ttl"] = inputs.lease_ttl(lease_ttl_seconds, agent.default_lease_ttl_seconds)
     return _report_statement(
@@ -372,7 +373,8 @@ REPORT_FIELDS = "summary = %(summary)s, summary_truncated = %(summary_truncated)
 
 def complete(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
     """Finish the work. Guard: claimed, held by this endpoint, fence.
-    Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``."""
+    Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``.
+    Log: ``claimed`` → ``done``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     return _report_statement(
         "complete",
@@ -392,7 +394,8 @@ BACKOFF = "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 
 def fail(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
     """Report a failure. Guard: claimed, held by this endpoint, fence.
     Effect: ``failed``; a retry window (backoff) below the attempt cap, else a dead letter.
-    Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``."""
+    Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``.
+    Log: ``claimed`` → ``retry`` or ``dead``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     return _report_statement(
         "fail",
@@ -410,7 +413,8 @@ def fail(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = 
 def release(agent: AgentScope, todo_id: Any, *, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
     """Give the lease back. Guard: claimed, held by this endpoint, fence.
     Effect: ``pending``, owner and lease cleared, ``attempt`` unchanged (the budget is spent).
-    Attempt row: closed ``released``/``requeued``."""
+    Attempt row: closed ``released``/``requeued``. Log: ``claimed`` → ``pending``; waiting agents
+    are woken."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, with_result=False)
     return _report_statement(
         "release",
@@ -424,7 +428,7 @@ def release(agent: AgentScope, todo_id: Any, *, summary: Any = None, artifact: A
 def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     """Complete up to 100 todos in one statement; each miss is classified as ``complete`` would.
 
-    Guard per item: complete's. Attempt rows: each closed ``completed``/``done``.
+    Guard per item: complete's. Attempt rows: each closed ``completed``/``done``. Log: as complete.
     """
     if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= 100:
         raise Invalid("items", "must be a list of 1 to 100 items")
@@ -484,8 +488,8 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-notified AS (SELECT {notify_board("complete", "upd")} AS n)
-SELECT i.id AS item_id, i.n, u.*, (SELECT n FROM notified) AS notified,
+logged AS ({log_todos("complete", "upd", before="'claimed'")})
+SELECT i.id AS item_id, i.n, u.*,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'

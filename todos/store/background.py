@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from todos.db import Statement
-from todos.store.fragments import notify_board, notify_ready
+from todos.store.fragments import board_state, log_todos, notify_ready
 from todos.store.records import SweepOutcome
 
 SWEEP_LIMIT = 500
@@ -29,6 +29,8 @@ def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     endpoint was revoked while the lease was held (a claim that raced the revoke), since no
     agent could ever claim it again.
     Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
+    Log: ``claimed`` → ``pending`` or ``dead``. Agents waiting on the queues of requeued todos are
+    woken (one ``board_ready`` per queue and sweep, not per worker commit: no line at the lock).
     """
     sql = f"""
 WITH cand AS (
@@ -53,9 +55,9 @@ closed AS (
         disposition = CASE WHEN r.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END
     FROM reaped r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
-)
-SELECT r.id, {notify_board("reap", "reaped")} + {notify_ready("reaped", "state = 'pending'")} AS notified
-FROM reaped r"""
+),
+logged AS ({log_todos("reap", "reaped", before="'claimed'")})
+SELECT r.id, {notify_ready("reaped", "state = 'pending'")} AS notified FROM reaped r"""
     return Statement(sql, {"limit": limit}, _outcome)
 
 
@@ -64,6 +66,7 @@ def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
 
     Guard: ``failed`` and ``next_retry_at <= now()``. Effect: ``pending``, window cleared,
     ``attempt`` kept (the budget is not reset). Attempt rows: none (no lease ends).
+    Log: ``retry`` → ``pending``; agents waiting on those queues are woken.
     """
     sql = f"""
 WITH cand AS (
@@ -78,15 +81,17 @@ requeued AS (
     FROM cand c
     WHERE t.id = c.id AND t.state = 'failed' AND t.next_retry_at <= now()
     RETURNING t.*
-)
-SELECT r.id, {notify_board("requeue", "requeued")} + {notify_ready("requeued")} AS notified
+),
+logged AS ({log_todos("requeue", "requeued", before="'retry'")})
+SELECT r.id, {notify_ready("requeued")} AS notified
 FROM requeued r"""
     return Statement(sql, {"limit": limit}, _outcome)
 
 
 def purge_terminal(limit: int = SWEEP_LIMIT, *, older_than_days: int | None = None) -> Statement[SweepOutcome]:
     """Retention: delete terminal todos (done, canceled, dead letters) completed more than the
-    retention age ago. Their attempts go with them (ON DELETE CASCADE); the audit trail stays."""
+    retention age ago. Their attempts go with them (ON DELETE CASCADE); the audit trail stays.
+    Log: ``done``, ``canceled`` or ``dead`` → none."""
     days = settings.BOARD_RETENTION_DAYS if older_than_days is None else older_than_days
     sql = f"""
 WITH cand AS (
@@ -98,7 +103,8 @@ WITH cand AS (
 ),
 purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id
-    RETURNING t.id, t.queue, t.endpoint_id
-)
-SELECT p.id, {notify_board("purge", "purged")} AS notified FROM purged p"""
+    RETURNING t.id, t.queue, t.endpoint_id, {board_state('t')} AS state_before
+),
+logged AS ({log_todos("purge", "purged", before="r.state_before", after="NULL")})
+SELECT p.id FROM purged p"""
     return Statement(sql, {"limit": limit, "days": days}, _outcome)

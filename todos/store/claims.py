@@ -10,7 +10,8 @@ statement:
   one, the retry window is cleared;
 * an attempt opens with ``seq`` = the new ``attempts_total``;
 * past the attempt cap, the oldest closed attempts are deleted and counted in ``attempts_pruned``;
-* one NOTIFY tells the Board.
+* the change log records each claim (``pending``/``retry`` → ``claimed``; a takeover ``claimed`` →
+  ``claimed``). No NOTIFY: a claim's commit never waits for the notify lock.
 
 The one-open-attempt rule is a deferred exclusion constraint checked at COMMIT, so the order in
 which PostgreSQL runs these CTEs does not matter.
@@ -18,7 +19,7 @@ which PostgreSQL runs these CTEs does not matter.
 
 from __future__ import annotations
 
-from todos.store.fragments import notify_board
+from todos.store.fragments import log_todos
 from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 
 PRIOR_ATTEMPTS_LIMIT = 5
@@ -43,6 +44,9 @@ def claim_sql(cand: str, *, with_prior: bool, miss: str | None = None) -> str:
                 ORDER BY seq DESC LIMIT {PRIOR_ATTEMPTS_LIMIT}) p)"""
         if with_prior
         else "'[]'::json"
+    )
+    logged = log_todos(
+        "claim", "upd", before="CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END", after="'claimed'"
     )
     return f"""
 WITH {cand},
@@ -80,6 +84,10 @@ pruned AS (
     WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
       AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
+logged AS (
+    -- a claimable failed todo is a due retry: its Board state was 'retry'
+    {logged}
+),
 opened AS (
     -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
     INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id,
@@ -93,8 +101,7 @@ opened AS (
 ),
 result AS (
     SELECT {TODO_COLUMNS}, u.prior_state, u.ord, {prior} AS prior_attempts,
-           (SELECT count(*) FROM opened) AS opened,
-           {notify_board("claim", "upd")} AS notified
+           (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
 {final}"""

@@ -10,8 +10,8 @@ is not a member may not: an endpoint's token reaches the team's todos, and being
 not bypass team scoping (lifecycle.md); a site admin joins the team first (audited, visible).
 ``by`` None is a command-line call: no membership check.
 
-Every change NOTIFYs the Board once (op ``endpoint``; ``seen`` for the last-seen stamp), in the
-statement that makes it.
+Every change writes its change-log row (op ``endpoint``; ``revoke``; ``seen`` for the last-seen
+stamp) in the statement that makes it; the relay tells the Board.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from uuid import UUID
 from todos.db import Statement
 from todos.store import inputs
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import BOARD_CHANNEL, LEASE_SEEN, notify_board
+from todos.store.fragments import LEASE_SEEN, board_state, log_endpoints, log_todos
 from todos.store.scopes import OperatorScope
 
 TOKEN_PREFIX = "bd_"
@@ -135,19 +135,6 @@ def _member(team: str, by: OperatorScope | None) -> str:
     return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s)"
 
 
-def _notify_endpoints(op: str, rows: str) -> str:
-    """A scalar subquery sending one NOTIFY per team for the endpoints in ``rows`` (a FROM item
-    with ``id`` and ``team_id``): ``notify_board``'s payload with no todo ids or queues.
-
-    It reads the team from the changed rows themselves, so it also announces an endpoint the
-    same statement inserted (which a join on ``endpoints`` would not see). No row, no notice.
-    """
-    return f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
-                    'op', '{op}', 'team', g.team_id, 'ids', '[]'::json, 'queues', '[]'::json,
-                    'endpoints', g.endpoints)::text))
-                FROM (SELECT n.team_id, array_agg(n.id) AS endpoints FROM {rows} n GROUP BY n.team_id) g)"""
-
-
 def _audit_row(action: str, source: str, detail: str = "%(detail)s") -> str:
     """The audit row of an endpoint change; ``source`` is a FROM clause naming the changed row ``s``."""
     return f"""INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
@@ -190,11 +177,11 @@ WITH ins AS (
     ON CONFLICT (slug) DO NOTHING
     RETURNING *
 ),
-audit AS ({_audit_row("endpoint.vend", "ins s", "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)")})
+audit AS ({_audit_row("endpoint.vend", "ins s", "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)")}),
+logged AS ({log_endpoints("endpoint", "ins")})
 SELECT i.*, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
        {_member("%(team_id)s", by)} AS member, {guard} AS allowed,
-       EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken,
-       {_notify_endpoints("endpoint", "ins")} AS notified
+       EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken
 FROM (SELECT 1) one LEFT JOIN ins i ON true"""
 
     def finish(rows: list[dict]) -> Vended:
@@ -226,10 +213,10 @@ upd AS (
     WHERE e.id = b.id AND {admin} AND {guard}
     RETURNING e.*
 ),
-audit AS ({_audit_row(action, "upd s JOIN before b ON b.id = s.id", detail_sql)})
+audit AS ({_audit_row(action, "upd s JOIN before b ON b.id = s.id", detail_sql)}),
+logged AS ({log_endpoints("endpoint", "upd")})
 SELECT u.*, (SELECT {member} FROM before e) AS member, (SELECT {admin} FROM before e) AS admin,
-       (SELECT e.state FROM before e) AS state_before,
-       {_notify_endpoints("endpoint", "upd")} AS notified
+       (SELECT e.state FROM before e) AS state_before
 FROM (SELECT 1) one LEFT JOIN upd u ON true"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
@@ -312,23 +299,33 @@ def rotate(
     return Statement(inner.sql, inner.params, lambda rows: Rotated(inner.finish(rows), token))
 
 
+REVOKE_LIVE = f"""(t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
+           OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))"""
 REVOKE_SQL = f"""
+live AS (
+    -- the revoked endpoints' live todos, locked, with their Board state before they die
+    SELECT t.id, r.slug, {board_state("t")} AS state_before
+    FROM todos t JOIN revoked r ON t.endpoint_id = r.id
+    WHERE {REVOKE_LIVE}
+    ORDER BY t.id
+    FOR UPDATE OF t
+),
 dead AS (
     -- live work of a revoked endpoint can never be claimed again: dead-letter it
     UPDATE todos t SET state = 'failed', next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
         completed_at = now(), updated_at = now(),
-        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', r.slug, 'revoked_at', now())
-    FROM revoked r
-    WHERE t.endpoint_id = r.id
-      AND (t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
-           OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
-    RETURNING t.*
+        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
+    FROM live l
+    WHERE t.id = l.id AND {REVOKE_LIVE}
+    RETURNING t.*, l.state_before
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'revoked', disposition = 'dead_lettered'
     FROM dead d
     WHERE a.todo_id = d.id AND a.seq = d.attempts_total AND a.ended_at IS NULL
-)"""
+),
+logged_todos AS ({log_todos("revoke", "dead", before="r.state_before")}),
+logged AS ({log_endpoints("revoke", "revoked")})"""
 
 
 def revoke(by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False) -> Statement[Revoked]:
@@ -346,9 +343,7 @@ WITH revoked AS (
 ),{REVOKE_SQL},
 audit AS ({_audit_row("endpoint.revoke", "revoked s", "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))")}),
 result AS (
-    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids,
-           -- one notification for the statement: the endpoint's change and its dead-lettered todos
-           {notify_board("revoke", "(SELECT id, queue, endpoint_id FROM dead UNION ALL SELECT NULL::text, NULL::text, rr.id FROM revoked rr) rv")} AS notified
+    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids
     FROM revoked r
 )
 SELECT x.*, (SELECT {member} FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
@@ -383,8 +378,7 @@ audit AS (
            jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
     FROM revoked r
 )
-SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids,
-       {notify_board("revoke", "(SELECT id, queue, endpoint_id FROM dead UNION ALL SELECT NULL::text, NULL::text, rr.id FROM revoked rr) rv")} AS notified
+SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
 FROM revoked r"""
     return Statement(
         sql, {"limit": limit},
@@ -403,11 +397,11 @@ WITH gone AS (
     WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND {admin}
     RETURNING e.id, e.team_id, e.slug
 ),
-audit AS ({_audit_row("endpoint.delete", "gone s", "jsonb_build_object('slug', s.slug)")})
+audit AS ({_audit_row("endpoint.delete", "gone s", "jsonb_build_object('slug', s.slug)")}),
+logged AS ({log_endpoints("endpoint", "gone")})
 SELECT (SELECT count(*) FROM gone) AS deleted,
        EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {_member("e.team_id", by)}) AS member,
-       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {admin}) AS admin,
-       {_notify_endpoints("endpoint", "gone")} AS notified"""
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {admin}) AS admin"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]
@@ -430,8 +424,9 @@ WITH upd AS (
     UPDATE endpoints SET last_seen_at = now()
     WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
     RETURNING id, team_id
-)
-SELECT {_notify_endpoints("seen", "upd")} AS notified"""
+),
+logged AS ({log_endpoints("seen", "upd")})
+SELECT count(*) AS stamped FROM upd"""
     return Statement(sql, {"endpoint_id": endpoint_id}, lambda rows: None)
 
 
@@ -441,8 +436,9 @@ def set_own_default_lease(endpoint_id: UUID, seconds: Any) -> Statement[Endpoint
 WITH upd AS (
     UPDATE endpoints SET default_lease_ttl_seconds = %(lease)s
     WHERE id = %(endpoint_id)s AND state = 'active' RETURNING {ENDPOINT_COLUMNS}
-)
-SELECT u.*, {_notify_endpoints("endpoint", "upd")} AS notified FROM upd u"""
+),
+logged AS ({log_endpoints("endpoint", "upd")})
+SELECT u.* FROM upd u"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
         if not rows:

@@ -1,4 +1,4 @@
-"""SQL fragments shared by the store's statements: scopes, the fence, notifications, misses.
+"""SQL fragments shared by the store's statements: scopes, the fence, the change log, misses.
 
 Each is a piece of one statement, never a statement of its own: the transitions in
 ``agent.py``, ``operator.py`` and ``background.py`` stay one readable SQL statement each.
@@ -6,12 +6,10 @@ Each is a piece of one statement, never a statement of its own: the transitions 
 
 from __future__ import annotations
 
-# Live Board updates (ids and small fields only; never a payload).
+# Live Board updates, sent by the relay from the change log (ids and small fields; never a payload).
 BOARD_CHANNEL = "board_events"
-# Agents waiting in claim_next: work became claimable for (endpoint, queue).
+# Agents waiting in claim_next: work became claimable for (endpoint, queue). Sent by statements.
 READY_CHANNEL = "board_ready"
-# Ids per notification: keeps every payload far below PostgreSQL's 8000-byte limit.
-NOTIFY_CHUNK = 50
 
 # "Claimable", minus the queue-pause and assignee parts that depend on the caller.
 CLAIMABLE = """(
@@ -65,30 +63,61 @@ OPERATOR_ACTS = """t.endpoint_id IN (
         WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))"""
 
 
-def notify_board(op: str, rows: str) -> str:
-    """A scalar subquery sending one NOTIFY per team and chunk of ids for the rows of CTE ``rows``
-    (``id, queue, endpoint_id``; a row with a NULL id announces a change to the endpoint itself).
+# A todo's state as the Board counts it: ``failed`` split into ``retry`` and ``dead`` (0006).
+def board_state(alias: str) -> str:
+    return f"todo_board_state({alias}.state, {alias}.next_retry_at)"
 
-    It is evaluated only when the outer SELECT produces a row and reads only what the statement
-    changed, so a statement that changed nothing notifies nobody; NOTIFY is transactional, so a
-    rolled-back change is never announced.
+
+def log_change(
+    op: str,
+    source: str,
+    *,
+    team: str,
+    endpoint: str = "NULL",
+    todo: str = "NULL",
+    queue: str = "NULL",
+    before: str = "NULL",
+    after: str = "NULL",
+    user: str = "NULL",
+) -> str:
+    """The change-log INSERT of a statement: one row per row of ``source`` (a FROM clause), each
+    column an SQL expression over it. Every state-changing statement runs one (or two) as a CTE,
+    so its change commits with it or not at all; the relay (``todos/relay.py``) turns the rows
+    into Board notifications and exact counts. Ids and small fields only: never a payload.
     """
-    return f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
-                    'op', '{op}', 'team', g.team_id, 'ids', g.ids,
-                    'queues', g.queues, 'endpoints', g.endpoints)::text))
-                FROM (SELECT e.team_id,
-                             coalesce(array_agg(r.id) FILTER (WHERE r.id IS NOT NULL), '{{}}') AS ids,
-                             coalesce(array_agg(DISTINCT r.queue) FILTER (WHERE r.queue IS NOT NULL), '{{}}') AS queues,
-                             array_agg(DISTINCT r.endpoint_id) AS endpoints
-                      FROM (SELECT id, queue, endpoint_id,
-                                   (row_number() OVER ()) / {NOTIFY_CHUNK} AS chunk
-                            FROM {rows}) r
-                      JOIN endpoints e ON e.id = r.endpoint_id
-                      GROUP BY e.team_id, r.chunk) g)"""
+    return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}
+    FROM {source}"""
+
+
+def log_todos(op: str, rows: str, *, before: str, after: str | None = None) -> str:
+    """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
+    is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
+    states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
+    The team is the owning endpoint's (the statement's rows are its own, so the join always hits).
+    """
+    return log_change(
+        op, f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id",
+        team="le.team_id", endpoint="r.endpoint_id", todo="r.id", queue="r.queue",
+        before=before, after=board_state("r") if after is None else after,
+    )
+
+
+def log_endpoints(op: str, rows: str) -> str:
+    """Log a change to each endpoint of ``rows`` (``id, team_id``): a vend, a scope or lease
+    change, a rotation, a revoke, a deletion, the last-seen stamp. It reads the team from the rows
+    themselves, so it also logs an endpoint the same statement inserted or deleted."""
+    return log_change(op, f"{rows} n", team="n.team_id", endpoint="n.id")
 
 
 def notify_ready(rows: str, where: str = "TRUE") -> str:
-    """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``."""
+    """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``.
+
+    The one NOTIFY a statement may still send (lifecycle.md): agents waiting in ``claim_next``
+    must not wait for the relay. Only statements that make work claimable *now* use it (create,
+    release, an operator's retry, release or assignment, resume, the requeue of due retries);
+    claims, heartbeats and completions never do, so agents' commits never queue for the lock.
+    """
     return f"""(SELECT count(pg_notify('{READY_CHANNEL}', json_build_object(
                     'endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""

@@ -5,7 +5,9 @@ The agent statements' twins, scoped by ``operatorOwns`` (membership of the ownin
 fence: the owning human can always recover a stuck attempt. A human's lease is owned by
 ``human:<user id>`` and its attempt has ``claimer_kind = 'owner'``.
 
-Every statement also writes its audit row, so the trail holds exactly the changes that committed.
+Every statement also writes its audit row and its change-log row, so the trail and the Board hold
+exactly the changes that committed. The rows a statement changes are locked first (``_prior``) to
+read their Board state before the change, which the log records.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from todos.store import inputs
 from todos.store.agent import BACKOFF, DEDUPE_PREDICATE
 from todos.store.claims import claim_sql, claims_from_rows
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
-from todos.store.fragments import CLAIMABLE, LEASE_SEEN, OPERATOR_ACTS, notify_board, notify_ready, operator_miss
+from todos.store.fragments import (
+    CLAIMABLE,
+    LEASE_SEEN,
+    OPERATOR_ACTS,
+    board_state,
+    log_change,
+    log_todos,
+    notify_ready,
+    operator_miss,
+)
 from todos.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
 from todos.store.scopes import OperatorScope
 
@@ -73,9 +84,23 @@ def _raise_miss(row: dict, verb: str, todo_id: str) -> None:
     raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
 
 
+# The rows a human's statement changes, locked, with their Board state before the change (the
+# UPDATE's RETURNING sees only the new row). The lock is taken here, so the UPDATE below finds
+# the row as this CTE read it; its guard is written again there all the same, and a row whose
+# state moved while this statement waited for the lock is re-checked by PostgreSQL and left out.
+def _prior(where: str, guard: str, *, order: bool = False) -> str:
+    order_by = " ORDER BY t.id" if order else ""  # several rows: one lock order, no deadlock
+    return f"""prior AS (
+    SELECT t.id, {board_state("t")} AS state_before FROM todos t
+    WHERE {where} AND {OPERATOR_ACTS} AND {guard}{order_by}
+    FOR UPDATE
+)"""
+
+
 def _single(verb: str, action: str, set_todo: str, guard: str, params: dict, *, attempt_set: str | None = None, ready_when: str | None = None) -> Statement[Todo]:
     """One todo, one statement: update it, update its open attempt (close it, or stamp a
-    heartbeat) when ``attempt_set`` is given, write the audit row, notify."""
+    heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
+    waiting agents when ``ready_when`` says the todo became claimable."""
     attempt = (
         f"""
 open_attempt AS (
@@ -86,15 +111,18 @@ open_attempt AS (
         if attempt_set
         else ""
     )
-    ready = f" + {notify_ready('upd', ready_when)}" if ready_when else ""
+    ready = notify_ready("upd", ready_when) if ready_when else "0"
     sql = f"""
-WITH upd AS (
+WITH {_prior("t.id = %(id)s", guard)},
+upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
-    WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {guard}
-    RETURNING t.*
+    FROM prior p
+    WHERE t.id = p.id AND {guard}
+    RETURNING t.*, p.state_before
 ),{attempt}
 audit AS ({_audit(action)}),
-result AS (SELECT {TODO_COLUMNS}, {notify_board(verb, "upd")}{ready} AS notified FROM upd)
+logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+result AS (SELECT {TODO_COLUMNS}, {ready} AS notified FROM upd)
 SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
     def finish(rows: list[dict]) -> Todo:
@@ -259,16 +287,19 @@ open_attempt AS (
         if attempt_set
         else ""
     )
-    wake = f" + {notify_ready('upd')}" if ready else ""
+    wake = notify_ready("upd") if ready else "0"
     sql = f"""
-WITH upd AS (
+WITH {_prior("t.id = ANY(%(ids)s::text[])", guard, order=True)},
+upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
-    WHERE t.id = ANY(%(ids)s::text[]) AND {OPERATOR_ACTS} AND {guard}
-    RETURNING t.*
+    FROM prior p
+    WHERE t.id = p.id AND {guard}
+    RETURNING t.*, p.state_before
 ),{attempt}
 audit AS ({_audit(action)}),
-notified AS (SELECT {notify_board(verb, "upd")}{wake} AS n)
-SELECT u.id, (SELECT n FROM notified) AS notified FROM upd u"""
+logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+woken AS (SELECT {wake} AS n)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
     def finish(rows: list[dict]) -> BulkOutcome:
         changed = {row["id"] for row in rows}
@@ -367,14 +398,14 @@ ins AS (
     RETURNING *
 ),
 audit AS ({_audit("todo.create", "ins")}),
+logged AS ({log_todos("create", "ins", before="NULL")}),
 existing AS (
     SELECT {TODO_COLUMNS} FROM todos
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
       AND {DEDUPE_PREDICATE} AND EXISTS (SELECT 1 FROM allowed)
 ),
 result AS (
-    SELECT true AS created, {TODO_COLUMNS},
-           {notify_board("create", "ins")} + {notify_ready("ins")} AS notified
+    SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins")} AS notified
     FROM ins
     UNION ALL
     SELECT false, {TODO_COLUMNS}, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
@@ -439,11 +470,9 @@ WITH changed AS ({change}),
 audit AS (
     INSERT INTO audit_log (team_id, user_id, actor, action, queue, note)
     SELECT team_id, %(user_id)s, %(actor)s, '{action}', queue, %(note)s FROM changed
-)
-SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts,
-       (SELECT count(pg_notify('board_events', json_build_object(
-            'op', '{op_name}', 'team', team_id, 'ids', '[]'::json, 'queues', json_build_array(queue),
-            'endpoints', '[]'::json)::text)) FROM changed) + {wake} AS notified"""
+),
+logged AS ({log_change(op_name, "changed c", team="c.team_id", queue="c.queue")})
+SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts, {wake} AS notified"""
 
     def finish(rows: list[dict]) -> bool:
         row = rows[0]

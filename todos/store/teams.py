@@ -12,6 +12,7 @@ from todos.db import Statement
 from todos.store import inputs
 from todos.store.endpoints import clean_slug
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
+from todos.store.fragments import log_change
 from todos.store.scopes import OperatorScope
 
 ROLES = ("viewer", "operator", "admin")
@@ -97,13 +98,12 @@ audit AS (
            jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
                               'from', (SELECT role FROM before), 'to', up.role)
     FROM up
-)
+),
+logged AS ({log_change("membership", "up", team="up.team_id", user="up.user_id")})
 SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
        ({may}) AS may,
-       EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active) AS user_exists,
-       (SELECT count(pg_notify('board_events', json_build_object('op', 'membership', 'team', %(team_id)s::text,
-            'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json, 'user', %(user_id)s)::text)) FROM up) AS notified"""
+       EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active) AS user_exists"""
 
     def finish(rows: list[dict]) -> str:
         row = rows[0]
@@ -135,12 +135,10 @@ audit AS (
     SELECT g.team_id, %(by_id)s, %(actor)s, 'member.remove',
            jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), 'role', g.role)
     FROM gone g
-)
+),
+logged AS ({log_change("membership", "gone g", team="g.team_id", user="g.user_id")})
 SELECT (SELECT count(*) FROM gone) AS removed,
-       EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists, ({may}) AS may,
-       (SELECT count(pg_notify('board_events', json_build_object('op', 'membership', 'team', %(team_id)s::text,
-            'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json, 'user', %(user_id)s)::text))
-        FROM gone) AS notified"""
+       EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists, ({may}) AS may"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]

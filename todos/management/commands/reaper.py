@@ -1,4 +1,5 @@
-"""``manage.py reaper``: run the background loops (reaper, requeue, retention, expiry) alone.
+"""``manage.py reaper``: run the background loops (reaper, requeue, retention, expiry, the change
+log's cap) alone, and stand as a change-log relay candidate.
 
 For deployments that keep them out of the web processes; ``manage.py up`` runs them too, and
 running both (or several of either) is safe.
@@ -9,6 +10,7 @@ import threading
 
 from django.core.management.base import BaseCommand
 
+from todos.live.relay import start_relay
 from todos.loops import SWEEPS, run_sweep_once, start_loops
 
 
@@ -28,8 +30,11 @@ class Command(BaseCommand):
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
         threads = start_loops(stop)
+        relay = start_relay()
         self.stdout.write("background loops running (Ctrl-C to stop)")
         stop.wait()
+        if relay is not None:
+            relay.stop()
         for thread in threads:
             thread.join(timeout=5)
         self.stdout.write("background loops stopped")

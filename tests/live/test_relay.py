@@ -1,0 +1,416 @@
+"""The change log and its relay (lifecycle.md, "Live notifications"): statements record their
+change in the same statement, one elected relay turns the log into Board notifications and exact
+counts, and neither a rollback, a crash of the relay mid-pass nor a relay election loses or
+duplicates anything."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from tests import factories as f
+from tests.factories import relayed
+from tests.live.conftest import board_socket, next_message, run
+from tests.live_server import ROOT, server_environment
+from todos.db import connect, execute
+from todos.invariants import broken_counts
+from todos.live import relay as R
+from todos.store import agent as A
+from todos.store import background as B
+from todos.store import endpoints as E
+from todos.store import operator as O
+from todos.store import teams as T
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+GROUP_BY = """SELECT endpoint_id, queue, todo_board_state(state, next_retry_at) AS state, count(*) AS n
+              FROM todos GROUP BY 1, 2, 3"""
+
+
+def exact_counts() -> None:
+    """Once relayed, the counts are GROUP BY over todos, row for row."""
+    relayed()
+    with connect() as conn:
+        counted = {(r["endpoint_id"], r["queue"], r["state"]): r["n"]
+                   for r in conn.execute("SELECT * FROM todo_counts WHERE n <> 0").fetchall()}
+        actual = {(r["endpoint_id"], r["queue"], r["state"]): r["n"] for r in conn.execute(GROUP_BY).fetchall()}
+        assert not conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
+    assert counted == actual
+
+
+def log_rows() -> list[dict]:
+    with connect() as conn:
+        return conn.execute("SELECT * FROM change_log ORDER BY id").fetchall()
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+def relay_process() -> subprocess.Popen:
+    """A loops process (``manage.py reaper``): a relay candidate in a process of its own."""
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "reaper"], cwd=ROOT,
+        env=server_environment(BOARD_RELAY="1", BOARD_RELAY_ELECTION_SECONDS="0.2"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def holder() -> str | None:
+    """Who holds the relay lock now: ``pid:<backend pid>`` of the session, from pg_locks."""
+    with connect() as conn:
+        row = conn.execute(
+            """SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+               WHERE l.locktype = 'advisory' AND l.granted
+                 AND ((l.classid::bigint << 32) | l.objid::bigint) = %s""",
+            (R.RELAY_LOCK,),
+        ).fetchone()
+    return row and f"{row['application_name']}:{row['pid']}"
+
+
+# --- the log is written inside the statement ---------------------------------------------------
+
+
+def test_a_rolled_back_transition_records_nothing_and_a_committed_one_records_its_states(relay):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    relayed()
+    with relay.stopped():
+        with connect(autocommit=False) as conn:
+            execute(A.create(ep, queue="default", title="never"), conn)
+            conn.rollback()
+        assert log_rows() == []
+        todo = execute(A.create(ep, queue="default", title="t", payload={"secret": "s3"})).todo
+        execute(A.claim(ep, todo.id))
+        execute(A.fail(ep, todo.id))
+        rows = log_rows()
+    assert [(r["op"], r["todo_id"], r["state_before"], r["state_after"]) for r in rows] == [
+        ("create", todo.id, None, "pending"), ("claim", todo.id, "pending", "claimed"), ("fail", todo.id, "claimed", "retry"),
+    ]
+    assert all(r["team_id"] == team.id and r["endpoint_id"] == ep.endpoint_id and r["queue"] == "default" for r in rows)
+    assert "s3" not in json.dumps([str(r) for r in rows])  # never a payload
+    exact_counts()
+
+
+def test_claims_and_completions_send_no_notify_of_their_own(relay):
+    """The agents' hot path writes the log and nothing else: with no relay, a claim and a
+    completion reach no listener at all (the relay sends them later)."""
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    todo = execute(A.create(ep, queue="default", title="t")).todo
+    relayed()
+    with relay.stopped(), connect() as listener:
+        listener.execute("LISTEN board_events")
+        listener.execute("LISTEN board_ready")
+        execute(A.claim_next(ep))
+        execute(A.heartbeat(ep, todo.id))
+        execute(A.complete(ep, todo.id))
+        assert list(listener.notifies(timeout=0.5)) == []
+        assert [r["op"] for r in log_rows()] == ["claim", "heartbeat", "complete"]
+    exact_counts()
+
+
+# --- every kind of statement reaches the Board ---------------------------------------------------
+
+
+def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
+    t = tenancy
+    ep, human = t.agent_a, t.human_a
+    admin = f.member(t.team_a, f.user(), "admin")
+
+    def todo(**kw):
+        return execute(A.create(ep, queue="default", title="t", **kw)).todo.id
+
+    def claimed(**kw):
+        todo_id = todo(**kw)
+        execute(A.claim(ep, todo_id))
+        return todo_id
+
+    def lapsed(**kw):
+        todo_id = claimed(**kw)
+        with connect() as conn:
+            conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo_id,))
+        return todo_id
+
+    def due(**kw):
+        todo_id = claimed(**kw)
+        execute(A.fail(ep, todo_id))
+        with connect() as conn:
+            conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = %s", (todo_id,))
+        return todo_id
+
+    spare = f.endpoint(t.team_a, slug="spare-ep")
+    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    steps = [
+        ("create", lambda: todo()),
+        ("claim", lambda: execute(A.claim_next(ep))),
+        ("claim", lambda: (todo(), todo(), execute(A.claim_batch(ep, max=2)))),
+        ("heartbeat", lambda: execute(A.heartbeat(ep, claimed()))),
+        ("complete", lambda: execute(A.complete(ep, claimed()))),
+        ("complete", lambda: execute(A.complete_batch(ep, [{"id": claimed()}]))),
+        ("fail", lambda: execute(A.fail(ep, claimed()))),
+        ("release", lambda: execute(A.release(ep, claimed()))),
+        ("claim", lambda: execute(O.claim(human, todo()))),
+        ("force_release", lambda: execute(O.force_release(human, claimed()))),
+        ("retry", lambda: execute(O.retry(human, due()))),
+        ("retry", lambda: execute(O.retry_many(human, [due()]))),
+        ("cancel", lambda: execute(O.cancel(human, todo()))),
+        ("cancel", lambda: execute(O.cancel_many(human, [todo()]))),
+        ("assign", lambda: execute(O.assign(human, todo(), human.owner))),
+        ("priority", lambda: execute(O.set_priority(human, todo(), 4))),
+        ("create", lambda: execute(O.create(human, endpoint_id=ep.endpoint_id, queue="default", title="by hand"))),
+        ("pause", lambda: execute(O.pause_queue(human, t.team_a.id, "default"))),
+        ("resume", lambda: execute(O.resume_queue(human, t.team_a.id, "default"))),
+        ("reap", lambda: (lapsed(), execute(B.reap()))),
+        ("requeue", lambda: (due(), execute(B.requeue_due_retries()))),
+        ("purge", lambda: (execute(O.cancel(human, todo())), execute(B.purge_terminal(older_than_days=0)))),
+        ("endpoint", lambda: f.endpoint(t.team_a, slug="vended-now")),
+        ("endpoint", lambda: execute(E.set_scopes(None, spare.endpoint.id, verbs=["claim"], queues=["default"]))),
+        ("endpoint", lambda: execute(E.set_default_lease(None, spare.endpoint.id, 120))),
+        ("endpoint", lambda: execute(E.set_own_default_lease(spare.endpoint.id, 300))),
+        ("endpoint", lambda: execute(E.rotate(None, spare.endpoint.id))),
+        ("seen", lambda: execute(E.touch_last_seen(spare.endpoint.id))),
+        ("revoke", lambda: execute(E.revoke(None, spare.endpoint.id))),
+        ("endpoint", lambda: execute(E.delete(admin, spare.endpoint.id))),
+        ("revoke", lambda: (execute(E.vend(None, team_id=t.team_a.id, name="x", slug="expiring", verbs=["claim"],
+                                           queues=["default"], expires_at=past)), execute(E.expire_due()))),
+        ("membership", lambda: execute(T.set_member(None, team_id=t.team_a.id, user_id=f.user().id, role="viewer"))),
+    ]
+
+    async def scenario():
+        async with board_socket(t.cookie_a) as socket:
+            for op, step in steps:
+                await asyncio.to_thread(step)
+                deadline = asyncio.get_running_loop().time() + 5
+                while True:
+                    message = await next_message(socket, timeout=max(0.1, deadline - asyncio.get_running_loop().time()))
+                    if message["type"] == "changed" and op in message["ops"]:
+                        break
+
+    run(scenario)
+    exact_counts()
+
+
+# --- one relay, failover, crash -------------------------------------------------------------------
+
+
+def test_two_relays_never_run_at_once_and_another_takes_over(relay, settings):
+    settings.BOARD_RELAY_ELECTION_SECONDS = 0.1
+    with relay.stopped():
+        candidates = [R.Relay(name=f"candidate-{i}").start() for i in range(4)]
+        try:
+            wait_for(lambda: any(c.leading.is_set() for c in candidates), 5, "no candidate was elected")
+            leaders = []
+            for _ in range(100):  # sampled over ~2 s of passes
+                leading = [c for c in candidates if c.leading.is_set()]
+                assert len(leading) <= 1
+                leaders += leading
+                time.sleep(0.02)
+            assert holder() is not None and holder().startswith("board-relay:")
+            first = leaders[-1]
+            first.stop()
+            started = time.monotonic()
+            successor = wait_for(lambda: [c for c in candidates if c.leading.is_set()], 5, "nobody took over")
+            assert len(successor) == 1 and successor[0] is not first
+            assert time.monotonic() - started < 3
+            team = f.team()
+            execute(A.create(f.agent(f.endpoint(team)), queue="default", title="after the election"))
+            relayed()  # the successor relays
+        finally:
+            for c in candidates:
+                c.stop()
+    exact_counts()
+
+
+def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
+    """SIGKILL the elected relay (a loops process) while its pass is open: its transaction rolls
+    back whole, another candidate takes over within seconds, and every committed change is
+    notified exactly once with the counts exact."""
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    relayed()
+    with relay.stopped():
+        process = relay_process()
+        try:
+            wait_for(lambda: holder() and holder().startswith("board-relay"), 20, "the loops process was not elected")
+            relay_pid = int(holder().split(":")[1])
+            with connect() as listener, connect(autocommit=False) as blocker:
+                listener.execute("LISTEN board_events")
+                blocker.execute("LOCK TABLE todo_counts IN EXCLUSIVE MODE")  # the next pass waits here
+                ids = [execute(A.create(ep, queue="default", title=f"t{i}")).todo.id for i in range(30)]
+
+                def waiting() -> bool:
+                    with connect() as conn:
+                        return conn.execute(
+                            "SELECT wait_event_type = 'Lock' AND state = 'active' AS w FROM pg_stat_activity WHERE pid = %s",
+                            (relay_pid,)).fetchone()["w"]
+
+                wait_for(waiting, 10, "the relay's pass never reached the lock")
+                process.send_signal(signal.SIGKILL)
+                process.wait(10)
+                blocker.rollback()
+                assert len(log_rows()) == 30  # the killed pass took nothing with it
+                killed_at = time.monotonic()
+                relay.start()
+                wait_for(lambda: holder() and not holder().endswith(f":{relay_pid}"), 10, "nobody took over")
+                assert time.monotonic() - killed_at < 5
+                relayed()
+                got = []
+                for note in listener.notifies(timeout=1):
+                    got.append(json.loads(note.payload))
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    created = [i for e in got if e["op"] == "create" for i in e["ids"]]
+    assert sorted(created) == sorted(ids)  # every one, once
+    exact_counts()
+
+
+def test_a_relay_that_loses_its_connection_stands_again_and_resumes(relay):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    relayed()
+    with connect() as conn:
+        pid = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'board-relay' AND pid <> pg_backend_pid()"
+        ).fetchone()["pid"]
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    execute(A.create(ep, queue="default", title="while it reconnects"))
+    relayed(timeout=15)
+    exact_counts()
+
+
+# --- counts ----------------------------------------------------------------------------------------
+
+
+def test_after_a_mixed_workload_and_a_relay_crash_every_count_equals_group_by(relay):
+    team = f.team()
+    eps = [f.endpoint(team, queues=("default", "email")) for _ in range(2)]
+    agents = [f.agent(e) for e in eps]
+    human = f.member(team, f.user(), "operator")
+    for agent in agents:
+        for i in range(40):
+            execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", max_attempts=2))
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def worker(agent, n):
+        try:
+            while not stop.is_set():
+                claim = execute(A.claim_next(agent))
+                if claim is None:
+                    return
+                todo_id = claim.todo.id
+                execute(A.heartbeat(agent, todo_id))
+                choice = hash((todo_id, n)) % 4
+                if choice == 0:
+                    execute(A.fail(agent, todo_id))
+                elif choice == 1:
+                    execute(A.release(agent, todo_id))
+                else:
+                    execute(A.complete(agent, todo_id))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(agents[n % 2], n)) for n in range(6)]
+    for th in threads:
+        th.start()
+    time.sleep(0.3)
+    # a relay crash in the middle: its backend is killed, and it comes back by itself
+    with connect() as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'board-relay'")
+    for th in threads:
+        th.join(60)
+    stop.set()
+    assert not errors, errors
+    with connect() as conn:
+        conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE next_retry_at IS NOT NULL")
+    execute(B.requeue_due_retries())
+    lapse = execute(A.create(agents[0], queue="default", title="lapses")).todo.id
+    execute(A.claim(agents[0], lapse))
+    with connect() as conn:
+        conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (lapse,))
+    execute(B.reap())
+    dead = [r["id"] for r in connect().execute("SELECT id FROM todos WHERE state = 'failed' AND next_retry_at IS NULL").fetchall()]
+    execute(O.retry_many(human, dead[: len(dead) // 2]))
+    pending = [r["id"] for r in connect().execute("SELECT id FROM todos WHERE state = 'pending' LIMIT 10").fetchall()]
+    execute(O.cancel_many(human, pending))
+    execute(B.purge_terminal(older_than_days=0))
+    execute(E.revoke(None, eps[1].endpoint.id))
+    execute(E.vend(None, team_id=team.id, name="short", slug="short-lived", verbs=["claim"], queues=["default"],
+                   expires_at=datetime.now(timezone.utc) - timedelta(seconds=1)))
+    execute(E.expire_due())
+    exact_counts()
+    with connect() as conn:
+        assert R.drift(conn) == []
+
+
+def test_the_cap_drops_an_undrained_log_and_the_next_relay_rebuilds_the_counts(relay):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    relayed()
+    with relay.stopped():
+        for i in range(5):
+            execute(A.create(ep, queue="default", title=f"t{i}"))
+        with connect() as conn:
+            conn.execute("UPDATE change_log SET at = at - interval '10 minutes'")
+            conn.execute("UPDATE relay_state SET alive_at = now()")
+            assert R.cap_change_log(conn, max_age=60) == 0  # a relay proved alive lately: not capped
+            conn.execute("UPDATE relay_state SET alive_at = now() - interval '10 minutes'")
+            assert R.cap_change_log(conn, max_age=60) == 5
+            assert log_rows() == []
+            assert conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
+            assert broken_counts(conn)  # the pending todos are not counted
+    # the relay comes back: it rebuilds first
+    wait_for(lambda: not connect().execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"], 10,
+             "the relay did not rebuild")
+    exact_counts()
+
+
+def test_a_count_driven_below_zero_is_rebuilt_by_the_relay(relay):
+    """Counts drift only behind the store's back; the relay notices a negative count and heals."""
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    todo = execute(A.create(ep, queue="default", title="t")).todo
+    relayed()
+    with connect() as conn:  # behind the store's back: a count lost
+        conn.execute("DELETE FROM todo_counts WHERE state = 'pending'")
+    execute(A.claim(ep, todo.id))  # pending → claimed: pending would go to -1
+    wait_for(lambda: not broken_counts(connect()), 10, "the counts were not rebuilt")
+    exact_counts()
+
+
+def test_recount_reports_and_corrects_drift(relay):
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    for _ in range(3):
+        execute(A.create(ep, queue="default", title="t"))
+    relayed()
+    out = StringIO()
+    call_command("recount", stdout=out)
+    assert out.getvalue().strip() == "counts: exact, nothing to correct"
+    with connect() as conn:
+        conn.execute("UPDATE todo_counts SET n = 7 WHERE state = 'pending'")
+    out = StringIO()
+    call_command("recount", stdout=out)
+    assert "corrected 1 drifted" in out.getvalue()
+    assert f"{ep.endpoint_id} default pending: 7 -> 3" in out.getvalue()
+    exact_counts()

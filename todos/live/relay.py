@@ -1,0 +1,337 @@
+"""The relay: the change log becomes Board notifications and exact counts.
+
+Statements do not NOTIFY the Board: a NOTIFY takes PostgreSQL's one cluster-wide notify lock at
+commit and holds it through the WAL flush, so every worker's commits would wait in one line
+(bench/README.md). They write ``change_log`` rows instead (``todos.store.fragments.log_change``),
+and the relay, one per installation, turns those rows into what the Board needs:
+
+* **one pass, one transaction**: take a batch of committed rows (``DELETE … RETURNING``, oldest
+  first), send one NOTIFY on ``board_events`` per team, operation and chunk of ids (the message
+  shape the listeners already read), add the state deltas to ``todo_counts`` and the finished work
+  to ``todo_finished_minutes``. A pass that dies (SIGKILL, lost connection) rolls back whole: its
+  rows are still there for the next holder, so nothing is lost or applied twice.
+* **one relay at a time**: every Board process and the loops process run a candidate thread; a
+  session advisory lock (``RELAY_LOCK``) elects the holder. A holder that dies drops its session
+  and its lock; another candidate takes it on its next try (``BOARD_RELAY_ELECTION_SECONDS``).
+* **passes never overlap**: each pass also takes the transaction lock ``PASS_LOCK``; anything else
+  that rewrites the counts (:func:`rebuild_counts`, the log cap) takes it too.
+* **polling**: a pass that found a full batch runs again at once, one that found rows waits
+  ``BOARD_RELAY_INTERVAL``, an empty one backs off doubling to ``BOARD_RELAY_IDLE_INTERVAL``.
+* **bounded log**: while no relay drains it, :func:`cap_change_log` (a background loop) drops rows
+  older than ``BOARD_CHANGE_LOG_MAX_AGE`` and marks the counts stale; the next pass rebuilds them
+  from ``todos`` (REPEATABLE READ: the counts and the log rows it discards are one snapshot).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass
+
+import psycopg
+from django.conf import settings
+
+from todos.store.fragments import BOARD_CHANNEL
+
+logger = logging.getLogger(__name__)
+
+RELAY_LOCK = 0x626F61726401  # "board" 01: who relays
+PASS_LOCK = 0x626F61726402  # "board" 02: one pass (or rebuild, or cap) at a time
+# Ids per notification. A log row adds at most ~210 bytes to a message (a 35-byte id, a queue of
+# up to 128 characters, a 36-byte endpoint id, JSON quoting): 25 rows stay far below PostgreSQL's
+# 8000-byte payload limit whatever the names.
+NOTIFY_CHUNK = 25
+# How often a holder proves it is alive in relay_state (the log cap reads it).
+ALIVE_EVERY = "5 seconds"
+
+# The rows of ``taken`` as Board notifications: per team, operation and (for memberships) person,
+# in chunks of NOTIFY_CHUNK distinct ids. The same todo seen several times (heartbeats) is one id.
+# ``user`` is there for memberships only (json_strip_nulls drops it elsewhere).
+NOTIFY_TAKEN = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
+            'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
+            'endpoints', g.endpoints, 'user', g.user_id))::text))
+        FROM (SELECT team_id, op, user_id,
+                     coalesce(array_agg(DISTINCT todo_id) FILTER (WHERE todo_id IS NOT NULL), '{{}}') AS ids,
+                     coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{{}}') AS queues,
+                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{{}}') AS endpoints
+              FROM (SELECT *, (dense_rank() OVER (PARTITION BY team_id, op, user_id ORDER BY todo_id) - 1)
+                              / {NOTIFY_CHUNK} AS chunk
+                    FROM taken) x
+              GROUP BY team_id, op, user_id, chunk) g)"""
+
+# One pass. Counts move by the sum of each batch's deltas per (endpoint, queue, state); rows of an
+# endpoint deleted meanwhile are dropped (its todos and counts went with it). A count that would go
+# below zero means the counts drifted (rows written behind the store's back): the pass marks them
+# stale, and the next one rebuilds them.
+PASS_SQL = f"""
+WITH taken AS (
+    DELETE FROM change_log
+    WHERE id IN (SELECT id FROM change_log ORDER BY id LIMIT %(batch)s)
+    RETURNING *
+),
+delta AS (
+    SELECT t.endpoint_id, t.queue, s.state, sum(s.d) AS d
+    FROM taken t CROSS JOIN LATERAL (VALUES (t.state_before, -1), (t.state_after, 1)) AS s(state, d)
+    WHERE t.todo_id IS NOT NULL AND s.state IS NOT NULL
+      AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = t.endpoint_id)
+    GROUP BY 1, 2, 3
+    HAVING sum(s.d) <> 0
+),
+counted AS (
+    INSERT INTO todo_counts AS c (endpoint_id, queue, state, n)
+    SELECT endpoint_id, queue, state, d FROM delta
+    ON CONFLICT (endpoint_id, queue, state) DO UPDATE SET n = c.n + EXCLUDED.n
+    RETURNING c.n
+),
+finished AS (
+    INSERT INTO todo_finished_minutes AS f (endpoint_id, queue, minute, done, dead)
+    SELECT t.endpoint_id, t.queue, date_trunc('minute', t.at),
+           count(*) FILTER (WHERE t.state_after = 'done'), count(*) FILTER (WHERE t.state_after = 'dead')
+    FROM taken t
+    WHERE t.state_after IN ('done', 'dead') AND t.state_before IS DISTINCT FROM t.state_after
+      AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = t.endpoint_id)
+    GROUP BY 1, 2, 3
+    ON CONFLICT (endpoint_id, queue, minute) DO UPDATE SET done = f.done + EXCLUDED.done, dead = f.dead + EXCLUDED.dead
+),
+state AS (
+    UPDATE relay_state SET
+        counts_stale = counts_stale OR EXISTS (SELECT 1 FROM counted WHERE n < 0),
+        alive_at = now()
+    WHERE alive_at IS NULL OR alive_at < now() - interval '{ALIVE_EVERY}'
+       OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
+    RETURNING counts_stale
+)
+SELECT (SELECT count(*) FROM taken) AS taken, {NOTIFY_TAKEN} AS sent,
+       coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale"""
+
+# The counts as they are (todo_counts plus the log's deltas not yet applied) against todos.
+DRIFT_SQL = """
+WITH actual AS (
+    SELECT endpoint_id, queue, todo_board_state(state, next_retry_at) AS state, count(*) AS n
+    FROM todos GROUP BY 1, 2, 3
+), logged AS (
+    SELECT c.endpoint_id, c.queue, s.state, sum(s.d) AS n
+    FROM change_log c CROSS JOIN LATERAL (VALUES (c.state_before, -1), (c.state_after, 1)) AS s(state, d)
+    WHERE c.todo_id IS NOT NULL AND s.state IS NOT NULL
+    GROUP BY 1, 2, 3
+), counted AS (
+    SELECT endpoint_id, queue, state, sum(n) AS n FROM (
+        SELECT endpoint_id, queue, state, n FROM todo_counts
+        UNION ALL SELECT endpoint_id, queue, state, n FROM logged) k
+    GROUP BY 1, 2, 3
+)
+SELECT coalesce(a.endpoint_id, c.endpoint_id) AS endpoint_id, coalesce(a.queue, c.queue) AS queue,
+       coalesce(a.state, c.state) AS state, coalesce(c.n, 0)::bigint AS was, coalesce(a.n, 0)::bigint AS now
+FROM actual a FULL JOIN counted c USING (endpoint_id, queue, state)
+WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = coalesce(a.endpoint_id, c.endpoint_id))
+ORDER BY 1, 2, 3"""
+
+# The rebuild, in one REPEATABLE READ snapshot: the log rows it can see are the changes already in
+# the todos it counts, so it sends them and drops them; rows committed later stay for the next pass.
+REBUILD_STATEMENTS = (
+    f"""WITH taken AS (DELETE FROM change_log RETURNING *) SELECT {NOTIFY_TAKEN} AS sent""",
+    "DELETE FROM todo_counts",
+    """INSERT INTO todo_counts (endpoint_id, queue, state, n)
+       SELECT endpoint_id, queue, todo_board_state(state, next_retry_at), count(*) FROM todos GROUP BY 1, 2, 3""",
+    "DELETE FROM todo_finished_minutes WHERE minute > now() - interval '1 hour'",
+    """INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
+       SELECT endpoint_id, queue, date_trunc('minute', completed_at),
+              count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed')
+       FROM todos
+       WHERE completed_at > now() - interval '1 hour' AND todo_board_state(state, next_retry_at) IN ('done', 'dead')
+       GROUP BY 1, 2, 3""",
+    "UPDATE relay_state SET counts_stale = false, rebuilt_at = now()",
+)
+# After a rebuild every team's counts may have moved: one notification per team says so.
+NOTIFY_RECOUNT = f"""
+SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
+    'op', 'recount', 'team', t.id, 'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json)::text)) AS sent
+FROM teams t"""
+
+# The cap: only when no pass has proved a relay alive for the whole age (a relay that is merely
+# busy keeps alive_at fresh), drop what is older than the age, and mark the counts stale.
+CAP_SQL = """
+WITH dropped AS (
+    DELETE FROM change_log
+    WHERE at < now() - make_interval(secs => %(age)s)
+      AND (SELECT alive_at IS NULL OR alive_at < now() - make_interval(secs => %(age)s) FROM relay_state)
+    RETURNING id
+),
+marked AS (UPDATE relay_state SET counts_stale = true WHERE EXISTS (SELECT 1 FROM dropped))
+SELECT count(*) AS dropped FROM dropped"""
+
+FINISHED_RETENTION_SQL = "DELETE FROM todo_finished_minutes WHERE minute < now() - interval '8 days'"
+
+
+@dataclass(frozen=True)
+class Pass:
+    taken: int
+    sent: int
+    counts_stale: bool
+
+
+@dataclass(frozen=True)
+class Drift:
+    endpoint_id: object
+    queue: str
+    state: str
+    was: int
+    now: int
+
+
+def relay_pass(conn: psycopg.Connection, *, batch: int | None = None) -> Pass:
+    """One pass on ``conn`` (autocommit), in one transaction. Callers hold the relay lock, or know
+    that no relay runs (tests, the recount command)."""
+    batch = batch or settings.BOARD_RELAY_BATCH
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (PASS_LOCK,))
+        row = conn.execute(PASS_SQL, {"batch": batch}).fetchone()
+    return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"])
+
+
+def drift(conn: psycopg.Connection) -> list[Drift]:
+    """Where the counts (with the log still to relay) differ from ``todos``: nowhere, unless rows
+    were written behind the store's back or the log was capped."""
+    return [Drift(**row) for row in conn.execute(DRIFT_SQL).fetchall()]
+
+
+def rebuild_counts(conn: psycopg.Connection) -> list[Drift]:
+    """Recompute the counts from ``todos`` and return the drift it corrected.
+
+    The pass lock is taken for the session first, so the REPEATABLE READ snapshot below is taken
+    after any running pass committed (a snapshot taken while waiting for the lock would still see
+    rows that pass deleted).
+    """
+    conn.execute("SELECT pg_advisory_lock(%s)", (PASS_LOCK,))
+    try:
+        previous = conn.isolation_level
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        try:
+            with conn.transaction():
+                corrected = drift(conn)
+                for sql in REBUILD_STATEMENTS:
+                    conn.execute(sql)
+                if corrected:
+                    conn.execute(NOTIFY_RECOUNT)
+        finally:
+            conn.isolation_level = previous
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (PASS_LOCK,))
+    return corrected
+
+
+def cap_change_log(conn: psycopg.Connection, *, max_age: float | None = None) -> int:
+    """Drop log rows no relay has drained for ``max_age`` seconds; returns how many."""
+    age = settings.BOARD_CHANGE_LOG_MAX_AGE if max_age is None else max_age
+    with conn.transaction():
+        locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s) AS ok", (PASS_LOCK,)).fetchone()["ok"]
+        if not locked:
+            return 0  # a pass is running: a relay is alive
+        dropped = conn.execute(CAP_SQL, {"age": age}).fetchone()["dropped"]
+    if dropped:
+        logger.warning("change log: no relay for %.0f s; dropped %d rows, the counts will be rebuilt", age, dropped)
+    return dropped
+
+
+class Relay:
+    """A relay candidate: a daemon thread with its own connection, relaying while it holds
+    ``RELAY_LOCK`` and trying for it while it does not."""
+
+    def __init__(self, *, name: str | None = None, conninfo: str | None = None):
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.conninfo = conninfo  # default: the store's database (todos.db.conninfo)
+        self.stop_event = threading.Event()
+        self.leading = threading.Event()  # set while this candidate holds the lock (tests, logs)
+        self.passes = 0
+        self.relayed = 0
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "Relay":
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="board-relay", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        retry = settings.BOARD_RELAY_ELECTION_SECONDS
+        while not self.stop_event.is_set():
+            try:
+                with self._connect() as conn:
+                    self._serve(conn)
+            except psycopg.Error as exc:
+                if self.leading.is_set():
+                    logger.warning("relay %s lost its connection (%s); standing again", self.name, _short(exc))
+                else:
+                    logger.info("relay candidate %s: database unavailable (%s)", self.name, _short(exc))
+            except Exception:  # noqa: BLE001 - never let the thread die: the Board would go quiet
+                logger.exception("relay %s failed; standing again", self.name)
+            self.leading.clear()
+            self.stop_event.wait(retry)
+
+    def _connect(self) -> psycopg.Connection:
+        from psycopg.rows import dict_row
+
+        from todos.db import conninfo
+
+        # Keepalives: a holder whose network vanished must lose its session (and the lock) within
+        # seconds, not at the kernel's two-hour default.
+        return psycopg.connect(
+            self.conninfo or conninfo(), autocommit=True, row_factory=dict_row,
+            application_name="board-relay", connect_timeout=10,
+            keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3,
+            options="-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3",
+        )
+
+    def _serve(self, conn: psycopg.Connection) -> None:
+        while not self.stop_event.is_set():
+            if conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (RELAY_LOCK,)).fetchone()["ok"]:
+                break
+            self.stop_event.wait(settings.BOARD_RELAY_ELECTION_SECONDS)
+        else:
+            return
+        conn.execute("UPDATE relay_state SET holder = %s, elected_at = now()", (self.name,))
+        self.leading.set()
+        logger.info("relay: %s is relaying the change log", self.name)
+        busy, idle = settings.BOARD_RELAY_INTERVAL, settings.BOARD_RELAY_IDLE_INTERVAL
+        wait = busy
+        stale = conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
+        while not self.stop_event.is_set():
+            if stale:
+                corrected = rebuild_counts(conn)
+                logger.warning("relay: counts rebuilt from todos (%d corrected)", len(corrected))
+            done = relay_pass(conn)
+            stale = done.counts_stale
+            self.passes += 1
+            self.relayed += done.taken
+            if done.taken >= settings.BOARD_RELAY_BATCH:
+                continue  # more is waiting
+            wait = busy if done.taken else min(wait * 2, idle)
+            self.stop_event.wait(wait)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+_relay: Relay | None = None
+_relay_lock = threading.Lock()
+
+
+def start_relay() -> Relay | None:
+    """This process's relay candidate, started once (``BOARD_RELAY`` off: none)."""
+    global _relay
+    if not settings.BOARD_RELAY:
+        return None
+    with _relay_lock:
+        if _relay is None:
+            _relay = Relay().start()
+    return _relay
