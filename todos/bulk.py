@@ -127,9 +127,13 @@ def collect_one() -> bool:
             return False
         try:
             ids, truncated = collect(job)
-        except (StoreError, ValueError) as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            execute(store.fail(job.id, f"The job could not collect its todos: {message}", worker), conn)
+        except psycopg.Error:
+            raise  # the database (restarting, a timeout): the job stays queued for the next try
+        except Exception as exc:  # noqa: BLE001 - the same job would fail the same way again
+            logger.exception("bulk %s job %s could not collect its todos", job.action, job.id)
+            reason = exc.message if isinstance(exc, StoreError) else str(exc) if isinstance(exc, ValueError) else "an internal error"
+            # The reads ran on other connections: this transaction (and its lock) is intact.
+            execute(store.fail(job.id, f"The job could not collect its todos: {reason}.", worker), conn)
             return True
         execute(store.materialize(job.id, worker, ids, truncated=truncated), conn)
     logger.info("bulk %s job %s: %d todos in %d chunks", job.action, job.id, len(ids), -(-len(ids) // CHUNK))

@@ -344,3 +344,26 @@ def test_a_job_started_on_one_server_is_followed_on_another_and_outlives_the_fir
             loops.wait(10)
         stop_server(a)
         stop_server(b)
+
+
+def test_a_job_whose_filter_no_longer_parses_fails_with_a_message_and_changes_nothing(world):
+    """The page refuses such a filter; a row written otherwise (an older version, by hand) fails
+    when its ids are collected, instead of being read as "all"."""
+    make(world, "pending")
+    job_id = execute(store.create(world.alice, action="cancel", scope="matching", description="d",
+                                  filter_params={"state": "bogus"}))
+    assert bulk.collect_one()
+    row = job_row(job_id)
+    assert row["state"] == "failed" and "state: unknown state 'bogus'" in row["error"]
+    assert states() == {"pending": 1} and audit_count("todo.cancel") == 0
+
+
+def test_a_job_no_loop_has_touched_says_it_is_waiting_for_one(world, alice_client):
+    make(world, "dead")
+    job_id = start_retry_of_dead_letters(alice_client)
+    fresh = alice_client.get(reverse("bulk_job", args=[job_id]), **htmx()).content.decode()
+    assert "No Board process has worked this job" not in fresh
+    with connect() as conn:
+        conn.execute("UPDATE bulk_jobs SET created_at = now() - interval '1 minute' WHERE id = %s", (job_id,))
+    stalled = alice_client.get(reverse("bulk_job", args=[job_id]), **htmx()).content.decode()
+    assert "No Board process has worked this job" in stalled and 'hx-trigger="every 1s"' in stalled
