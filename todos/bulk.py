@@ -35,7 +35,7 @@ from todos.db import Statement, execute, pool
 from todos.filters import TodoFilter
 from todos.store import bulk_jobs as store
 from todos.store import operator
-from todos.store.errors import StoreError
+from todos.store.errors import Conflict, StoreError
 from todos.store.records import BulkOutcome
 
 logger = logging.getLogger(__name__)
@@ -152,9 +152,10 @@ def run_chunk(chunk: store.Chunk, conn: psycopg.Connection) -> BulkOutcome:
 def work_one_chunk() -> bool:
     """Take one chunk no other worker holds, work it and mark it done, all in one transaction.
 
-    True if it worked a chunk. A database error (connection lost, timeout) leaves the chunk to
-    the next attempt, by this worker or any other; any other error fails the job with a message,
-    since running the same chunk again would fail the same way.
+    True if it worked a chunk. A database error (connection lost, a timeout, a deadlock with
+    another bulk statement) or a store :class:`Conflict` (a race the statement lost: run again,
+    the guard skips the row) leaves the chunk to the next attempt, by this worker or any other;
+    any other error fails the job with a message, since the same chunk would fail the same way.
     """
     worker = worker_name()
     chunk = None
@@ -167,8 +168,8 @@ def work_one_chunk() -> bool:
                     return False
                 outcome = run_chunk(chunk, conn)
                 execute(store.chunk_done(chunk, outcome, worker), conn)
-        except psycopg.OperationalError:
-            raise
+        except (psycopg.Error, Conflict):
+            raise  # rolled back: the chunk is free again; the loop logs it and tries again
         except Exception as exc:  # noqa: BLE001 - a job reports its failure instead of retrying it forever
             if chunk is None:
                 raise

@@ -26,7 +26,7 @@ from todos.db import connect, execute
 from todos.selectors import bulk_jobs
 from todos.selectors.access import viewer_for
 from todos.store import bulk_jobs as store
-from todos.store.errors import Forbidden, Invalid
+from todos.store.errors import Conflict, Forbidden, Invalid
 from todos.store.scopes import OperatorScope
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -178,7 +178,7 @@ def test_a_worker_that_hangs_holding_a_chunk_is_cut_off_and_its_chunk_resumed(wo
     row = work_until_finished(job_id, timeout=30)
     assert time.monotonic() - started < 6, "the chunk waited for the hung worker to wake instead of the timeout cutting it off"
     thread.join(30)
-    assert failures and isinstance(failures[0], psycopg.OperationalError)  # its session was terminated
+    assert failures and isinstance(failures[0], psycopg.errors.IdleInTransactionSessionTimeout)  # cut off by the server
     assert (row["state"], row["processed"], row["changed"]) == ("done", 1_000, 1_000)
     assert_each_todo_retried_once(1_000)
 
@@ -367,3 +367,37 @@ def test_a_job_no_loop_has_touched_says_it_is_waiting_for_one(world, alice_clien
         conn.execute("UPDATE bulk_jobs SET created_at = now() - interval '1 minute' WHERE id = %s", (job_id,))
     stalled = alice_client.get(reverse("bulk_job", args=[job_id]), **htmx()).content.decode()
     assert "No Board process has worked this job" in stalled and 'hx-trigger="every 1s"' in stalled
+
+
+@pytest.mark.parametrize("error", [
+    psycopg.errors.IdleInTransactionSessionTimeout("terminating connection due to idle-in-transaction timeout"),
+    psycopg.errors.DeadlockDetected("deadlock detected"),
+    psycopg.OperationalError("server closed the connection unexpectedly"),
+    Conflict("another live todo already holds this idempotency key"),
+], ids=lambda e: type(e).__name__)
+def test_a_chunk_that_meets_a_database_error_is_left_for_the_next_try(world, alice_client, monkeypatch, error):
+    todo = make(world, "dead")
+    job_id = start_retry_of_dead_letters(alice_client)
+    assert bulk.collect_one()
+    original = bulk.run_chunk
+    monkeypatch.setattr(bulk, "run_chunk", lambda chunk, conn: (original(chunk, conn), (_ for _ in ()).throw(error)))
+    with pytest.raises(type(error)):
+        bulk.work_one_chunk()
+    row = job_row(job_id)
+    assert (row["state"], row["processed"], row["error"]) == ("running", 0, None)
+    assert audit_count("todo.retry") == 0  # the store statement rolled back with the chunk
+    monkeypatch.setattr(bulk, "run_chunk", original)
+    assert work_until_finished(job_id)["changed"] == 1 and audits_per_todo("todo.retry") == {todo.id: 1}
+
+
+def test_a_chunk_that_meets_a_bug_fails_the_job_with_a_message(world, alice_client, monkeypatch):
+    make(world, "dead")
+    job_id = start_retry_of_dead_letters(alice_client)
+    assert bulk.collect_one()
+    monkeypatch.setattr(bulk, "run_chunk", lambda chunk, conn: 1 / 0)
+    assert bulk.work_one_chunk()
+    row = job_row(job_id)
+    assert row["state"] == "failed" and row["error"].startswith("The job stopped with an internal error")
+    page = alice_client.get(reverse("bulk_job", args=[job_id]), **htmx())
+    assert "The job stopped with an internal error" in page.content.decode() and "hx-trigger" not in page.content.decode()
+    assert not bulk.work_one_chunk() and audit_count("todo.retry") == 0
