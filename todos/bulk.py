@@ -1,150 +1,213 @@
-"""Bulk retry and cancel in the background: chunks of at most 500 ids, progress, a final report.
+"""Bulk retry and cancel, worked by the background loops of any Board process.
 
-A job first fixes its set of ids (the selection, everything matching a filter, or one dead-letter
-group), then runs ``operator.retry_many`` / ``cancel_many`` over chunks of ``CHUNK`` ids. Each
-chunk is one store statement (audited per row by the store), so a job interrupted half-way has
-changed exactly the chunks that committed. Rows whose state moved between "matching" and their
-chunk are skipped by the store's guard and reported as skipped.
+A job is a row (``todos.store.bulk_jobs``): the page that starts it only writes the row, and the
+``bulk`` loop (``todos.loops``) of whichever process gets there first does the rest:
 
-Jobs live in a small in-process registry (this process's memory): the page that started a job
-polls the process that runs it. Behind a load balancer, pin a session to one Board process (or
-poll the same one); a restarted process forgets its finished jobs' reports, never their effects.
+1. **Fix the ids.** :func:`collect_one` locks a ``queued`` job, reads its ids (the selection,
+   everything matching its filter, or one dead-letter group; at most ``MAX_IDS``, newest first)
+   and stores them as chunks of ``CHUNK`` ids: the job is ``running`` and its total is final.
+2. **Work the chunks.** :func:`work_one_chunk` locks one chunk no one else holds, runs
+   ``operator.retry_many`` / ``cancel_many`` over its ids (one statement, audited per row, each row
+   under the store's guard and ``operatorOwns``) and marks the chunk done, in one transaction.
+   Rows whose state moved since the job fixed its ids are skipped by the guard and reported.
+
+Every step is one transaction holding the row lock of what it works, so the lock *is* the lease:
+a worker that dies (process killed, connection lost) rolls back and frees its chunk at once, and a
+worker that hangs is cut off by ``idle_in_transaction_session_timeout`` (``HOLD_SECONDS``). A chunk
+is done entirely or not at all, and is done once: no todo is retried or canceled twice by a job,
+however many processes work it and whichever of them die. Progress and reports are rows, read by
+``todos.selectors.bulk_jobs`` from any process; a job outlives every process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
-import uuid
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from types import SimpleNamespace
+from typing import Callable, Iterable
 
-from todos.db import execute
+import psycopg
+
+from todos.db import Statement, execute, pool
+from todos.filters import TodoFilter
+from todos.store import bulk_jobs as store
 from todos.store import operator
-from todos.store.scopes import OperatorScope
+from todos.store.errors import Conflict, StoreError
+from todos.store.records import BulkOutcome
 
 logger = logging.getLogger(__name__)
 
-CHUNK = 500
+CHUNK = store.CHUNK
 MAX_IDS = 100_000
-KEEP_FINISHED_SECONDS = 3600
-KEEP_JOBS = 200
-SKIPPED_SHOWN = 20
+INTERVAL_SECONDS = 1.0  # how soon an idle loop looks again: a new job starts within about this
+HOLD_SECONDS = 60  # the longest a worker may hold a chunk (or a job it is collecting) without a word
+KEEP_FINISHED_DAYS = 7
+PURGE_EVERY_SECONDS = 3600.0
 
-STORE_CALLS: dict[str, Callable] = {"retry": operator.retry_many, "cancel": operator.cancel_many}
-
-
-@dataclass
-class BulkJob:
-    user_id: int
-    username: str
-    action: str  # retry | cancel
-    description: str
-    source: Callable[[], Iterable[list[str]]]  # yields chunks of ids; evaluated in the job's thread
-    note: str | None = None
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    state: str = "queued"  # queued → collecting → running → finished | failed
-    total: int = 0
-    processed: int = 0
-    changed: int = 0
-    skipped: int = 0
-    skipped_sample: list[str] = field(default_factory=list)
-    truncated: bool = False  # more than MAX_IDS matched; the job covered the first MAX_IDS
-    error: str | None = None
-    created_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
-    done: threading.Event = field(default_factory=threading.Event)
-
-    @property
-    def finished(self) -> bool:
-        return self.state in ("finished", "failed")
-
-    @property
-    def percent(self) -> int:
-        if self.finished:
-            return 100
-        return int(100 * self.processed / self.total) if self.total else 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.done.wait(timeout)
+STORE_CALLS: dict[str, Callable[..., Statement[BulkOutcome]]] = {
+    "retry": operator.retry_many,
+    "cancel": operator.cancel_many,
+}
 
 
-_lock = threading.Lock()
-_jobs: dict[str, BulkJob] = {}
+def worker_name() -> str:
+    """Who is working, as the job row shows it: host, process and thread."""
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"[:200]
 
 
-def _prune(now: float) -> None:
-    for job_id, job in list(_jobs.items()):
-        if job.finished and job.finished_at and now - job.finished_at > KEEP_FINISHED_SECONDS:
-            del _jobs[job_id]
-    if len(_jobs) > KEEP_JOBS:
-        for job_id in sorted(_jobs, key=lambda j: _jobs[j].created_at)[: len(_jobs) - KEEP_JOBS]:
-            if _jobs[job_id].finished:
-                del _jobs[job_id]
+def _hold(conn: psycopg.Connection) -> None:
+    """Bound how long this transaction may keep its row lock if its worker stops talking."""
+    limit = f"{int(HOLD_SECONDS * 1000)}ms"
+    conn.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, true),"
+                 " set_config('statement_timeout', %s, true)", (limit, limit))
 
 
-def get(job_id: str, user_id: int) -> BulkJob | None:
-    """A job, only for the human who started it (anyone else gets None → the Board's 404)."""
-    with _lock:
-        job = _jobs.get(job_id)
-    return job if job is not None and job.user_id == user_id else None
+# --- 1. fixing a job's ids --------------------------------------------------------------------
 
 
-def start(job: BulkJob, *, background: bool = True) -> BulkJob:
-    with _lock:
-        _prune(time.time())
-        _jobs[job.id] = job
-    if background:
-        threading.Thread(target=run, args=(job,), name=f"bulk-{job.id[:8]}", daemon=True).start()
-    else:
-        run(job)
-    return job
+def _viewer(job: store.QueuedJob):
+    """The starter as the Board sees them now, narrowed to the teams the job may touch."""
+    import dataclasses
+
+    from todos.selectors.access import viewer_for
+
+    viewer = viewer_for(SimpleNamespace(pk=job.user_id, is_superuser=False, get_username=lambda: job.username))
+    allowed = set(job.team_ids)
+    endpoints = tuple(e for e in viewer.acting_endpoints() if e.team_id in allowed)
+    return dataclasses.replace(viewer, endpoints=endpoints, _teams_by_id={}, _endpoints_by_id={})
 
 
-def chunks(ids: list[str], size: int = CHUNK) -> Iterator[list[str]]:
-    for start_at in range(0, len(ids), size):
-        yield ids[start_at:start_at + size]
+def job_filter(params: dict) -> TodoFilter:
+    """The stored filter, parsed as the page parsed it. A stored filter that no longer parses
+    fails the job rather than silently widening to "all"."""
+    from django.http import QueryDict
+
+    query = QueryDict(mutable=True)
+    query.update(params)
+    f = TodoFilter.from_query(query).first_page()
+    if f.errors:
+        raise ValueError(f.errors[0].split(";")[0])
+    return f
 
 
-def run_chunk(job: BulkJob, scope: OperatorScope, ids: list[str]):
-    """One store statement over ≤ CHUNK ids (a seam for tests that move rows mid-job)."""
-    return execute(STORE_CALLS[job.action](scope, ids, note=job.note))
+def sources(job: store.QueuedJob) -> Iterable[list[str]]:
+    """The job's candidate ids, in chunks, as its scope says (evaluated by the worker)."""
+    from todos.selectors import dead_letters
+    from todos.selectors import todos as selectors
+
+    viewer = _viewer(job)
+    if job.scope == "selected":
+        return [selectors.visible_ids(viewer, list(job.selected_ids))]
+    f = job_filter(job.filter)
+    if job.scope == "matching":
+        return selectors.iter_matching_ids(viewer, f, job.action, limit=MAX_IDS + 1)
+    return dead_letters.group_ids(viewer, f, job.group_reason or "")
 
 
-def run(job: BulkJob) -> None:
-    scope = OperatorScope(user_id=job.user_id, username=job.username)
-    try:
-        job.state = "collecting"
-        ids: list[str] = []
-        seen: set[str] = set()
-        for part in job.source():
-            for todo_id in part:
-                if todo_id not in seen:
-                    seen.add(todo_id)
-                    ids.append(todo_id)
-            if len(ids) > MAX_IDS:
-                ids = ids[:MAX_IDS]  # sources ask for MAX_IDS + 1 so this notices "more"
-                job.truncated = True
-                break
-            job.total = len(ids)
-        job.total = len(ids)
-        job.state = "running"
-        for part in chunks(ids):
-            outcome = run_chunk(job, scope, part)
-            job.processed += len(part)
-            job.changed += len(outcome.changed)
-            job.skipped += len(outcome.skipped)
-            room = SKIPPED_SHOWN - len(job.skipped_sample)
-            if room > 0:
-                job.skipped_sample.extend(outcome.skipped[:room])
-        job.state = "finished"
-    except Exception as exc:  # noqa: BLE001 - a job reports its failure instead of dying silently
-        logger.exception("bulk %s job %s failed", job.action, job.id)
-        job.error = "The job stopped with an internal error; the chunks before it were applied."
-        if hasattr(exc, "message"):
-            job.error = f"The job stopped: {exc.message}"
-        job.state = "failed"
-    finally:
-        job.finished_at = time.time()
-        job.done.set()
+def collect(job: store.QueuedJob) -> tuple[list[str], bool]:
+    """The job's ids, once each, in order, at most ``MAX_IDS``; and whether more matched."""
+    ids: dict[str, None] = {}
+    for part in sources(job):
+        ids.update(dict.fromkeys(part))
+        if len(ids) > MAX_IDS:
+            return list(ids)[:MAX_IDS], True
+    return list(ids), False
+
+
+def collect_one() -> bool:
+    """Fix the ids of one queued job, if there is one no other worker holds. True if it did."""
+    worker = worker_name()
+    with pool().connection() as conn, conn.transaction():
+        _hold(conn)
+        job = execute(store.take_queued(), conn)
+        if job is None:
+            return False
+        try:
+            ids, truncated = collect(job)
+        except psycopg.Error:
+            raise  # the database (restarting, a timeout): the job stays queued for the next try
+        except Exception as exc:  # noqa: BLE001 - the same job would fail the same way again
+            logger.exception("bulk %s job %s could not collect its todos", job.action, job.id)
+            reason = exc.message if isinstance(exc, StoreError) else str(exc) if isinstance(exc, ValueError) else "an internal error"
+            # The reads ran on other connections: this transaction (and its lock) is intact.
+            execute(store.fail(job.id, f"The job could not collect its todos: {reason}.", worker), conn)
+            return True
+        execute(store.materialize(job.id, worker, ids, truncated=truncated), conn)
+    logger.info("bulk %s job %s: %d todos in %d chunks", job.action, job.id, len(ids), -(-len(ids) // CHUNK))
+    return True
+
+
+# --- 2. working the chunks ----------------------------------------------------------------------
+
+
+def run_chunk(chunk: store.Chunk, conn: psycopg.Connection) -> BulkOutcome:
+    """One store statement over the chunk's ids, on the chunk's transaction (a seam for tests
+    that move rows, or stop a worker, mid-job)."""
+    return execute(STORE_CALLS[chunk.action](chunk.scope, list(chunk.todo_ids), note=chunk.note), conn)
+
+
+def work_one_chunk() -> bool:
+    """Take one chunk no other worker holds, work it and mark it done, all in one transaction.
+
+    True if it worked a chunk. A database error (connection lost, a timeout, a deadlock with
+    another bulk statement) or a store :class:`Conflict` (a race the statement lost: run again,
+    the guard skips the row) leaves the chunk to the next attempt, by this worker or any other;
+    any other error fails the job with a message, since the same chunk would fail the same way.
+    """
+    worker = worker_name()
+    chunk = None
+    with pool().connection() as conn:
+        try:
+            with conn.transaction():
+                _hold(conn)
+                chunk = execute(store.take_chunk(), conn)
+                if chunk is None:
+                    return False
+                outcome = run_chunk(chunk, conn)
+                execute(store.chunk_done(chunk, outcome, worker), conn)
+        except (psycopg.Error, Conflict):
+            raise  # rolled back: the chunk is free again; the loop logs it and tries again
+        except Exception as exc:  # noqa: BLE001 - a job reports its failure instead of retrying it forever
+            if chunk is None:
+                raise
+            logger.exception("bulk job %s failed on chunk %d", chunk.job_id, chunk.seq)
+            message = (f"The job stopped: {exc.message}" if isinstance(exc, StoreError)
+                       else "The job stopped with an internal error")
+            execute(store.fail(chunk.job_id, f"{message}; the chunks before it were applied.", worker), conn)
+    return True
+
+
+# --- the loop body ------------------------------------------------------------------------------
+
+_last_purge = 0.0
+
+
+def work_once() -> int:
+    """One step of the ``bulk`` loop: fix a queued job's ids, else work one chunk. Returns 1 when
+    it did something (the loop then runs again at once), 0 when there was nothing to do."""
+    if collect_one() or work_one_chunk():
+        return 1
+    _purge_now_and_then()
+    return 0
+
+
+def _purge_now_and_then() -> None:
+    global _last_purge
+    now = time.monotonic()
+    if now - _last_purge >= PURGE_EVERY_SECONDS:
+        _last_purge = now
+        execute(store.purge_finished(KEEP_FINISHED_DAYS))
+
+
+def work_until_idle(timeout: float = 120.0) -> int:
+    """Run the loop body until there is nothing left to do (tests, ``manage.py reaper --once``)."""
+    deadline = time.monotonic() + timeout
+    steps = 0
+    while work_once():
+        steps += 1
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"bulk jobs still had work after {timeout:.0f} s")
+    return steps

@@ -1,5 +1,5 @@
-"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, and the change
-log's cap (for when no relay drains it; the relay itself runs in ``todos/live/relay.py``).
+"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, bulk jobs, and the
+change log's cap (for when no relay drains it; the relay itself runs in ``todos/live/relay.py``).
 
 Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
 thread. Sweeps take rows with ``FOR UPDATE SKIP LOCKED``, so every Board process can run the loops
@@ -16,6 +16,7 @@ from typing import Callable
 
 from django.conf import settings
 
+from todos import bulk
 from todos.db import execute
 from todos.store import background, endpoints
 
@@ -28,6 +29,7 @@ class Sweep:
     interval: Callable[[], float]
     run: Callable[[], int]  # returns how many rows it changed
     batch: int
+    unit: str = "todos changed"  # what ``run`` counts, for the log
 
 
 def _reap() -> int:
@@ -61,7 +63,11 @@ SWEEPS = (
     Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
     Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),
     # one look per interval: what it drops is never "a full batch"
-    Sweep("change-log cap", lambda: settings.BOARD_CHANGE_LOG_CAP_INTERVAL, _cap_change_log, 2**62),
+    Sweep("change-log cap", lambda: settings.BOARD_CHANGE_LOG_CAP_INTERVAL, _cap_change_log, 2**62,
+          unit="change-log rows dropped"),
+    # Bulk jobs (todos/bulk.py): each run fixes one queued job's ids or works one chunk, under row
+    # locks, so every process's loop shares the chunks of a job and resumes a dead worker's.
+    Sweep("bulk", lambda: bulk.INTERVAL_SECONDS, lambda: bulk.work_once(), 1, unit="bulk steps (jobs collected, chunks worked)"),
 )
 
 
@@ -80,7 +86,7 @@ def _loop(sweep: Sweep, stop: threading.Event) -> None:
         try:
             changed = run_sweep_once(sweep)
             if changed:
-                logger.info("%s: %d todos changed", sweep.name, changed)
+                logger.info("%s: %d %s", sweep.name, changed, sweep.unit)
         except Exception:  # noqa: BLE001 - keep the loop alive; the next interval retries
             logger.exception("%s sweep failed; retrying in %.0f s", sweep.name, sweep.interval())
         stop.wait(sweep.interval())

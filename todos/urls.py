@@ -34,6 +34,7 @@ urlpatterns = [
     path("todos/bulk/preview/", bulk.bulk_preview, name="bulk_preview"),
     path("todos/bulk/", bulk.bulk_start, name="bulk_start"),
     path("todos/bulk/<str:job_id>/", bulk.bulk_job, name="bulk_job"),
+    path("todos/bulk/<str:job_id>/stop/", bulk.bulk_stop, name="bulk_stop"),
     path("todos/<str:todo_id>/", todos.todo_detail, name="todo_detail"),
     path("todos/<str:todo_id>/drawer/", todos.todo_drawer, name="todo_drawer"),
     path("todos/<str:todo_id>/row/", todos.todo_row, name="todo_row"),

@@ -1,5 +1,9 @@
-"""Bulk retry and cancel: preview count, background job in chunks of ≤ 500 ids, audited,
-a report of changed vs skipped; dead letters grouped by failure reason."""
+"""Bulk retry and cancel: preview count, a job row worked in chunks of ≤ 500 ids by the background
+loop body, audited, a report of changed vs skipped; dead letters grouped by failure reason.
+
+The pages write the job; ``work()`` runs the loop body (what ``todos.loops`` runs in every
+process) until the job is finished. Workers in several threads and processes:
+tests/board/test_bulk_jobs.py."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from tests.board.conftest import htmx, make
 from tests.factories import recount
 from todos import bulk
 from todos.db import connect, execute
+from todos.selectors import bulk_jobs
+from todos.selectors.access import viewer_for
 from todos.store import operator as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -49,6 +55,31 @@ def audit_count(action: str) -> int:
         return conn.execute("SELECT count(*) AS n FROM audit_log WHERE action = %s", (action,)).fetchone()["n"]
 
 
+def job_count() -> int:
+    with connect() as conn:
+        return conn.execute("SELECT count(*) AS n FROM bulk_jobs").fetchone()["n"]
+
+
+def work(user, job_id, timeout: float = 120.0):
+    """Run the bulk loop body until nothing is left to do; the job as its starter sees it."""
+    bulk.work_until_idle(timeout)
+    job = bulk_jobs.get(viewer_for(user), job_id)
+    assert job is not None and job.finished, job
+    return job
+
+
+def job_id_of(response) -> str:
+    if response.status_code == 302:
+        return response["Location"].rstrip("/").split("/")[-1]
+    return response.content.decode().split('id="bulk-job-')[1].split('"')[0]
+
+
+def audits_per_todo(action: str) -> dict[str, int]:
+    with connect() as conn:
+        rows = conn.execute("SELECT todo_id, count(*) AS n FROM audit_log WHERE action = %s GROUP BY todo_id", (action,)).fetchall()
+    return {r["todo_id"]: r["n"] for r in rows}
+
+
 def states() -> dict[str, int]:
     with connect() as conn:
         rows = conn.execute("SELECT state, count(*) AS n FROM todos GROUP BY state").fetchall()
@@ -74,27 +105,31 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
     sizes: list[int] = []
     original = bulk.run_chunk
 
-    def chunk_and_interfere(job, scope, ids):
-        sizes.append(len(ids))
+    def chunk_and_interfere(chunk, conn):
+        sizes.append(len(chunk.todo_ids))
         if len(sizes) == 2:
             execute(O.cancel_many(world.adam, late))
-        return original(job, scope, ids)
+        return original(chunk, conn)
 
     monkeypatch.setattr(bulk, "run_chunk", chunk_and_interfere)
     started = time.monotonic()
     response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "matching", "state": "dead", "note": "mass retry"}, **htmx("bulk-panel"))
     assert response.status_code == 200
-    job_id = response.content.decode().split('id="bulk-job-')[1].split('"')[0]
-    job = bulk.get(job_id, world.alice_user.id)
-    assert job.wait(120), "the job did not finish in bounded time"
+    text = response.content.decode()
+    assert 'hx-trigger="every 1s"' in text and "Collecting matching todos" in text  # queued: polls
+    job_id = job_id_of(response)
+    assert states()["failed"] == 10_000  # starting writes the job row only; the loops do the work
+    job = work(world.alice_user, job_id)
     elapsed = time.monotonic() - started
     assert elapsed < 60, f"bulk retry of 10,000 took {elapsed:.1f}s"
-    assert job.state == "finished", job.error
-    assert job.total == 10_000
+    assert job.state == "done", job.error
+    assert job.total == 10_000 and job.processed == 10_000
     assert max(sizes) <= 500 and len(sizes) == 20
     assert job.changed == 9_900 and job.skipped == 100
-    assert set(job.skipped_sample) <= set(late)
+    assert {s.id for s in job.skipped_sample} <= set(late) and len(job.skipped_sample) == 20
+    assert {s.state for s in job.skipped_sample} == {"canceled"}  # why each was skipped
     assert audit_count("todo.retry") == job.changed
+    assert set(audits_per_todo("todo.retry").values()) == {1}  # each todo retried once
     assert states() == {"pending": 9_901, "canceled": 100}
 
     # the job's fragment reports it (and tells the page to refresh the list)
@@ -121,10 +156,9 @@ def test_bulk_cancel_of_a_selection_reports_rows_whose_state_moved(world, alice_
     execute(O.complete(world.adam, pending[0].id))
     response = alice_client.post(reverse("bulk_start"), {"action": "cancel", "scope": "selected", "ids": ids})
     assert response.status_code == 302
-    job = bulk.get(response["Location"].rstrip("/").split("/")[-1], world.alice_user.id)
-    assert job.wait(30)
+    job = work(world.alice_user, job_id_of(response))
     assert (job.changed, job.skipped) == (2, 2)
-    assert set(job.skipped_sample) == {pending[0].id, done.id}
+    assert {(s.id, s.state) for s in job.skipped_sample} == {(pending[0].id, "done"), (done.id, "done")}
     assert audit_count("todo.cancel") == 2
 
 
@@ -140,18 +174,66 @@ def test_bulk_errors_name_the_field(world, alice_client, vera_client):
     todo = make(world, "dead")
     assert vera_client.post(reverse("bulk_preview"), {"plan": "retry:selected", "ids": [todo.id]}).status_code == 403
     assert vera_client.post(reverse("bulk_start"), {"plan": "retry:selected", "ids": [todo.id]}).status_code == 403
+    # the same errors on the confirmation, which is the only request that writes: nothing written
+    response = alice_client.post(reverse("bulk_start"), {"plan": "explode:selected", "ids": [todo.id]}, **htmx())
+    assert response.status_code == 400 and "action: must be retry or cancel" in response.content.decode()
+    response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id], "note": "a\x00b"})
+    assert response.status_code == 400 and b"note: must not contain NUL characters" in response.content
+    assert job_count() == 0 and audit_count("todo.retry") == 0
 
 
-def test_someone_elses_job_is_not_found(world, alice_client):
+@pytest.mark.parametrize("query, message", [
+    ({"state": "bogus"}, "state: unknown state &#x27;bogus&#x27;"),
+    ({"state": "dead", "sort": "sideways"}, "sort: unknown order &#x27;sideways&#x27;"),
+    ({"state": "dead", "q": "\x00"}, "q: search must not contain NUL characters"),
+])
+def test_a_filter_that_does_not_parse_is_refused_not_widened(world, alice_client, query, message):
+    """A list page shows "all" for an unknown state; a bulk action must not act on "all"."""
+    make(world, "dead")
+    make(world, "pending")
+    for url in ("bulk_preview", "bulk_start"):
+        response = alice_client.post(reverse(url), {"action": "cancel", "scope": "matching", **query}, **htmx())
+        assert response.status_code == 400, url
+        assert message in response.content.decode()
+    assert job_count() == 0
+    bulk.work_until_idle(10)
+    assert states() == {"pending": 1, "failed": 1}
+
+
+def test_someone_elses_job_is_not_found_byte_for_byte(world, alice_client, bob_client):
     from tests.board.conftest import login
 
     todo = make(world, "dead")
     response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id]})
-    job_id = response["Location"].rstrip("/").split("/")[-1]
-    assert bulk.get(job_id, world.alice_user.id).wait(30)
+    job_id = job_id_of(response)
+    work(world.alice_user, job_id)
     adam = login(world.adam_user)  # same team, but not the one who started it
-    assert adam.get(reverse("bulk_job", args=[job_id])).status_code == 404
+    unknown = adam.get(reverse("bulk_job", args=["00000000-0000-4000-8000-000000000000"]))
+    malformed = adam.get(reverse("bulk_job", args=["not-a-job"]))
+    assert unknown.status_code == malformed.status_code == 404
+    for client in (adam, bob_client):  # bob: another team
+        for headers in ({}, htmx()):
+            response = client.get(reverse("bulk_job", args=[job_id]), **headers)
+            assert response.status_code == 404 and response.content == unknown.content
+        stop = client.post(reverse("bulk_stop", args=[job_id]))
+        assert stop.status_code == 404 and stop.content == unknown.content
     assert alice_client.get(reverse("bulk_job", args=[job_id])).status_code == 200
+
+
+def test_stopping_a_job_leaves_the_rest_alone(world, alice_client, monkeypatch):
+    insert_dead_letters(world.acme_ep.id, 1_200)  # three chunks
+    response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "matching", "state": "dead"}, **htmx())
+    job_id = job_id_of(response)
+    assert bulk.collect_one() and bulk.work_one_chunk()  # ids fixed, one chunk of 500 done
+    stopped = alice_client.post(reverse("bulk_stop", args=[job_id]), **htmx())
+    assert stopped.status_code == 200 and "hx-trigger" not in stopped.content.decode()
+    assert "500</strong> changed" in stopped.content.decode() and "the other 700 planned were left alone" in stopped.content.decode()
+    assert not bulk.work_one_chunk()  # no chunk of a stopped job is taken
+    job = work(world.alice_user, job_id)
+    assert (job.state, job.processed, job.changed) == ("canceled", 500, 500)
+    assert audit_count("todo.retry") == 500 and states() == {"pending": 500, "failed": 700}
+    again = alice_client.post(reverse("bulk_stop", args=[job_id]))  # stopping a finished job: no change
+    assert again.status_code == 302 and work(world.alice_user, job_id).state == "canceled"
 
 
 def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
@@ -170,8 +252,8 @@ def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
     preview = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:group", "group": "user <uuid> not found"}, **htmx())
     assert "100 dead letters in this group can be canceled." in preview.content.decode()
     response = alice_client.post(reverse("bulk_start"), {"action": "cancel", "scope": "group", "group": "user <uuid> not found"})
-    job = bulk.get(response["Location"].rstrip("/").split("/")[-1], world.alice_user.id)
-    assert job.wait(30) and job.changed == 100 and job.skipped == 0
+    job = work(world.alice_user, job_id_of(response))
+    assert job.state == "done" and job.changed == 100 and job.skipped == 0
     assert states() == {"failed": 201, "canceled": 100}
     assert todo.id  # the single reason-group is untouched
 

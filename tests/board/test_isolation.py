@@ -8,12 +8,17 @@ byte for byte. Routes that list things show nothing of the other team.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from tests.board.conftest import htmx, login, make
 from todos import bulk
 from todos.db import connect, execute
+from todos.selectors import bulk_jobs as bulk_job_selectors
+from todos.selectors.access import viewer_for
+from todos.store import bulk_jobs
 from todos.store import operator as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -61,6 +66,7 @@ ROUTES = {
     "bulk_preview": ("POST", "ids", "object"),
     "bulk_start": ("POST", "ids", "object"),
     "bulk_job": ("GET", "job", "object"),
+    "bulk_stop": ("POST", "job", "object"),
     "queue_pause": ("POST", "team_form", "object"),
     "queue_resume": ("POST", "team_form", "object"),
     "team_detail": ("GET", "team", "object"),
@@ -94,6 +100,7 @@ def snapshot() -> dict:
             "audit": conn.execute("SELECT count(*) AS n FROM audit_log").fetchone()["n"],
             "members": conn.execute("SELECT team_id, user_id, role FROM team_members ORDER BY 1, 2").fetchall(),
             "pauses": conn.execute("SELECT team_id, queue FROM queue_pauses ORDER BY 1, 2").fetchall(),
+            "jobs": conn.execute("SELECT id, state, processed FROM bulk_jobs ORDER BY id").fetchall(),
             "endpoints": conn.execute(
                 "SELECT id, state, credential_hash, scope_verbs, scope_queues, default_lease_ttl_seconds FROM endpoints ORDER BY id"
             ).fetchall(),
@@ -103,10 +110,9 @@ def snapshot() -> dict:
 @pytest.fixture
 def acme_things(world):
     todos = {state: make(world, state, title=f"ACME-SECRET {state}") for state in ("pending", "claimed", "mine", "retry", "dead", "done")}
-    job = bulk.start(bulk.BulkJob(
-        user_id=world.alice_user.id, username="alice", action="cancel", description="x",
-        source=lambda: iter([[]]),
-    ), background=False)
+    # alice's job, queued (a foreign stop must not stop it); "td_none" is no todo of anyone's
+    job = SimpleNamespace(id=execute(bulk_jobs.create(
+        world.alice, action="cancel", scope="selected", selected_ids=["td_none"], description="x")))
     execute(O.pause_queue(world.alice, world.acme.id, "email"))
     return todos, job
 
@@ -190,10 +196,13 @@ def test_bulk_on_all_matching_never_reaches_another_team(world, acme_things, bob
     response = bob_client.post(reverse("bulk_start"), {"action": "cancel", "scope": "matching", "state": "all"})
     assert response.status_code == 302
     job_id = response["Location"].rstrip("/").split("/")[-1]
-    job = bulk.get(job_id, world.bob_user.id)
-    assert job.wait(30)
-    assert job.total == 0 and job.changed == 0
-    assert snapshot() == before
+    bulk.work_until_idle(30)
+    job = bulk_job_selectors.get(viewer_for(world.bob_user), job_id)
+    assert job.state == "done" and job.total == 0 and job.changed == 0
+    after = snapshot()
+    assert [str(j["id"]) for j in after.pop("jobs")] == sorted([str(acme_things[1].id), job_id])
+    before.pop("jobs")
+    assert after == before
 
 
 def test_superuser_does_not_see_other_teams_todos(world, acme_things):

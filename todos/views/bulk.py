@@ -1,9 +1,10 @@
 """Bulk retry and cancel: preview (how many, on what), start (a background job), progress, report.
 
 The preview is a POST that changes nothing and answers a confirmation form with the count; the
-confirmation starts the job (``todos.bulk``); the job's fragment polls itself every second until
-it has a report. Without JavaScript the same forms post as pages and the job page refreshes with
-``<meta http-equiv="refresh">``.
+confirmation writes the job's row (``todos.store.bulk_jobs``), which the background loops of any
+Board process then work (``todos.bulk``); the job's fragment polls itself every second until it
+has a report, through whichever process the balancer picks. Without JavaScript the same forms
+post as pages and the job page refreshes with ``<meta http-equiv="refresh">``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from todos import bulk
+from todos.db import execute
 from todos.filters import STATES, TodoFilter
-from todos.selectors import dead_letters
+from todos.selectors import bulk_jobs, dead_letters
 from todos.selectors import todos as selectors
+from todos.store import bulk_jobs as job_store
+from todos.store.errors import Forbidden, Invalid
+from todos.store.scopes import OperatorScope
 from todos.views.actions import READ_ONLY
 from todos.views.common import (
+    add_trigger,
     board_view,
     forbidden,
     is_htmx,
@@ -63,6 +69,8 @@ def _plan(request):
     if scope not in SCOPES:
         raise BadRequest("scope: must be selected, matching or group")
     f = TodoFilter.from_query(data).first_page()
+    if f.errors:  # a list page falls back to "all"; a bulk action on a misread filter must not
+        raise BadRequest(f.errors[0].split(";")[0])
     ids: list[str] = []
     group = ""
     done = DONE[action]
@@ -134,49 +142,64 @@ def bulk_start(request):
         return _bad_request(request, str(exc))
     if plan is None:
         return not_found()
-    action, f = plan["action"], plan["filter"]
-    if plan["scope"] == "selected":
-        ids = plan["ids"]
-
-        def source():
-            yield ids
-    elif plan["scope"] == "matching":
-        def source():
-            return selectors.iter_matching_ids(viewer, f, action, limit=bulk.MAX_IDS + 1)
-    else:
-        group = plan["group"]
-
-        def source():
-            return dead_letters.group_ids(viewer, f, group)
-
     note = (request.POST.get("note") or "").strip()[:2000] or None
-    job = bulk.start(bulk.BulkJob(
-        user_id=viewer.user_id, username=viewer.username, action=action,
-        description=plan["description"], source=source, note=note,
-    ))
+    try:
+        job_id = execute(job_store.create(
+            OperatorScope(user_id=viewer.user_id, username=viewer.username),
+            action=plan["action"], scope=plan["scope"], description=plan["description"],
+            filter_params=plan["filter"].params(), group_reason=plan["group"] or None,
+            selected_ids=plan["ids"] if plan["scope"] == "selected" else None, note=note,
+        ))
+    except Invalid as exc:
+        return _bad_request(request, exc.message)
+    except Forbidden as exc:
+        return forbidden(request, exc.message)
     if not is_htmx(request):
-        return HttpResponseRedirect(reverse("bulk_job", args=[job.id]))
-    return render(request, "bulk/_job.html", {"job": job, "action_label": ACTIONS[action]})
+        return HttpResponseRedirect(reverse("bulk_job", args=[job_id]))
+    job = bulk_jobs.get(viewer, job_id)
+    return render(request, "bulk/_job.html", {"job": job, "action_label": ACTIONS[job.action]})
 
 
 @require_GET
 @board_view
 def bulk_job(request, job_id: str):
-    """A job's progress while it runs, its report when it is done (only for who started it)."""
-    job = bulk.get(job_id, request.viewer.user_id)
+    """A job's progress while it runs, its report when it is done (only for who started it,
+    from any Board process: the job is a row)."""
+    job = bulk_jobs.get(request.viewer, job_id)
     if job is None:
         return not_found()
+    return _job_response(request, job)
+
+
+def _job_response(request, job):
     context = {"job": job, "action_label": ACTIONS[job.action]}
     if is_htmx(request):
         response = render(request, "bulk/_job.html", context)
         if job.finished:
-            toast(response, "success" if job.state == "finished" else "error",
-                  f"{ACTIONS[job.action]}: {job.changed:,} changed, {job.skipped:,} skipped." if job.state == "finished" else job.error)
-            from todos.views.common import add_trigger
-
-            add_trigger(response, "board:bulk-finished", {"job": job.id})
+            if job.state == "done":
+                toast(response, "success", f"{ACTIONS[job.action]}: {job.changed:,} changed, {job.skipped:,} skipped.")
+            elif job.state == "canceled":
+                toast(response, "info", f"{ACTIONS[job.action]} stopped: {job.changed:,} changed before it stopped.")
+            else:
+                toast(response, "error", job.error or "The job failed.")
+            add_trigger(response, "board:bulk-finished", {"job": str(job.id)})
         return vary_on_htmx(response)
     return vary_on_htmx(render(request, "bulk/job.html", context))
+
+
+@require_POST
+@board_view
+def bulk_stop(request, job_id: str):
+    """Stop a queued or running job (only who started it): no further chunk starts; the chunk
+    being worked, if any, finishes. Answers the job's fragment (or page)."""
+    viewer = request.viewer
+    job = bulk_jobs.get(viewer, job_id)
+    if job is None:
+        return not_found()
+    execute(job_store.stop(OperatorScope(user_id=viewer.user_id, username=viewer.username), job.id))
+    if not is_htmx(request):
+        return HttpResponseRedirect(reverse("bulk_job", args=[job.id]))
+    return _job_response(request, bulk_jobs.get(viewer, job.id))
 
 
 @require_GET
