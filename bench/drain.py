@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"round {r + 1}: {out.system:<36} {out.rate:>7,.0f} jobs/s  ({out.seconds:.2f} s server, "
                       f"{out.wall_seconds:.2f} s client, {out.wal_per_job:,.0f} WAL bytes/job, "
                       f"{out.wal_fpi / n:.2f} FPI/job, CPU/job server {_ms(out.server_cpu, n)} "
-                      f"client {_ms(out.client_cpu, n)}, lock waits {_share(out.lock_wait_share)}; "
+                      f"client {_ms(out.client_cpu, n)}, lock waits {_share(out.lock_wait_share)} {out.lock_waits_by_event or ''}; "
                       f"run {time.monotonic() - started:.0f} s incl. load)",
                       flush=True)
 

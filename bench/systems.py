@@ -61,6 +61,7 @@ class Outcome:
     server_cpu: float | None = None  # CPU seconds the server spent during the drain (all backends)
     client_cpu: float | None = None  # CPU seconds the workers' Python spent (this process + children)
     lock_wait_share: float | None = None  # share of worker-backend samples waiting on a heavyweight lock
+    lock_waits_by_event: dict | None = None  # those samples by lock type (object = the notify lock)
 
     @property
     def wal_per_job(self) -> float:
@@ -84,10 +85,11 @@ WAL_NOW = "SELECT pg_current_wal_insert_lsn() AS lsn, (SELECT wal_fpi FROM pg_st
 # notify lock PostgreSQL takes at the commit of a NOTIFYing transaction is one). The relay, the
 # clock and the sampler itself are not workers.
 LOCK_SAMPLE = """
-SELECT count(*) AS n, count(*) FILTER (WHERE wait_event_type = 'Lock') AS waiting
+SELECT wait_event_type = 'Lock' AS waiting, wait_event, count(*) AS n
 FROM pg_stat_activity
 WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
-  AND application_name NOT IN ('board-relay', 'bench-clock')"""
+  AND application_name NOT IN ('board-relay', 'bench-clock')
+GROUP BY 1, 2"""
 
 
 class LockSampler:
@@ -96,14 +98,17 @@ class LockSampler:
     def __init__(self, conninfo: str, interval: float = 0.01):
         self.conninfo, self.interval = conninfo, interval
         self.samples = self.waiting = 0
+        self.by_event: dict[str, int] = {}  # which heavyweight locks were waited on
         self.stop = threading.Event()
 
     def _run(self) -> None:
         with psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row, application_name="bench-sampler") as conn:
             while not self.stop.wait(self.interval):
-                row = conn.execute(LOCK_SAMPLE).fetchone()
-                self.samples += row["n"]
-                self.waiting += row["waiting"]
+                for row in conn.execute(LOCK_SAMPLE).fetchall():
+                    self.samples += row["n"]
+                    if row["waiting"]:
+                        self.waiting += row["n"]
+                        self.by_event[row["wait_event"]] = self.by_event.get(row["wait_event"], 0) + row["n"]
 
     @property
     def share(self) -> float | None:
@@ -147,12 +152,14 @@ def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: 
         # the other threads); else this process's and its reaped children's CPU.
         "client_cpu": sum(worker_cpu) if len(worker_cpu) == len(gang.done) else ccpu1 - holder["ccpu0"],
         "lock_wait_share": sampler.share,
+        "lock_waits_by_event": dict(sampler.by_event),
     })
     return float(row["s"] or 0.0), gang
 
 
 def _wal(gang) -> dict:
-    return {key: gang.extra[-1][key] for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu", "lock_wait_share")}
+    return {key: gang.extra[-1][key]
+            for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu", "lock_wait_share", "lock_waits_by_event")}
 
 
 # --- Board's store ----------------------------------------------------------------------------
