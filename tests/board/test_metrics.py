@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 
 from tests.board.conftest import make
+from tests.factories import relayed
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -27,12 +28,16 @@ def test_metrics_requires_the_token(world, client):
 def test_metrics_text(world, client):
     for state in ("pending", "pending", "claimed", "retry", "dead", "done"):
         make(world, state)
+    relayed()
     response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=0.0.4")
     text = response.content.decode()
     assert 'board_todos{state="pending"} 2' in text
     assert 'board_todos{state="claimed"} 1' in text
     assert 'board_todos{state="retry_scheduled"} 1' in text
+    assert 'board_todos{state="dead_letter"} 1' in text
+    assert "board_change_log_rows 0" in text and "board_relay_counts_stale 0" in text
+    assert "# TYPE board_relay_alive_age_seconds gauge" in text
     assert 'board_todos_finished_last_hour{state="done"} 1' in text
     assert 'board_todos_finished_last_hour{state="failed"} 1' in text
     assert 'board_attempts_closed_last_hour{outcome="completed"} 1' in text

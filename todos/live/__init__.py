@@ -1,2 +1,3 @@
-"""The live pipeline: PostgreSQL NOTIFY → one LISTEN connection per process → in-process subscribers
-(Board websockets through the channel layer, agents waiting in a long-poll ``claim_next``)."""
+"""The live pipeline: the store's change log → the relay (``relay.py``, one per installation) →
+NOTIFY → one LISTEN connection per process (``listener.py``) → in-process subscribers (Board
+websockets through the channel layer, agents waiting in a long-poll ``claim_next``)."""

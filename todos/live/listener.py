@@ -1,7 +1,8 @@
 """One LISTEN connection per Board process.
 
-PostgreSQL is the bus: every state-changing statement NOTIFYs inside its own transaction (see
-``todos/store/fragments.py``). Each process keeps a single dedicated async connection listening on
+PostgreSQL is the bus: the relay (``relay.py``) NOTIFYs ``board_events`` from the change log the
+store's statements write, and the statements that make work claimable NOTIFY ``board_ready``
+themselves (see ``todos/store/fragments.py``). Each process keeps a single dedicated async connection listening on
 the Board's channels and hands every notification to in-process subscribers. Nothing is shared
 between processes, so several Board processes behind a load balancer each listen for themselves.
 

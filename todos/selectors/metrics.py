@@ -1,7 +1,8 @@
 """Numbers for ``/metrics`` (Prometheus): the whole installation, every query index-bounded.
 
-Live sets are counted exactly through their partial indexes (pending, in flight, retry
-scheduled); terminal work is reported as "finished in the last hour" through ``todos_completed``
+Todos per Board state are the relay's exact counts (``todo_counts``); lapsed leases and due retries
+are counted through their partial indexes; the relay's own health is read from ``relay_state`` and
+the size of the change log it has not drained yet. Terminal work is reported as "finished in the last hour" through ``todos_completed``
 rather than as an ever-growing total; attempts closed in the last hour come from
 ``todo_attempts_endpoint_ended`` one endpoint at a time (humans' attempts under ``NULL``).
 """
@@ -12,11 +13,15 @@ from todos.db import pool
 
 SQL = {
     "live": """
-SELECT (SELECT count(*) FROM todos WHERE state = 'pending') AS pending,
-       (SELECT count(*) FROM todos WHERE state = 'claimed') AS claimed,
+SELECT (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'pending')::bigint AS pending,
+       (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'claimed')::bigint AS claimed,
+       (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'retry')::bigint AS retry_scheduled,
+       (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'dead')::bigint AS dead_letter,
        (SELECT count(*) FROM todos WHERE state = 'claimed' AND lease_expires_at < now()) AS lease_lapsed,
-       (SELECT count(*) FROM todos WHERE state = 'failed' AND next_retry_at IS NOT NULL) AS retry_scheduled,
        (SELECT count(*) FROM todos WHERE state = 'failed' AND next_retry_at <= now()) AS retry_due,
+       (SELECT count(*) FROM change_log) AS change_log_rows,
+       (SELECT extract(epoch FROM now() - alive_at) FROM relay_state) AS relay_alive_age,
+       (SELECT counts_stale FROM relay_state) AS counts_stale,
        (SELECT count(*) FROM queue_pauses) AS queue_pauses,
        (SELECT reltuples::bigint FROM pg_class WHERE oid = 'todos'::regclass) AS rows_estimate""",
     "oldest": """

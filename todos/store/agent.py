@@ -2,8 +2,8 @@
 
 Every function here builds one :class:`~todos.db.Statement`; run it with ``todos.db.execute`` (sync)
 or ``todos.db.aexecute`` (async). Each writes its change-log rows (``fragments.log_todos``) and no
-Board NOTIFY: these are the agents' hot path, and a NOTIFY would queue every commit on one lock. Scope is ``endpoint_id = <caller>``: another endpoint's todo is
-*not found*, byte for byte the same as an absent one. Reports (heartbeat, complete, fail,
+Board NOTIFY: these are the agents' hot path, and a NOTIFY would queue every commit on one lock.
+Scope is ``endpoint_id = <caller>``: another endpoint's todo is *not found*, byte for byte the same as an absent one. Reports (heartbeat, complete, fail,
 release) carry the lease-token fence.
 """
 

@@ -34,11 +34,18 @@ def render_metrics(data: dict) -> str:
         for labels, value in samples:
             lines.append(f"{name}{labels} {value:g}" if isinstance(value, float) else f"{name}{labels} {value}")
 
-    metric("board_todos", "gauge", "Todos in a live state (exact).", [
+    metric("board_todos", "gauge", "Todos in a live state or dead-lettered (the relay's exact counts).", [
         ('{state="pending"}', live["pending"]),
         ('{state="claimed"}', live["claimed"]),
         ('{state="retry_scheduled"}', live["retry_scheduled"]),
+        ('{state="dead_letter"}', live["dead_letter"]),
     ])
+    metric("board_change_log_rows", "gauge", "Changes committed and not yet relayed (a few while a relay runs).",
+           [("", live["change_log_rows"])])
+    metric("board_relay_alive_age_seconds", "gauge", "Seconds since the relay last proved alive (it does every ~5 s; -1: never).",
+           [("", float(live["relay_alive_age"]) if live["relay_alive_age"] is not None else -1.0)])
+    metric("board_relay_counts_stale", "gauge", "1 while the counts await a rebuild (the log was capped, or a count drifted).",
+           [("", int(bool(live["counts_stale"])))])
     metric("board_todos_lease_lapsed", "gauge", "Claimed todos whose lease has lapsed and that the reaper has not yet requeued.", [("", live["lease_lapsed"])])
     metric("board_todos_retry_due", "gauge", "Failed todos whose retry time has come and that are not yet requeued.", [("", live["retry_due"])])
     metric("board_todos_rows_estimate", "gauge", "Planner estimate of all rows in todos (any state).", [("", max(live["rows_estimate"] or 0, 0))])
