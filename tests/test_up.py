@@ -1,0 +1,232 @@
+"""``manage.py up`` as an operator runs it, in real processes: several started at once on an empty
+database, a port already in use, a crash and a restart on the embedded server's data directory,
+and which forwarded headers daphne trusts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import psutil
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.live_server import database_url, free_port, server_environment
+from todos import db
+
+ROOT = Path(__file__).resolve().parent.parent
+UP_TIMEOUT = 120.0
+
+pytestmark = pytest.mark.slow
+
+
+def start_up(port: int, *args: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "up", "--port", str(port), *args],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def up_environment(**extra: str) -> dict:
+    """The test run's environment for an ``up`` process, without the admin variables (each test
+    says what it wants)."""
+    env = server_environment(**extra)
+    for name in ("BOARD_ADMIN_USERNAME", "BOARD_ADMIN_PASSWORD", "BEHIND_HTTPS_PROXY", "BOARD_HOST", "BOARD_PORT"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def wait_healthy(port: int, process: subprocess.Popen, timeout: float = UP_TIMEOUT) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            out, err = process.communicate()
+            pytest.fail(f"up on {port} exited with {process.returncode}:\n{out}\n{err}")
+        try:
+            response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            if response.status_code == 200:
+                return response
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"up on {port} did not answer /healthz 200 within {timeout:.0f} s")
+
+
+def stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> tuple[str, str]:
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        return process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate(timeout=10)
+
+
+# --- Cold start: three at once on an empty database ------------------------------------------
+
+
+@pytest.fixture
+def empty_database(django_db_setup):
+    """A new, empty database on the test run's server; its ``DATABASE_URL``. Dropped afterwards."""
+    name = f"board_cold_{uuid.uuid4().hex[:10]}"
+    admin = psycopg.conninfo.make_conninfo(db.conninfo(), dbname="postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    parts = urlsplit(database_url())
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}")), psycopg.conninfo.make_conninfo(db.conninfo(), dbname=name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_three_processes_started_at_once_on_an_empty_database_all_come_up(empty_database):
+    url, conninfo = empty_database
+    env = up_environment(DATABASE_URL=url)
+    ports = [free_port() for _ in range(3)]
+    processes = [start_up(port, env=env) for port in ports]
+    outputs = []
+    try:
+        for port, process in zip(ports, processes):
+            assert wait_healthy(port, process).json() == {"ok": True, "database": "ok"}
+    finally:
+        outputs = [stop(process) for process in processes]
+
+    for process, (out, err) in zip(processes, outputs):
+        assert "IntegrityError" not in err and "Traceback" not in err, err
+        assert process.returncode == 0, (out, err)
+    created = [out for out, _ in outputs if "Created site admin 'admin' with password:" in out]
+    assert len(created) == 1, outputs
+    with psycopg.connect(conninfo) as conn:
+        assert conn.execute("SELECT count(*) FROM auth_user").fetchone()[0] == 1
+        assert conn.execute("SELECT username, is_superuser FROM auth_user").fetchone() == ("admin", True)
+        applied = conn.execute("SELECT app, name, count(*) FROM django_migrations GROUP BY app, name").fetchall()
+    with db.connect() as conn:  # the test database: migrated once, by the test run
+        expected = {(r["app"], r["name"]) for r in conn.execute("SELECT app, name FROM django_migrations").fetchall()}
+    assert {(app, name) for app, name, _ in applied} == expected
+    assert all(count == 1 for _, _, count in applied), applied
+
+
+# --- A port already in use ---------------------------------------------------------------------
+
+
+def test_port_in_use_exits_1_with_one_line_before_anything_else(django_db_setup):
+    port = free_port()
+    # A PostgreSQL nobody listens on: if up touched the database before the port, the error would
+    # be about the database, not the port.
+    env = up_environment(DATABASE_URL="postgresql://nobody@127.0.0.1:1/nothing")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen(1)
+        started = time.monotonic()
+        process = start_up(port, "--demo", env=env)
+        out, err = process.communicate(timeout=60)
+        elapsed = time.monotonic() - started
+    assert process.returncode == 1, (out, err)
+    assert err.strip().splitlines() == [f"Board: cannot listen on 127.0.0.1:{port}: address already in use"], err
+    assert out == ""  # nothing announced: no "preparing", no "Demo", no "Board is up"
+    assert elapsed < 20, elapsed
+
+
+def test_unresolvable_host_exits_1_with_one_line(django_db_setup):
+    port = free_port()
+    env = up_environment(DATABASE_URL="postgresql://nobody@127.0.0.1:1/nothing")
+    process = start_up(port, "--host", "no-such-host.invalid", env=env)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Board: cannot listen on no-such-host.invalid:{port}: "), err
+    assert out == ""
+
+
+# --- A crash, then a restart on the same embedded data directory -----------------------------
+
+
+def postgres_processes(data_dir: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["name"] == "postgres" and proc.info["status"] != psutil.STATUS_ZOMBIE and str(data_dir) in " ".join(cmdline):
+            found.append(proc)
+    return found
+
+
+def test_a_clean_stop_after_a_crash_leaves_no_postmaster(tmp_path):
+    data_dir = (tmp_path / "pg").resolve()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BOARD_TEST_DATABASE_URL") and not k.startswith("PYTEST_")}
+    env.update(BOARD_DATA_DIR=str(data_dir), BOARD_ADMIN_PASSWORD="a-long-test-password", PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    try:
+        port = free_port()
+        first = start_up(port, "--no-loops", env=env)
+        wait_healthy(port, first)
+        postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+        first.kill()  # SIGKILL: no exit handler runs, the postmaster stays up
+        first.wait(timeout=30)
+        assert psutil.pid_exists(postmaster)
+
+        port = free_port()
+        second = start_up(port, "--no-loops", env=env)
+        wait_healthy(port, second)
+        assert int((data_dir / "postmaster.pid").read_text().split()[0]) == postmaster  # attached to it
+        out, err = stop(second, signal.SIGTERM)
+        assert second.returncode == 0, (out, err)
+
+        deadline = time.monotonic() + 20
+        while postgres_processes(data_dir) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert postgres_processes(data_dir) == [], (out, err)
+        assert not (data_dir / "postmaster.pid").exists()
+    finally:
+        for proc in postgres_processes(data_dir):
+            proc.kill()
+
+
+# --- Forwarded headers -----------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("store_db")  # up creates its admin in the test database; emptied after
+@pytest.mark.parametrize(
+    "flag, trusted",
+    [("0", False), ("false", False), ("", False), ("1", True)],
+)
+def test_forwarded_headers_are_trusted_only_behind_https_proxy(flag, trusted):
+    port = free_port()
+    env = up_environment(
+        DJANGO_SETTINGS_MODULE="tests.up.echo_settings", BEHIND_HTTPS_PROXY=flag,
+        BOARD_ADMIN_USERNAME="proxy-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password",
+    )
+    process = start_up(port, "--no-loops", env=env)
+    try:
+        wait_healthy(port, process)
+        response = httpx.get(
+            f"http://127.0.0.1:{port}/test-echo-request/",
+            headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https", "X-Forwarded-Port": "443"},
+            timeout=10,
+        )
+    finally:
+        stop(process)
+    assert response.status_code == 200, response.text
+    if trusted:
+        assert response.json() == {"remote_addr": "203.0.113.9", "scheme": "https"}
+    else:
+        assert response.json() == {"remote_addr": "127.0.0.1", "scheme": "http"}
+
+
+def test_an_invalid_behind_https_proxy_is_an_error_naming_it(django_db_setup):
+    env = up_environment(BEHIND_HTTPS_PROXY="maybe")
+    process = start_up(free_port(), env=env)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode != 0
+    assert "BEHIND_HTTPS_PROXY must be a boolean (1/0, true/false), got 'maybe'" in err
+    assert "Board is up" not in out
