@@ -107,6 +107,8 @@ def _ensure_database(server: EmbeddedServer, dbname: str) -> None:
         if not exists:
             try:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another process created it between our check and our CREATE
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                # Another process created it between our check and our CREATE: after its commit
+                # that is DuplicateDatabase; while both CREATEs run, pg_database's unique index.
+                pass
     _databases_checked.add(key)
