@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -44,31 +45,63 @@ def empty_database(django_db_setup):
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def test_three_processes_started_at_once_on_an_empty_database_all_come_up(empty_database):
-    url, conninfo = empty_database
-    env = up_environment(DATABASE_URL=url)
+def run_three_at_once(env: dict, check_while_up) -> list[tuple[subprocess.Popen, str, str]]:
+    """Start three ``up`` at once, wait until all answer ``/healthz`` 200, call ``check_while_up``,
+    stop them (SIGTERM) and return each process with its output. Every one must have come up and
+    stopped cleanly, and exactly one must have created (and printed) the site admin."""
     ports = [free_port() for _ in range(3)]
     processes = [start_up(port, env=env) for port in ports]
-    outputs = []
     try:
         for port, process in zip(ports, processes):
             assert wait_healthy(port, process).json() == {"ok": True, "database": "ok"}
+        check_while_up()
     finally:
         outputs = [stop(process) for process in processes]
-
     for process, (out, err) in zip(processes, outputs):
         assert "IntegrityError" not in err and "Traceback" not in err, err
         assert process.returncode == 0, (out, err)
     created = [out for out, _ in outputs if "Created site admin 'admin' with password:" in out]
     assert len(created) == 1, outputs
+    return [(process, out, err) for process, (out, err) in zip(processes, outputs)]
+
+
+def assert_one_admin_and_each_migration_once(conninfo: str) -> None:
     with psycopg.connect(conninfo) as conn:
-        assert conn.execute("SELECT count(*) FROM auth_user").fetchone()[0] == 1
-        assert conn.execute("SELECT username, is_superuser FROM auth_user").fetchone() == ("admin", True)
+        assert conn.execute("SELECT username, is_superuser FROM auth_user").fetchall() == [("admin", True)]
         applied = conn.execute("SELECT app, name, count(*) FROM django_migrations GROUP BY app, name").fetchall()
     with db.connect() as conn:  # the test database: migrated once, by the test run
         expected = {(r["app"], r["name"]) for r in conn.execute("SELECT app, name FROM django_migrations").fetchall()}
     assert {(app, name) for app, name, _ in applied} == expected
     assert all(count == 1 for _, _, count in applied), applied
+
+
+def test_three_processes_started_at_once_on_an_empty_database_all_come_up(empty_database):
+    url, conninfo = empty_database
+    run_three_at_once(up_environment(DATABASE_URL=url), lambda: assert_one_admin_and_each_migration_once(conninfo))
+
+
+@pytest.mark.usefixtures("django_db_setup")  # the test database's migrations are the expected ones
+def test_three_processes_started_at_once_on_a_new_embedded_data_directory(tmp_path):
+    """The same with no DATABASE_URL: one embedded server started, one ``board`` database created,
+    and the last of the three to stop stops the server."""
+    data_dir = (tmp_path / "pg").resolve()
+    env = embedded_environment(data_dir)
+    env.pop("BOARD_ADMIN_PASSWORD")
+
+    def check():
+        lines = (data_dir / "postmaster.pid").read_text().splitlines()
+        port, socket_dir = lines[3].strip(), lines[4].strip()
+        assert_one_admin_and_each_migration_once(f"host={socket_dir} port={port} user=postgres dbname=board")
+        running = postgres_processes(data_dir)
+        postmasters = [proc for proc in running if proc.ppid() not in {other.pid for other in running}]
+        assert len(postmasters) == 1, running
+
+    try:
+        run_three_at_once(env, check)
+        assert_no_postgres_left(data_dir)
+    finally:
+        for proc in postgres_processes(data_dir):
+            proc.kill()
 
 
 # --- A port already in use ---------------------------------------------------------------------
@@ -115,10 +148,24 @@ def postgres_processes(data_dir: Path) -> list[psutil.Process]:
     return found
 
 
-def test_a_clean_stop_after_a_crash_leaves_no_postmaster(tmp_path):
-    data_dir = (tmp_path / "pg").resolve()
+def embedded_environment(data_dir: Path) -> dict:
+    """An ``up`` environment on an embedded server in ``data_dir`` (no DATABASE_URL)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BOARD_TEST_DATABASE_URL") and not k.startswith("PYTEST_")}
     env.update(BOARD_DATA_DIR=str(data_dir), BOARD_ADMIN_PASSWORD="a-long-test-password", PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    return env
+
+
+def assert_no_postgres_left(data_dir: Path) -> None:
+    deadline = time.monotonic() + 20
+    while postgres_processes(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert postgres_processes(data_dir) == []
+    assert not (data_dir / "postmaster.pid").exists()
+
+
+def test_a_clean_stop_after_a_crash_leaves_no_postmaster(tmp_path):
+    data_dir = (tmp_path / "pg").resolve()
+    env = embedded_environment(data_dir)
     try:
         port = free_port()
         first = start_up(port, "--no-loops", env=env)
@@ -134,12 +181,7 @@ def test_a_clean_stop_after_a_crash_leaves_no_postmaster(tmp_path):
         assert int((data_dir / "postmaster.pid").read_text().split()[0]) == postmaster  # attached to it
         out, err = stop(second, signal.SIGTERM)
         assert second.returncode == 0, (out, err)
-
-        deadline = time.monotonic() + 20
-        while postgres_processes(data_dir) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert postgres_processes(data_dir) == [], (out, err)
-        assert not (data_dir / "postmaster.pid").exists()
+        assert_no_postgres_left(data_dir)
     finally:
         for proc in postgres_processes(data_dir):
             proc.kill()
