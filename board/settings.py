@@ -220,7 +220,7 @@ BOARD_METRICS_TOKEN = env_str("BOARD_METRICS_TOKEN")
 # --- manage.py up ----------------------------------------------------------------------------
 
 # Where it listens (its --host/--port default to these).
-BOARD_HOST = env_str("BOARD_HOST", "127.0.0.1")
+BOARD_HOST = env_str("BOARD_HOST") or "127.0.0.1"
 BOARD_PORT = env_int("BOARD_PORT", 8000, minimum=1, maximum=65535)
 # The site admin it makes sure exists; no password: one is generated and printed once.
 BOARD_ADMIN_USERNAME = env_str("BOARD_ADMIN_USERNAME") or "admin"

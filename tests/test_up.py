@@ -89,9 +89,7 @@ def test_three_processes_started_at_once_on_a_new_embedded_data_directory(tmp_pa
     env.pop("BOARD_ADMIN_PASSWORD")
 
     def check():
-        lines = (data_dir / "postmaster.pid").read_text().splitlines()
-        port, socket_dir = lines[3].strip(), lines[4].strip()
-        assert_one_admin_and_each_migration_once(f"host={socket_dir} port={port} user=postgres dbname=board")
+        assert_one_admin_and_each_migration_once(embedded_conninfo(data_dir))
         running = postgres_processes(data_dir)
         postmasters = [proc for proc in running if proc.ppid() not in {other.pid for other in running}]
         assert len(postmasters) == 1, running
@@ -134,6 +132,23 @@ def test_unresolvable_host_exits_1_with_one_line(django_db_setup):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Board: cannot listen on no-such-host.invalid:{port}: "), err
     assert out == ""
+
+
+@pytest.mark.usefixtures("store_db")  # up creates its admin in the test database; emptied after
+def test_up_serves_on_an_ipv6_address():
+    """IPv6 takes the other path in up (daphne binds the checked address itself)."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        port = probe.getsockname()[1]
+    env = up_environment(BOARD_ADMIN_USERNAME="ipv6-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password", ALLOWED_HOSTS="[::1]")
+    process = start_up(port, "--no-loops", "--host", "::1", env=env)
+    try:
+        assert wait_healthy(port, process, host="[::1]").json()["ok"] is True
+    finally:
+        out, err = stop(process)
+    assert f"Board is up: http://[::1]:{port}/" in out, (out, err)
 
 
 # --- A crash, then a restart on the same embedded data directory -----------------------------
@@ -181,6 +196,42 @@ def test_a_clean_stop_after_a_crash_leaves_no_postmaster(tmp_path):
         assert int((data_dir / "postmaster.pid").read_text().split()[0]) == postmaster  # attached to it
         out, err = stop(second, signal.SIGTERM)
         assert second.returncode == 0, (out, err)
+        assert_no_postgres_left(data_dir)
+    finally:
+        for proc in postgres_processes(data_dir):
+            proc.kill()
+
+
+def embedded_conninfo(data_dir: Path) -> str:
+    lines = (data_dir / "postmaster.pid").read_text().splitlines()
+    return f"host={lines[4].strip()} port={lines[3].strip()} user=postgres dbname=board"
+
+
+def test_sigterm_while_starting_stops_cleanly(tmp_path):
+    """SIGTERM while ``up`` waits for the migration lock ends it at once, through its exit handlers:
+    it announced nothing, and the last process stopping still stops the embedded server."""
+    from todos.management.commands.up import MIGRATE_LOCK
+
+    data_dir = (tmp_path / "pg").resolve()
+    env = embedded_environment(data_dir)
+    try:
+        port = free_port()
+        first = start_up(port, "--no-loops", env=env)
+        wait_healthy(port, first)
+        with psycopg.connect(embedded_conninfo(data_dir), autocommit=True) as holder:
+            holder.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
+            second = start_up(free_port(), "--no-loops", env=env)
+            deadline = time.monotonic() + 60
+            while not holder.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]:
+                assert second.poll() is None and time.monotonic() < deadline, second.communicate()
+                time.sleep(0.2)
+            started = time.monotonic()
+            out, err = stop(second, signal.SIGTERM)
+            assert time.monotonic() - started < 10
+        assert second.returncode == 128 + signal.SIGTERM, (out, err)
+        assert "Board is up" not in out and "Traceback" not in err, (out, err)
+        out, err = stop(first, signal.SIGTERM)
+        assert first.returncode == 0, (out, err)
         assert_no_postgres_left(data_dir)
     finally:
         for proc in postgres_processes(data_dir):

@@ -34,7 +34,7 @@ def up_environment(**extra: str) -> dict:
     return env
 
 
-def wait_healthy(port: int, process: subprocess.Popen, timeout: float = UP_TIMEOUT) -> httpx.Response:
+def wait_healthy(port: int, process: subprocess.Popen, timeout: float = UP_TIMEOUT, *, host: str = "127.0.0.1") -> httpx.Response:
     """Poll ``/healthz`` until it answers 200; fail (with the process's output) if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -42,7 +42,7 @@ def wait_healthy(port: int, process: subprocess.Popen, timeout: float = UP_TIMEO
             out, err = process.communicate()
             pytest.fail(f"up on {port} exited with {process.returncode}:\n{out}\n{err}")
         try:
-            response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            response = httpx.get(f"http://{host}:{port}/healthz", timeout=2)
             if response.status_code == 200:
                 return response
         except httpx.HTTPError:
