@@ -153,7 +153,10 @@ SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_COOKIES = env_bool("SECURE_COOKIES", PRODUCTION)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
-if env_bool("BEHIND_HTTPS_PROXY", False):
+# Trust X-Forwarded-Proto/-For/-Port: here for Django, in ``manage.py up`` for daphne. Only behind a
+# proxy that sets them, or any client can claim to be anyone, over https.
+BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)
+if BEHIND_HTTPS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -230,6 +233,15 @@ BOARD_MAX_BODY_BYTES = env_int("BOARD_MAX_BODY_BYTES", 1024 * 1024, minimum=1024
 BOARD_MASKED_PAYLOAD_KEYS = env_list("BOARD_MASKED_PAYLOAD_KEYS", "password,token,secret,api_key,authorization")
 # Bearer token that protects /metrics; empty disables the endpoint.
 BOARD_METRICS_TOKEN = env_str("BOARD_METRICS_TOKEN")
+
+# --- manage.py up ----------------------------------------------------------------------------
+
+# Where it listens (its --host/--port default to these).
+BOARD_HOST = env_str("BOARD_HOST") or "127.0.0.1"
+BOARD_PORT = env_int("BOARD_PORT", 8000, minimum=1, maximum=65535)
+# The site admin it makes sure exists; no password: one is generated and printed once.
+BOARD_ADMIN_USERNAME = env_str("BOARD_ADMIN_USERNAME") or "admin"
+BOARD_ADMIN_PASSWORD = env_str("BOARD_ADMIN_PASSWORD")
 
 # --- Logging ----------------------------------------------------------------------------------
 

