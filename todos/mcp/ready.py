@@ -74,6 +74,7 @@ class ReadyNotifier:
         if existing is not None:
             existing.queues = frozenset(credential.scope_queues)
             existing.digest = digest
+            existing.outbound = outbound
             return False
         live = LiveSession(session_id, str(credential.endpoint_id), digest, frozenset(credential.scope_queues), outbound)
         self.sessions[session_id] = live
