@@ -69,8 +69,9 @@ class Connected:
 
 
 @asynccontextmanager
-async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/"):
-    """An initialized MCP session for ``token`` (no Authorization header when None)."""
+async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/", transport=None):
+    """An initialized MCP session for ``token`` (no Authorization header when None); ``transport``
+    replaces httpx's own (the balanced tests route each request through a round robin)."""
     seen: dict = {}
 
     async def watch(response: httpx2.Response) -> None:
@@ -79,7 +80,8 @@ async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = 
 
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     timeout = httpx2.Timeout(TIMEOUT, read=120.0)
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [watch]}) as http:
+    extra = {"transport": transport} if transport is not None else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [watch]}, **extra) as http:
         async with streamable_http_client(base_url + path, http_client=http) as (read, write):
             bindings = [inbox.binding()] if inbox is not None else []
             async with ClientSession(read, write, read_timeout_seconds=TIMEOUT, notification_bindings=bindings) as session:
