@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from tests.mcp.client import run
+from tests.mcp.client import hold_stream, run
 from todos.mcp import asgi, auth, runtime, server
 from todos.store.errors import Internal
 
@@ -165,37 +165,15 @@ def test_a_notification_stream_is_registered_for_todo_ready_while_it_is_open(ten
             notifier = ready.notifier()
             before_stream = session_id in notifier.sessions
 
-            # The GET by hand (httpx's ASGI transport would wait for the end of the stream).
-            hang_up, sent = asyncio.Event(), []
-            requested = False
-
-            async def receive():
-                nonlocal requested
-                if not requested:
-                    requested = True
-                    return {"type": "http.request", "body": b"", "more_body": False}
-                await hang_up.wait()
-                return {"type": "http.disconnect"}
-
-            async def send(message):
-                sent.append(message)
-
-            get_headers = {**headers, **common, "Accept": "text/event-stream", "Host": "testserver"}
-            scope = {
-                "type": "http", "http_version": "1.1", "method": "GET", "scheme": "http", "path": "/mcp/",
-                "raw_path": b"/mcp/", "root_path": "", "query_string": b"", "client": ("127.0.0.1", 1),
-                "server": ("testserver", 80), "headers": [(k.lower().encode(), v.encode()) for k, v in get_headers.items()],
-            }
-            stream = asyncio.create_task(app(scope, receive, send))
+            stream = hold_stream(app, {**headers, **common, "Accept": "text/event-stream"})
             for _ in range(200):
-                if session_id in notifier.sessions and sent:
+                if session_id in notifier.sessions and stream.sent:
                     break
                 await asyncio.sleep(0.01)
             live = notifier.sessions.get(session_id)
             registered = live is not None and live.queues == frozenset({"default", "other"})
-            status = sent[0]["status"] if sent else None
-            hang_up.set()
-            await asyncio.wait_for(stream, 5)
+            status = stream.status
+            await stream.hang_up()
             forgotten = session_id not in notifier.sessions
             closed = await http.delete("/mcp/", headers=common)
             await current_listener().stop()

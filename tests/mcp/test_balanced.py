@@ -15,6 +15,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -22,7 +23,8 @@ import pytest
 from tests import factories as f
 from tests.live_server import start_server, stop_server
 from tests.mcp.client import Inbox, mcp_client, run
-from todos.db import connect
+from todos.db import connect, execute
+from todos.store import agent as store
 
 ACCEPT = "application/json, text/event-stream"
 VERSION = "2025-11-25"
@@ -53,9 +55,14 @@ class Served:
 
 @dataclass
 class RoundRobin(httpx2.AsyncBaseTransport):
-    """A round-robin balancer inside the client: each request goes to the next upstream."""
+    """A round-robin balancer inside the client: each request goes to the next upstream.
+
+    With ``stream_to``, the GET of notifications goes there instead (and the others keep
+    alternating), so a test can choose which process holds the stream.
+    """
 
     upstreams: list[str]
+    stream_to: str | None = None
     served: list[Served] = field(default_factory=list)
 
     def __post_init__(self):
@@ -63,8 +70,11 @@ class RoundRobin(httpx2.AsyncBaseTransport):
         self._turn = 0
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        base = httpx2.URL(self.upstreams[self._turn % len(self.upstreams)])
-        self._turn += 1
+        if request.method == "GET" and self.stream_to is not None:
+            base = httpx2.URL(self.stream_to)
+        else:
+            base = httpx2.URL(self.upstreams[self._turn % len(self.upstreams)])
+            self._turn += 1
         request.url = request.url.copy_with(host=base.host, port=base.port)
         request.headers["host"] = f"{base.host}:{base.port}"
         self.served.append(Served(str(base).rstrip("/"), request.method, _rpc_method(request)))
@@ -135,10 +145,12 @@ def test_a_client_alternating_between_two_processes_works_the_queue(url, second,
     assert session_row(session_id) is None
 
 
-def test_todo_ready_reaches_the_client_whichever_process_the_work_arrives_through(url, second, tenancy):
-    """The notification stream (the client's GET) is held by one process; work created through
-    the API of either process is announced on it."""
-    balancer = RoundRobin([url, second.url])
+@pytest.mark.parametrize("stream_on", ["opener", "other"])
+def test_todo_ready_reaches_the_client_whichever_process_the_work_arrives_through(url, second, tenancy, stream_on):
+    """The notification stream (the client's GET) is held by one process, the one that opened the
+    session or the other; work created through the API of either process is announced on it."""
+    holder = url if stream_on == "opener" else second.url
+    balancer = RoundRobin([url, second.url], stream_to=holder)
 
     async def create_through(base: str, title: str) -> None:
         async with httpx.AsyncClient(base_url=base, timeout=20) as http:
@@ -165,8 +177,8 @@ def test_todo_ready_reaches_the_client_whichever_process_the_work_arrives_throug
 
     through_first, through_second = run(scenario())
     assert through_first and through_second
-    # The stream was held by one process the whole time (no reconnect was needed).
-    assert len(balancer.upstreams_of_get()) == 1
+    assert balancer.upstreams_of("initialize") == {url}
+    assert balancer.upstreams_of_get() == {holder}
 
 
 def raw_session(http: httpx.Client, base: str, token: str) -> str:
@@ -245,3 +257,38 @@ def test_a_malformed_session_id_is_404(url, tenancy, session_id):
         response = on(http, url, tenancy.token, session_id)
     assert response.status_code == 404
     assert response.json()["error"]["message"].startswith("not_found: ")
+
+
+def test_a_cancel_that_reaches_another_process_does_not_stop_the_long_poll(url, second, tenancy):
+    """Pinned limitation (docs/mcp.md, "Several processes"): ``notifications/cancelled`` is
+    applied by the process that serves the call. Behind a round robin the cancel reaches the
+    other process, so the long poll goes on until work arrives or ``wait_seconds`` pass, and work
+    it finds is leased to the session (the lease expires unless the agent heartbeats). A client
+    that hangs up instead stops it on any process (``test_cycle``)."""
+    balancer = RoundRobin([url, second.url], stream_to=url)
+
+    async def scenario():
+        async with mcp_client(url, tenancy.token, transport=balancer) as client:
+            with anyio.move_on_after(1.0):
+                await client.session.call_tool("claim_next", {"queue": "default", "wait_seconds": 8})
+                raise AssertionError("the poll answered")
+            await asyncio.sleep(0.5)  # the cancel is a notification of its own: let it land
+            todo = execute(store.create(tenancy.agent, queue="default", title="after the cancel")).todo
+            state = None
+            for _ in range(50):
+                state = todo_state(todo.id)
+                if state != "pending":
+                    break
+                await asyncio.sleep(0.1)
+            return client.session_id, todo.id, state
+
+    session_id, todo_id, state = run(scenario())
+    [call] = [s.upstream for s in balancer.served if s.rpc_method == "tools/call"]
+    [cancel] = [s.upstream for s in balancer.served if s.rpc_method == "notifications/cancelled"]
+    assert call != cancel
+    assert state == "claimed" and claimer_sessions(todo_id) == [session_id]
+
+
+def todo_state(todo_id: str) -> str:
+    with connect() as conn:
+        return conn.execute("SELECT state FROM todos WHERE id = %s", (todo_id,)).fetchone()["state"]

@@ -57,6 +57,11 @@ def connection_of(session_id: str) -> Connection | None:
     return _connections.get(session_id)
 
 
+def held_sessions() -> list[str]:
+    """The live sessions of this process that are recorded (attached once their record exists)."""
+    return list(_connections)
+
+
 class SessionManager(StreamableHTTPSessionManager):
     """The SDK's manager plus :meth:`restore` and :meth:`drop` (see the module docstring)."""
 

@@ -36,7 +36,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from todos.db import aexecute
 from todos.mcp import ready, sessions
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_BAD_REQUEST, RPC_INTERNAL, Refused, header
-from todos.mcp.manager import SessionManager, connection_of
+from todos.mcp.manager import SessionManager, connection_of, held_sessions
 from todos.mcp.server import build_server
 from todos.store.errors import StoreError
 
@@ -105,13 +105,21 @@ class Runtime:
                     logger.exception("MCP session maintenance failed")
 
     async def maintain(self) -> int:
-        """Keep the sessions with an open stream here alive, drop this process's copy of those
-        that ended elsewhere, and sweep the expired ones; how many were swept."""
+        """One round of upkeep; how many expired sessions were swept.
+
+        The sessions whose notification stream this process holds are stamped (an open stream is
+        activity, so they are never swept); this process's copies of sessions that ended
+        elsewhere (DELETE on another process, or expired) are dropped, which frees them, stops
+        their calls and closes their streams; and expired records are swept.
+        """
         streaming = list(self.streams)
         if streaming:
-            alive = await aexecute(sessions.keep_alive(streaming))
-            for session_id in streaming:
-                if session_id not in alive:
+            await aexecute(sessions.keep_alive(streaming))
+        held = [session_id for session_id in held_sessions() if self.manager.holds(session_id)]
+        if held:
+            live = await aexecute(sessions.present(held, SESSION_IDLE_SECONDS))
+            for session_id in held:
+                if session_id not in live:
                     await self.manager.drop(session_id)
         return await aexecute(sessions.sweep(SESSION_IDLE_SECONDS))
 

@@ -13,7 +13,8 @@ spec prescribes, and the client initializes again.
 ``last_seen_at`` is stamped by :func:`lookup` at most once a minute (most requests write
 nothing), and by :func:`keep_alive` for the sessions whose notification stream (the client's GET)
 a process holds open, which is activity too. :func:`sweep` deletes the sessions no process has
-seen for the idle timeout, so the table stays bounded. These statements touch nothing but
+seen for the idle timeout, so the table stays bounded, and :func:`present` tells a process which
+of the sessions it holds have ended elsewhere, so its memory stays bounded too. These statements touch nothing but
 ``mcp_sessions``; the queue never depends on a session.
 """
 
@@ -125,6 +126,18 @@ def keep_alive(session_ids: list[str]) -> Statement[set[str]]:
     return Statement(
         "UPDATE mcp_sessions SET last_seen_at = now() WHERE id = ANY(%(ids)s) RETURNING id",
         {"ids": list(session_ids)},
+        lambda rows: {row["id"] for row in rows},
+    )
+
+
+def present(session_ids: list[str], idle_seconds: float) -> Statement[set[str]]:
+    """Which of ``session_ids`` are still live (recorded, and not idle past ``idle_seconds``)."""
+    return Statement(
+        """
+        SELECT id FROM mcp_sessions
+        WHERE id = ANY(%(ids)s) AND last_seen_at >= now() - make_interval(secs => %(idle)s)
+        """,
+        {"ids": list(session_ids), "idle": idle_seconds},
         lambda rows: {row["id"] for row in rows},
     )
 
