@@ -174,3 +174,17 @@ def test_a_request_stamps_last_seen_at_most_once_a_minute(tenancy):
     unchanged, aged, after, status = run(scenario())
     assert unchanged and status == 200
     assert after > aged
+
+
+def test_initialize_repeated_on_a_session_updates_its_record(tenancy):
+    again = {**INITIALIZE, "id": 3, "params": {**INITIALIZE["params"], "clientInfo": {"name": "unit", "version": "8"}}}
+
+    async def scenario():
+        async with client(asgi.McpApp(), tenancy.token) as http:
+            session_id = (await initialize(http)).headers["mcp-session-id"]
+            repeated = await http.post("/mcp/", json=again, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+            return session_id, repeated, rows()
+
+    session_id, repeated, recorded = run(scenario())
+    assert repeated.status_code == 200 and '"result"' in repeated.text and '"error"' not in repeated.text
+    assert recorded[session_id]["client_params"]["clientInfo"]["version"] == "8"

@@ -51,11 +51,17 @@ class SessionRecord:
 
 
 def record(session_id: str, endpoint_id: UUID, digest: bytes, protocol_version: str, client_params: dict) -> Statement[None]:
-    """Write down a session at ``initialize`` (before its answer is sent)."""
+    """Write down a session at ``initialize`` (before its answer is sent). A client may repeat
+    ``initialize`` on its session (the SDK answers it): the record then follows the new handshake,
+    for the owner only (:func:`lookup` has refused anyone else before the request got here)."""
     return Statement(
         """
         INSERT INTO mcp_sessions (id, endpoint_id, token_digest, protocol_version, client_params)
         VALUES (%(id)s, %(endpoint)s, %(digest)s, %(version)s, %(params)s::jsonb)
+        ON CONFLICT (id) DO UPDATE
+            SET protocol_version = EXCLUDED.protocol_version, client_params = EXCLUDED.client_params,
+                last_seen_at = now()
+            WHERE mcp_sessions.endpoint_id = EXCLUDED.endpoint_id AND mcp_sessions.token_digest = EXCLUDED.token_digest
         RETURNING id
         """,
         {
