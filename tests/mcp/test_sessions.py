@@ -13,7 +13,7 @@ import psycopg
 from tests import factories as f
 from tests.mcp.client import hold_stream, run
 from todos.db import connect, execute
-from todos.mcp import asgi, runtime, server, sessions
+from todos.mcp import asgi, manager, runtime, server, sessions
 from todos.store.endpoints import token_hash
 
 VERSION = "2025-11-25"
@@ -188,3 +188,43 @@ def test_initialize_repeated_on_a_session_updates_its_record(tenancy):
     session_id, repeated, recorded = run(scenario())
     assert repeated.status_code == 200 and '"result"' in repeated.text and '"error"' not in repeated.text
     assert recorded[session_id]["client_params"]["clientInfo"]["version"] == "8"
+
+
+def test_a_session_this_process_does_not_hold_is_restored_from_its_record(tenancy):
+    async def scenario():
+        async with client(asgi.McpApp(), tenancy.token) as http:
+            session_id = (await initialize(http)).headers["mcp-session-id"]
+            current = runtime.runtime()
+            await current.manager.drop(session_id)  # as if another process had opened it
+            forgotten = not current.manager.holds(session_id)
+            common = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
+            listed = await http.post("/mcp/", json=LISTING, headers=common)
+            connection = manager.connection_of(session_id)
+            return forgotten, listed, current.manager.holds(session_id), connection
+
+    forgotten, listed, held, connection = run(scenario())
+    assert forgotten and held
+    assert listed.status_code == 200 and "claim_next" in listed.text
+    # Restored as it was negotiated: version, client, and past the handshake.
+    assert connection.protocol_version == VERSION
+    assert connection.client_params.client_info.name == "unit" and connection.initialized.is_set()
+
+
+def test_a_restore_that_fails_is_a_json_500(monkeypatch, tenancy, caplog):
+    async def scenario():
+        async with client(asgi.McpApp(), tenancy.token) as http:
+            session_id = (await initialize(http)).headers["mcp-session-id"]
+            current = runtime.runtime()
+            await current.manager.drop(session_id)
+
+            async def broken(found, user):
+                raise RuntimeError("task group gone: secret detail")
+
+            monkeypatch.setattr(current.manager, "restore", broken)
+            return await http.post("/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+
+    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+        response = run(scenario())
+    assert response.status_code == 500
+    assert response.json()["error"]["message"].startswith("internal: internal error (request id ")
+    assert "secret" not in response.text and "secret detail" in caplog.text

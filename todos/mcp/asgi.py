@@ -69,10 +69,11 @@ class McpApp:
                 gone.set()
             return message
 
+        scope = {**scope, GONE_SCOPE_KEY: gone}
         if session_id is not None and scope["method"] == "GET":
             with current.streaming(scope, session_id):
                 return await manager.handle_request(scope, watched, send)
-        await manager.handle_request({**scope, GONE_SCOPE_KEY: gone}, watched, send)
+        await manager.handle_request(scope, watched, send)
 
 
 class Mount:

@@ -144,7 +144,13 @@ class Runtime:
         if found is None or found.expired:
             await self.manager.drop(session_id)
             raise _session_not_found()
-        outcome = await self.manager.restore(found, scope.get("user")) if not self.manager.holds(session_id) else "held"
+        if self.manager.holds(session_id):
+            return
+        try:
+            outcome = await self.manager.restore(found, scope.get("user"))
+        except Exception as exc:  # noqa: BLE001 - logged with its traceback, answered with an id only
+            logger.exception("could not restore MCP session %s", session_id[:8])
+            raise _internal("restoring", exc) from None
         if outcome == "full":
             raise Refused(503, "unavailable", "too many open MCP sessions on this server; retry later", RPC_INTERNAL)
         if outcome == "unreadable":
