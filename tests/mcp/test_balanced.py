@@ -292,3 +292,43 @@ def test_a_cancel_that_reaches_another_process_does_not_stop_the_long_poll(url, 
 def todo_state(todo_id: str) -> str:
     with connect() as conn:
         return conn.execute("SELECT state FROM todos WHERE id = %s", (todo_id,)).fetchone()["state"]
+
+
+def test_when_the_process_holding_the_stream_dies_the_session_goes_on_elsewhere(url, tenancy, django_db_setup):
+    """The process that opened the session and held its notification stream is killed; the
+    balancer (here: the round robin, told by its health check) sends everything to the survivor:
+    the client's stream reconnects there, its calls go on in the same session, and todo_ready
+    arrives through the survivor."""
+    doomed = start_server()
+    balancer = RoundRobin([doomed.url, url], stream_to=doomed.url)
+    inbox = Inbox()
+
+    async def announced() -> bool:
+        for attempt in range(15):
+            inbox.clear()
+            execute(store.create(tenancy.agent, queue="other", title=f"ready #{attempt}"))
+            if await inbox.wait_for("other", timeout=1.0):
+                return True
+        return False
+
+    async def scenario():
+        async with mcp_client(doomed.url, tenancy.token, inbox=inbox, transport=balancer) as client:
+            before = await announced()
+            doomed.process.kill()
+            doomed.process.wait(timeout=10)
+            balancer.upstreams, balancer.stream_to = [url], url  # the balancer's health check
+            after = await announced()
+            claimed = await ok(client.session, "claim_next", {"queue": "other", "require_fence": True})
+            done = await ok(
+                client.session, "complete", {"id": claimed["todo"]["id"], "lease_token": claimed["lease_token"], "summary": "ok"}
+            )
+            return client.session_id, before, after, claimed, done
+
+    try:
+        session_id, before, after, claimed, done = run(scenario())
+    finally:
+        stop_server(doomed)
+    assert before and after
+    assert balancer.upstreams_of("initialize") == {doomed.url}
+    assert balancer.upstreams_of_get() == {doomed.url, url}
+    assert done["todo"]["state"] == "done" and claimer_sessions(claimed["todo"]["id"]) == [session_id]
