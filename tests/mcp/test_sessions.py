@@ -228,3 +228,22 @@ def test_a_restore_that_fails_is_a_json_500(monkeypatch, tenancy, caplog):
     assert response.status_code == 500
     assert response.json()["error"]["message"].startswith("internal: internal error (request id ")
     assert "secret" not in response.text and "secret detail" in caplog.text
+
+
+def test_a_process_at_its_session_limit_refuses_to_restore_with_503(tenancy):
+    async def scenario():
+        async with client(asgi.McpApp(), tenancy.token) as http:
+            kept = (await initialize(http)).headers["mcp-session-id"]
+            elsewhere = (await initialize(http)).headers["mcp-session-id"]
+            current = runtime.runtime()
+            await current.manager.drop(elsewhere)
+            current.manager.max_sessions = 1  # this process holds one session: it is full
+            common = {"MCP-Protocol-Version": VERSION}
+            refused = await http.post("/mcp/", json=LISTING, headers={**common, "Mcp-Session-Id": elsewhere})
+            served = await http.post("/mcp/", json=LISTING, headers={**common, "Mcp-Session-Id": kept})
+            return refused, served.status_code, current.manager.holds(elsewhere)
+
+    refused, served, held = run(scenario())
+    assert refused.status_code == 503 and not held
+    assert refused.json()["error"]["message"].startswith("unavailable: too many open MCP sessions")
+    assert served == 200
