@@ -247,3 +247,16 @@ def test_a_process_at_its_session_limit_refuses_to_restore_with_503(tenancy):
     assert refused.status_code == 503 and not held
     assert refused.json()["error"]["message"].startswith("unavailable: too many open MCP sessions")
     assert served == 200
+
+
+def test_initialize_params_too_large_to_keep_are_refused_and_nothing_is_recorded(tenancy):
+    bulky = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": {"experimental": {"x": {"pad": "p" * 70_000}}}}}
+
+    async def scenario():
+        async with client(asgi.McpApp(), tenancy.token) as http:
+            return await http.post("/mcp/", json=bulky)
+
+    opened = run(scenario())
+    assert f"invalid: initialize params over {server.CLIENT_PARAMS_MAX_BYTES} bytes" in opened.text
+    assert '"result"' not in opened.text
+    assert rows() == {}
