@@ -51,6 +51,7 @@ class Served:
     upstream: str
     http_method: str
     rpc_method: str | None
+    tool: str | None = None
 
 
 @dataclass
@@ -77,7 +78,7 @@ class RoundRobin(httpx2.AsyncBaseTransport):
             self._turn += 1
         request.url = request.url.copy_with(host=base.host, port=base.port)
         request.headers["host"] = f"{base.host}:{base.port}"
-        self.served.append(Served(str(base).rstrip("/"), request.method, _rpc_method(request)))
+        self.served.append(Served(str(base).rstrip("/"), request.method, *_rpc_of(request)))
         return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -89,13 +90,21 @@ class RoundRobin(httpx2.AsyncBaseTransport):
     def upstreams_of_get(self) -> set[str]:
         return {s.upstream for s in self.served if s.http_method == "GET"}
 
+    def upstream_of_tool(self, tool: str) -> str:
+        [upstream] = [s.upstream for s in self.served if s.tool == tool]
+        return upstream
 
-def _rpc_method(request: httpx2.Request) -> str | None:
+
+def _rpc_of(request: httpx2.Request) -> tuple[str | None, str | None]:
+    """The JSON-RPC method of a POST, and the tool's name for tools/call."""
     try:
         body = json.loads(request.content or b"null")
     except (ValueError, httpx2.RequestNotRead):
-        return None
-    return body.get("method") if isinstance(body, dict) else None
+        return None, None
+    if not isinstance(body, dict):
+        return None, None
+    params = body.get("params") if isinstance(body.get("params"), dict) else {}
+    return body.get("method"), params.get("name") if body.get("method") == "tools/call" else None
 
 
 async def ok(session, tool: str, arguments: dict) -> dict:
@@ -135,8 +144,10 @@ def test_a_client_alternating_between_two_processes_works_the_queue(url, second,
     assert claimed["todo"]["id"] == created["todo"]["id"]
     assert beat["todo"]["lease_expires_at"] > claimed["todo"]["lease_expires_at"]
     assert done["todo"]["state"] == "done"
-    # Served by both processes, the tool calls included.
+    # Served by both processes: each step of the cycle by the other one than the step before.
     assert balancer.upstreams_of("tools/call") == {url, second.url}
+    claim, beat_on, complete = (balancer.upstream_of_tool(t) for t in ("claim_next", "heartbeat", "complete"))
+    assert claim != beat_on and beat_on != complete
     assert len({s.upstream for s in balancer.served}) == 2
     # One session throughout: recorded once, and on the attempt whichever process served the claim.
     assert recorded is not None and str(recorded["endpoint_id"]) == str(tenancy.worker.endpoint.id)
