@@ -69,8 +69,9 @@ class Connected:
 
 
 @asynccontextmanager
-async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/"):
-    """An initialized MCP session for ``token`` (no Authorization header when None)."""
+async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/", transport=None):
+    """An initialized MCP session for ``token`` (no Authorization header when None); ``transport``
+    replaces httpx's own (the balanced tests route each request through a round robin)."""
     seen: dict = {}
 
     async def watch(response: httpx2.Response) -> None:
@@ -79,7 +80,8 @@ async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = 
 
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     timeout = httpx2.Timeout(TIMEOUT, read=120.0)
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [watch]}) as http:
+    extra = {"transport": transport} if transport is not None else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [watch]}, **extra) as http:
         async with streamable_http_client(base_url + path, http_client=http) as (read, write):
             bindings = [inbox.binding()] if inbox is not None else []
             async with ClientSession(read, write, read_timeout_seconds=TIMEOUT, notification_bindings=bindings) as session:
@@ -136,3 +138,47 @@ async def shutdown_loop() -> None:
     pool = db._apools.pop(loop, None)
     if pool is not None:
         await pool.close()
+
+
+@dataclass
+class HeldStream:
+    """A GET of server notifications driven by hand against an ASGI app (httpx's ASGI transport
+    would wait for the end of the stream): :meth:`hang_up` is the client going away."""
+
+    task: asyncio.Task
+    sent: list
+    gone: asyncio.Event
+
+    @property
+    def status(self) -> int | None:
+        return self.sent[0]["status"] if self.sent else None
+
+    async def hang_up(self, timeout: float = 5.0) -> None:
+        self.gone.set()
+        await asyncio.wait_for(self.task, timeout)
+
+
+def hold_stream(app, headers: dict) -> HeldStream:
+    """Open ``GET /mcp/`` with ``headers`` on ``app`` (in the running loop)."""
+    sent: list = []
+    gone = asyncio.Event()
+    requested = False
+
+    async def receive():
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "http_version": "1.1", "method": "GET", "scheme": "http", "path": "/mcp/",
+        "raw_path": b"/mcp/", "root_path": "", "query_string": b"", "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+        "headers": [(k.lower().encode(), v.encode()) for k, v in {"Host": "testserver", **headers}.items()],
+    }
+    return HeldStream(asyncio.create_task(app(scope, receive, send)), sent, gone)

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from tests.mcp.client import run
+from tests.mcp.client import hold_stream, run
 from todos.mcp import asgi, auth, runtime, server
 from todos.store.errors import Internal
 
@@ -142,9 +142,9 @@ def test_a_manager_that_cannot_start_fails_the_request():
     run(scenario())
 
 
-def test_a_session_is_registered_for_todo_ready_until_it_ends(tenancy):
-    """The notifier learns a session at ``notifications/initialized`` and forgets it when the
-    session closes (the SDK unwinds the session's teardown stack)."""
+def test_a_notification_stream_is_registered_for_todo_ready_while_it_is_open(tenancy):
+    """The notifier learns a session when its GET stream opens in this process, and forgets it
+    when that stream closes: ``todo_ready`` is sent by the process that can reach the client."""
     from todos.live.listener import current_listener
     from todos.mcp import ready
 
@@ -155,29 +155,31 @@ def test_a_session_is_registered_for_todo_ready_until_it_ends(tenancy):
     headers = {"Authorization": f"Bearer {tenancy.token}", "Accept": "application/json, text/event-stream"}
 
     async def scenario():
-        transport = httpx.ASGITransport(app=asgi.McpApp())
+        app = asgi.McpApp()
+        transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers) as http:
             opened = await http.post("/mcp/", json=initialize)
             session_id = opened.headers["mcp-session-id"]
             common = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
             await http.post("/mcp/", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=common)
             notifier = ready.notifier()
-            for _ in range(100):
-                if session_id in notifier.sessions:
+            before_stream = session_id in notifier.sessions
+
+            stream = hold_stream(app, {**headers, **common, "Accept": "text/event-stream"})
+            for _ in range(200):
+                if session_id in notifier.sessions and stream.sent:
                     break
                 await asyncio.sleep(0.01)
             live = notifier.sessions.get(session_id)
             registered = live is not None and live.queues == frozenset({"default", "other"})
-            closed = await http.delete("/mcp/", headers=common)
-            for _ in range(100):
-                if session_id not in notifier.sessions:
-                    break
-                await asyncio.sleep(0.01)
+            status = stream.status
+            await stream.hang_up()
             forgotten = session_id not in notifier.sessions
+            closed = await http.delete("/mcp/", headers=common)
             await current_listener().stop()
-            return registered, closed.status_code, forgotten
+            return before_stream, status, registered, forgotten, closed.status_code
 
-    assert run(scenario()) == (True, 200, True)
+    assert run(scenario()) == (False, 200, True, True, 200)
 
 
 def test_the_server_refuses_a_request_that_skipped_authentication():

@@ -4,7 +4,14 @@
 ``/mcp`` or starts with ``/mcp/`` go to MCP, everything else (and every other scope type) goes
 on to Django untouched. :class:`McpApp` authenticates the request (``auth.py``; a refusal is
 answered here, before the MCP layer), starts the SDK's session manager if this event loop has
-none running yet (``runtime.py``), and hands the request to it.
+none running yet (``runtime.py``), makes the request's session servable here (its PostgreSQL
+record decides: a session opened by another process is restored, one that ended is 404), and
+hands the request to the manager.
+
+A session's notification stream (its GET) is registered with the ``todo_ready`` notifier of the
+process serving it, for as long as it is open: that process hears ``board_ready`` like every
+other and is the one that can reach the client. A DELETE removes the session's record first, so
+every process answers 404 to it from then on.
 
 The SDK does not stop a tool call when the client hangs up on its POST (it keeps the stream's
 events for a client that resumes), so a ``claim_next`` long poll would go on waiting, and could
@@ -23,8 +30,8 @@ import asyncio
 import json
 
 from todos.api.asgi import GONE_SCOPE_KEY
-from todos.mcp.auth import Refused, authenticate_scope, send_refusal
-from todos.mcp.runtime import runtime
+from todos.mcp.auth import Refused, authenticate_scope, header, send_refusal
+from todos.mcp.runtime import runtime, uses_sessions
 
 PREFIX = "/mcp"
 ENDPOINT_PATHS = frozenset({"/mcp", "/mcp/"})
@@ -44,7 +51,16 @@ class McpApp:
             scope = await authenticate_scope(scope)
         except Refused as refused:
             return await send_refusal(send, refused)
-        manager = await runtime().started()
+        current = runtime()
+        manager = await current.started()
+        session_id = header(scope, b"mcp-session-id") if uses_sessions(scope) else None
+        if session_id is not None:
+            try:
+                await current.resume(scope, session_id)
+                if scope["method"] == "DELETE":
+                    await current.end(scope, session_id)
+            except Refused as refused:
+                return await send_refusal(send, refused)
         gone = asyncio.Event()
 
         async def watched() -> dict:
@@ -53,7 +69,11 @@ class McpApp:
                 gone.set()
             return message
 
-        await manager.handle_request({**scope, GONE_SCOPE_KEY: gone}, watched, send)
+        scope = {**scope, GONE_SCOPE_KEY: gone}
+        if session_id is not None and scope["method"] == "GET":
+            with current.streaming(scope, session_id):
+                return await manager.handle_request(scope, watched, send)
+        await manager.handle_request(scope, watched, send)
 
 
 class Mount:

@@ -6,7 +6,10 @@ which sends ``notifications/todo_ready`` with ``{"queue": …}`` to each session
 whose scope holds the queue. The message is a JSON-RPC notification of Board's own (the MCP SDK
 sends custom notifications as they are, and its client delivers them through a
 ``NotificationBinding``); it rides the session's standalone stream (the client's GET), so it
-reaches handshake-era sessions that keep that stream open.
+reaches handshake-era sessions that keep that stream open. A session is registered here by the
+process serving its GET, for as long as the GET is open (``runtime.Runtime.streaming``): with
+several processes, the one that can reach the client is the one that sends, and since every
+process LISTENs on ``board_ready``, work that arrives through any process is announced.
 
 It is a hint, never the ledger: a notification sent while the client's stream is down is lost,
 one sent after the work was taken by someone else is stale, and the agent answers every one the
@@ -74,6 +77,7 @@ class ReadyNotifier:
         if existing is not None:
             existing.queues = frozenset(credential.scope_queues)
             existing.digest = digest
+            existing.outbound = outbound
             return False
         live = LiveSession(session_id, str(credential.endpoint_id), digest, frozenset(credential.scope_queues), outbound)
         self.sessions[session_id] = live

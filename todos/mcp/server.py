@@ -10,13 +10,17 @@ handler) exactly as ``POST /api/v1/<verb>`` does. A store error becomes a tool e
 
 The MCP session id (the ``Mcp-Session-Id`` the session manager handed out) goes into the call
 as ``Call.session``: the store records it as the attempt's ``claimer_session``, so an operator
-can tell apart two sessions that share one credential. Each request from a session also
-registers it with the ``todo_ready`` notifier (``ready.py``), refreshing its queues.
+can tell apart two sessions that share one credential.
+
+A middleware writes each new session down in PostgreSQL (``sessions.py``) while ``initialize`` is
+answered, before the answer leaves: the session's next request may reach another process, which
+re-creates the session from that row (``manager.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from functools import lru_cache
@@ -28,8 +32,9 @@ from mcp.shared.exceptions import MCPError
 from todos.api.asgi import GONE_SCOPE_KEY
 from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
-from todos.mcp import ready, tools
-from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_UNAUTHORIZED
+from todos.db import aexecute
+from todos.mcp import manager, ready, sessions, tools
+from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED
 from todos.mcp.descriptions import INSTRUCTIONS
 from todos.selectors.agent import Credential
 from todos.store.errors import StoreError
@@ -65,26 +70,13 @@ def _connection(ctx: ServerRequestContext):
 
     The SDK's own ``Context`` exposes it as ``ctx.connection``, but the runner hands low-level
     handlers a ``ServerRequestContext`` whose session holds it privately (mcp 2.3.0, pinned; the
-    ``todo_ready`` test breaks first if that moves).
+    balanced and ``todo_ready`` tests break first if that moves).
     """
     return getattr(ctx.session, "_connection", None)
 
 
-def track(ctx: ServerRequestContext, credential: Credential) -> None:
-    """Register this request's session for ``todo_ready`` (or refresh its queues)."""
-    session_id = session_id_of(ctx)
-    connection = _connection(ctx)
-    digest = _scope(ctx).get(DIGEST_KEY)
-    if session_id is None or connection is None or digest is None:
-        return
-    notifier = ready.notifier()
-    if notifier.track(session_id, credential, digest, connection):
-        connection.exit_stack.callback(notifier.forget, session_id)
-
-
 async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     credential = credential_of(ctx)
-    track(ctx, credential)
     return types.ListToolsResult(tools=tools.tools_for(credential))
 
 
@@ -94,7 +86,6 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
     if verb is None:
         # MCP: an unknown tool is a protocol error, not a tool result.
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:64]!r}")
-    track(ctx, credential)
     call = Call(credential=credential, session=session_id_of(ctx), gone=_scope(ctx).get(GONE_SCOPE_KEY))
     try:
         output = await run(verb, call, dict(params.arguments or {}))
@@ -122,8 +113,37 @@ def input_schema(name: str) -> dict | None:
     return tools.tool(name).input_schema if name in VERBS else None
 
 
-async def on_initialized(ctx: ServerRequestContext, params: types.NotificationParams) -> None:
-    track(ctx, credential_of(ctx))
+# The initialize params kept for a session (clientInfo, capabilities): more is refused.
+CLIENT_PARAMS_MAX_BYTES = 64 * 1024
+
+
+async def record_session(ctx: ServerRequestContext, call_next):
+    """Server middleware: once ``initialize`` has been answered (not yet sent), write the new
+    session down so that any process can serve its next request. If that fails, so does
+    ``initialize``: a session no other process could find is not handed out."""
+    result = await call_next(ctx)
+    if ctx.method != "initialize" or ctx.request_id is None:
+        return result
+    connection = _connection(ctx)
+    session_id = getattr(connection, "session_id", None)
+    if connection is None or session_id is None:  # the sessionless path records nothing
+        return result
+    credential = credential_of(ctx)
+    digest = _scope(ctx).get(DIGEST_KEY)
+    client_params = types.InitializeRequestParams.model_validate(ctx.params or {}, by_name=False)
+    kept = client_params.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if len(json.dumps(kept)) > CLIENT_PARAMS_MAX_BYTES:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"invalid: initialize params over {CLIENT_PARAMS_MAX_BYTES} bytes")
+    try:
+        await aexecute(sessions.record(session_id, credential.endpoint_id, digest, result["protocolVersion"], kept))
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - logged with its traceback, answered with an id only
+        request_id = uuid.uuid4().hex[:20]
+        logger.exception("internal error recording MCP session %s (request id %s)", session_id[:8], request_id)
+        raise MCPError(code=RPC_INTERNAL, message=f"internal: internal error (request id {request_id})") from None
+    manager.attach(session_id, connection)
+    return result
 
 
 class BoardServer(Server):
@@ -152,5 +172,5 @@ def build_server() -> Server:
         # running tools/list (and its credential) for every call.
         get_tool_input_schema=input_schema,
     )
-    server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
+    server.middleware.append(record_session)
     return server
