@@ -29,9 +29,11 @@ TABLES = (
 
 
 def pytest_configure(config):
-    # One relay for the run (the ``relay`` fixture), polling briskly; servers the tests start
-    # inherit the environment and stand as candidates too.
+    # One relay for the run (the ``relay`` fixture), polling briskly. Processes the tests start
+    # inherit the environment: they stand as candidates only where a test says so (BOARD_RELAY=1),
+    # so a test that stops the run's relay knows who relays.
     settings.BOARD_RELAY = False
+    os.environ["BOARD_RELAY"] = "0"
     os.environ["BOARD_RELAY_IDLE_INTERVAL"] = "0.02"
     settings.BOARD_RELAY_IDLE_INTERVAL = 0.02
     test_url = os.environ.get("BOARD_TEST_DATABASE_URL")

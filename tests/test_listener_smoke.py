@@ -13,6 +13,7 @@ pytestmark = pytest.mark.usefixtures("store_db")
 def test_listener_receives_a_committed_transition():
     team = f.team()
     ep = f.agent(f.endpoint(team))
+    f.relayed()  # the vend's own notification is out before listening starts
 
     async def scenario():
         listener = get_listener()

@@ -67,7 +67,7 @@ def test_overview_is_exact_past_the_old_cap(world):
     for state in ("retry", "retry", "dead"):
         make(world, state)
     relayed()
-    [d] = overview(viewer_for(world.alice_user)).rows
+    d = {s.queue: s for s in overview(viewer_for(world.alice_user)).rows}["default"]
     assert (d.retry, d.dead, d.dead_shown) == (2, 1_201, "1,201")
 
 
