@@ -300,3 +300,26 @@ def test_garbage_in_other_headers_is_never_500(api, asgi_server, tenancy, header
     )
     status, body = raw_request(asgi_server.url, head)
     assert status < 500, (status, body[:300])
+
+
+def test_a_control_character_in_the_verb_path_is_not_found(api, tenancy):
+    for path in ("/api/v1/claim%00", "/api/v1/%0Aclaim_next", "/api/v1/%FF%FE"):
+        response = api.client.post(path, json={}, headers={"Authorization": f"Bearer {tenancy.worker_token}"})
+        assert_error(response, 404, "not_found")
+
+
+# --- the document says so ------------------------------------------------------------------------
+
+
+def test_the_openapi_document_states_the_input_rules():
+    from todos.api.openapi import document
+
+    doc = document()
+    assert f"at most\n{JSON_MAX_DEPTH} levels deep" in doc["info"]["description"]
+    create = doc["paths"]["/create_for"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert f"at most {JSON_MAX_DEPTH} levels" in create["payload"]["description"]
+    assert create["queue"]["pattern"].startswith("^") and create["queue"]["pattern"].endswith("$")
+    assert "\\u0000-\\u001f" in create["title"]["pattern"] and "\\u0000-\\u001f" in create["kind"]["pattern"]
+    assert create["priority"]["minimum"] == -32768 and create["priority"]["maximum"] == 32767
+    listing = doc["paths"]["/list_todos"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert listing["cursor"]["minLength"] == 1 and listing["cursor"]["pattern"]

@@ -12,7 +12,9 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
+from tests.api.test_hostile_input import raw_request
 from tests.board.conftest import htmx, login, make
+from tests.live_server import asgi_server  # noqa: F401  (the session fixture)
 from tests.store.helpers import counts, snapshot
 from todos.store.inputs import JSON_MAX_DEPTH
 
@@ -276,3 +278,31 @@ def test_a_form_body_that_is_not_utf8_never_answers_500(world, alice_client):
     if response.status_code == 200:
         return  # an undecodable form is an empty one: complete with no note, as asked
     assert snapshot(todo.id) == before
+
+
+# --- headers (over a real server: test clients refuse to send these bytes) ------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"HX-Request: true\r\nHX-Current-URL: http://127.0.0.1/todos/?queue=\x01\x7f",
+        b"HX-Request: true\r\nHX-Target: \x1b[31m",
+        b"HX-Request: \xff\xfe",
+        b"Accept-Language: \xff\xfe\x01",
+        b"Referer: \x01\x02",
+        b"Cookie: sessionid=\x01; csrftoken=\xff",
+        b"If-None-Match: \"\x01\"",
+    ],
+    ids=["hx-current-url", "hx-target", "hx-request", "accept-language", "referer", "cookie", "if-none-match"],
+)
+@pytest.mark.parametrize("path", [b"/todos/", b"/todos/?fragment=rows", b"/activity/", b"/"])
+def test_garbage_in_board_request_headers_is_never_500(world, asgi_server, header, path):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(world.alice_user)
+    session = client.cookies["sessionid"].value.encode()
+    head = b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: sessionid=" + session + b"\r\n" + header + b"\r\n"
+    status, body = raw_request(asgi_server.url, head, b"")
+    assert status < 500, (status, body[:300])
