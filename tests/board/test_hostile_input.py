@@ -91,6 +91,12 @@ def test_a_page_cursor_with_a_nul_or_a_huge_priority_is_a_filter_error(world, al
             assert param.encode() in response.content
 
 
+def test_an_activity_cursor_past_bigint_or_the_digit_limit(world, alice_client):
+    for raw in [f"2026-01-01T00:00:00.000000Z~{10**30}", f"2026-01-01T00:00:00.000000Z~{HUGE}", "9999-12-31T23:59:59.999999Z~-1"]:
+        response = alice_client.get(reverse("activity"), {"before": raw})
+        assert response.status_code in (200, 400), response.status_code
+
+
 def test_a_search_for_a_nul_escape_or_a_lone_surrogate_in_a_payload_match(world, alice_client):
     make(world, "pending", payload={"k": "v"})
     for q in ['k="\\u0000"', 'k="\\ud800"', "k=" + "[" * 99 + "]" * 99, "k=" + "9" * 198]:
