@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import urlencode
 
+from todos.store import inputs
+from todos.store.errors import Invalid
+from todos.store.inputs import PRIORITY_RANGE
+
 # URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived).
 STATES = {
     "all": "All",
@@ -62,8 +66,10 @@ class Cursor:
             created = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
         except ValueError:
             raise BadCursor(raw) from None
-        if not todo_id or len(todo_id) > 64:
+        if not todo_id or len(todo_id) > 64 or _CONTROL.search(todo_id):
             raise BadCursor(raw)
+        if prio is not None and not PRIORITY_RANGE[0] <= prio <= PRIORITY_RANGE[1]:
+            raise BadCursor(raw)  # no row has it, and the column could not compare with it
         return cls(created, todo_id, prio)
 
     @classmethod
@@ -71,6 +77,7 @@ class Cursor:
         return cls(row.created_at, row.id, row.priority if sort == "priority" else None)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 PAYLOAD_MATCH_RE = re.compile(r"^([A-Za-z_][\w.-]{0,99})=(.*)$", re.S)
 
 
@@ -100,7 +107,13 @@ def parse_payload_match(q: str) -> PayloadMatch | None:
         doc = value
         for part in reversed(key.split(".")):
             doc = {part: doc}
+        try:
+            inputs.json_value("q", doc)  # jsonb refuses NUL and lone surrogates: no such payload
+        except Invalid:
+            continue
         docs.append(json.dumps(doc))
+    if not docs:
+        return None
     return PayloadMatch(key=key, candidates=tuple(docs))
 
 
@@ -135,6 +148,13 @@ class TodoFilter:
         if "\x00" in q:
             errors.append("q: search must not contain NUL characters")
             q = q.replace("\x00", "")
+        texts = {}
+        for name in ("queue", "endpoint", "team"):
+            value = (query.get(name) or "").strip()
+            if _CONTROL.search(value):
+                errors.append(f"{name}: must not contain control characters; not filtering by it")
+                value = ""
+            texts[name] = value
         cursors = {}
         for name in PAGE_PARAMS:
             raw = query.get(name)
@@ -147,9 +167,9 @@ class TodoFilter:
             cursors.pop("before")
         return cls(
             state=state,
-            queue=(query.get("queue") or "").strip()[:128],
-            endpoint=(query.get("endpoint") or "").strip()[:64],
-            team=(query.get("team") or "").strip()[:64],
+            queue=texts["queue"][:128],
+            endpoint=texts["endpoint"][:64],
+            team=texts["team"][:64],
             mine=query.get("mine") in ("1", "on", "true"),
             q=q,
             sort=sort,

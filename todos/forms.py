@@ -8,6 +8,8 @@ anything is written.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any
 
 from todos.store import inputs
@@ -19,17 +21,47 @@ def note(data) -> str | None:
     return inputs.note(value)
 
 
+class _NotJSON(ValueError):
+    pass
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # past Python's int conversion limit
+        raise _NotJSON(f"a number has more than {sys.get_int_max_str_digits()} digits") from None
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJSON(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _constant(name: str):
+    raise _NotJSON(f"{name} is not JSON")
+
+
 def json_field(data, field: str) -> Any:
-    """Optional JSON text. Empty means absent; anything else must parse."""
+    """Optional JSON text. Empty means absent; anything else must parse, with numbers a
+    database can hold and at most ``inputs.JSON_MAX_DEPTH`` levels of nesting (the store
+    checks the rest: size, NUL characters)."""
     raw = (data.get(field) or "").strip()
     if not raw:
         return None
     try:
-        return json.loads(raw)
+        value = json.loads(raw, parse_int=_integer, parse_float=_finite, parse_constant=_constant)
+    except _NotJSON as exc:
+        raise Invalid(field, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise Invalid(field, f"must not be nested more than {inputs.JSON_MAX_DEPTH} levels deep") from None
     except ValueError as exc:
         problem = getattr(exc, "msg", str(exc))
         where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
         raise Invalid(field, f"not valid JSON ({problem}{where})") from None
+    inputs.require_depth(field, value)
+    return value
 
 
 def integer(data, field: str, lo: int, hi: int, *, required: bool = True) -> int | None:

@@ -11,10 +11,12 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
+from schemathesis.config import SchemathesisConfig
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
@@ -83,3 +85,55 @@ def test_every_operation_conforms(verb, mode, operations, asgi_server, fuzz_toke
         )
 
     conforms()
+
+
+# --- the coverage phase -------------------------------------------------------------------------
+#
+# Where the fuzzing above draws random inputs, schemathesis' coverage phase walks every schema
+# keyword deterministically: each boundary (minLength - 1, maximum + 1, an empty cursor), each
+# pattern, each missing required field, each wrong type and each other HTTP method. Positive
+# cases must be accepted (no 400: "schema-valid request rejected"), negative ones refused, and
+# nothing may answer 5xx or outside the document. This is what keeps the OpenAPI document saying
+# exactly what the API enforces.
+
+COVERAGE_CHECKS = [*CHECKS, positive_data_acceptance]
+
+
+def _coverage_only():
+    config = SchemathesisConfig(seed=EXAMPLES_PER_VERB)  # fixed: the same cases every run
+    config.projects.default.phases.update(phases=["coverage"])
+    return config
+
+
+coverage = schemathesis.openapi.from_dict(document(), config=_coverage_only()).exclude(path="/openapi.json")
+
+
+def _unique_batch_ids(case) -> None:
+    """One rule JSON Schema cannot state (``uniqueItems`` compares whole items): complete_batch
+    names each id at most once. The document says so in prose; a generated valid batch that
+    repeats an id keeps its first item, so it stays what it claims to be, a valid request."""
+    body = case.body
+    if case.path != "/complete_batch" or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
+        return
+    items, seen = [], set()
+    for item in body.get("items") or ():
+        key = item.get("id") if isinstance(item, dict) else None
+        if isinstance(key, str) and key in seen:
+            continue
+        seen.add(key)
+        items.append(item)
+    body["items"] = items
+
+
+@pytest.mark.slow
+@coverage.parametrize()
+@settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+def test_the_coverage_phase_finds_no_mismatch(case, asgi_server, fuzz_token):
+    _short_waits(case)
+    _unique_batch_ids(case)
+    case.call_and_validate(
+        base_url=f"{asgi_server.url}/api/v1",
+        headers={"Authorization": f"Bearer {fuzz_token}"},
+        checks=COVERAGE_CHECKS,
+        timeout=15,
+    )

@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import math
+import re
 import uuid
 
 from django.conf import settings
@@ -28,10 +29,10 @@ from todos.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body
 from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.store.errors import Invalid, NotFound, StoreError
+from todos.store.inputs import JSON_MAX_DEPTH
 
 logger = logging.getLogger("todos.api")
 
-MAX_JSON_DEPTH = 200
 JSON_WHITESPACE = b" \t\r\n"  # RFC 8259's; bytes.strip() would also take \x0b and \x0c
 
 
@@ -84,50 +85,71 @@ def _reject_constant(name: str):
     raise _BadJSON(f"{name} is not JSON")
 
 
-def _finite(text: str) -> float:
+class OutOfRange:
+    """A number in the body that no field could hold: more digits than Python converts
+    (``sys.get_int_max_str_digits``) or a float past ±1.8e308. The parser returns this marker
+    instead of failing, so the error can name the field the number was sent in."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _integer(text: str) -> int | OutOfRange:
+    try:
+        return int(text)
+    except ValueError:  # past the int conversion limit
+        return OutOfRange(text)
+
+
+def _finite(text: str) -> float | OutOfRange:
     value = float(text)
-    if not math.isfinite(value):
-        raise _BadJSON(f"the number {text[:20]} is out of range")
-    return value
+    return value if math.isfinite(value) else OutOfRange(text)
 
 
 def parse_arguments(raw: bytes) -> dict:
-    """A JSON object (an empty body is ``{}``); anything else is ``invalid`` naming ``body``."""
+    """A JSON object (an empty body is ``{}``); anything else is ``invalid`` naming ``body``, or
+    the top-level field that holds the problem (a number out of range, a lone surrogate, nesting
+    too deep for the parser)."""
     if not raw.strip(JSON_WHITESPACE):
         return {}
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite)
-    except UnicodeDecodeError:
-        raise Invalid("body", "must be UTF-8 encoded JSON") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Invalid("body", f"must be UTF-8 encoded JSON (byte {exc.start} is not UTF-8)") from None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_integer)
     except _BadJSON as exc:
         raise Invalid("body", f"is not valid JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise Invalid("body", f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
-        raise Invalid("body", f"is nested more than {MAX_JSON_DEPTH} levels deep") from None
+        raise Invalid(_deepest_field(text), f"must not be nested more than {JSON_MAX_DEPTH} levels deep") from None
     if not isinstance(value, dict):
         raise Invalid("body", "must be a JSON object")
     for key, item in value.items():
-        _check_text(item, key)
+        _check_values(item, key[:64])
     return value
 
 
-def _check_text(value, field: str) -> None:
-    """Refuse what JSON allows but PostgreSQL cannot store: lone UTF-16 surrogates (``"\\ud800"``)
-    and absurd nesting. Walks iteratively, so depth cannot blow the stack."""
-    stack = [(value, 1)]
+def _check_values(value, field: str) -> None:
+    """Refuse what JSON allows but no field can hold: numbers out of range and lone UTF-16
+    surrogates (``"\\ud800"``, which PostgreSQL cannot store). Walks iteratively, so depth
+    cannot blow the stack; the nesting limit itself is the store's (``inputs.require_depth``)."""
+    stack = [value]
     while stack:
-        item, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            raise Invalid(field, f"is nested more than {MAX_JSON_DEPTH} levels deep")
+        item = stack.pop()
         if isinstance(item, str):
             _encodable(item, field)
+        elif isinstance(item, OutOfRange):
+            raise Invalid(field, "is a number out of range (more than 4300 digits, or past ±1.8e308)")
         elif isinstance(item, dict):
             for key, sub in item.items():
                 _encodable(key, field)
-                stack.append((sub, depth + 1))
+                stack.append(sub)
         elif isinstance(item, list):
-            stack.extend((sub, depth + 1) for sub in item)
+            stack.extend(item)
 
 
 def _encodable(text: str, field: str) -> None:
@@ -135,6 +157,32 @@ def _encodable(text: str, field: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise Invalid(field, "contains text that is not valid Unicode (a lone surrogate)") from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def _deepest_field(text: str) -> str:
+    """The top-level field whose value nests too deep for the parser (``body`` if the body
+    itself does): found by scanning strings and brackets, without recursion."""
+    depth, key, previous = 0, None, None
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > JSON_MAX_DEPTH + 1:
+                break
+        elif token in "]}":
+            depth -= 1
+        elif token == ":" and depth == 1 and previous is not None and previous.startswith('"'):
+            key = previous
+        previous = token
+    if depth <= 1 or key is None:
+        return "body"
+    try:
+        return json.loads(key)[:64]
+    except ValueError:
+        return "body"
 
 
 @csrf_exempt

@@ -97,6 +97,11 @@ def _check_string(schema: dict, value: str, field: str) -> None:
 
 @lru_cache(maxsize=64)
 def _compiled(pattern: str) -> re.Pattern:
+    """``pattern`` read as JSON Schema reads it (ECMA-262): a final ``$`` is the end of the text.
+    Python's ``$`` also matches before a trailing newline, which would let ``"default\\n"``
+    through a queue-name pattern."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
     return re.compile(pattern)
 
 

@@ -108,7 +108,7 @@ def clean_queues(values: Any) -> list[str]:
 
 def clean_slug(value: Any, field: str = "slug") -> str:
     value = inputs.require_str(field, value)
-    if not SLUG_RE.match(value):
+    if not SLUG_RE.fullmatch(value):  # whole: match() lets a trailing newline through
         raise Invalid(field, "must be 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit")
     return value
 

@@ -2,6 +2,17 @@
 
 Cleaning never loses a verdict: a long summary is cut, not refused. Anything malformed raises
 :class:`~todos.store.errors.Invalid` naming the field, before a single statement runs.
+
+Text comes in two kinds. *One-line* fields (queue names, ids, titles, labels, keys) refuse every
+control character (C0, DEL, C1): a newline in a queue name is a typo or an attack, never a name.
+*Prose* (summaries, notes) and JSON documents (payload, result) may hold newlines and tabs, but
+never NUL, which PostgreSQL cannot store in ``text`` or ``jsonb``. JSON documents are also limited
+to :data:`JSON_MAX_DEPTH` levels of nesting, so nothing downstream (``json.dumps``, the driver,
+templates) can run out of stack on them.
+
+The patterns here are written once for both Python and the OpenAPI document (JSON Schema uses
+ECMA-262 regular expressions): they use only syntax the two agree on, and Python matches them
+whole (``fullmatch``), as ECMA's ``$`` would.
 """
 
 from __future__ import annotations
@@ -14,7 +25,6 @@ import re
 import secrets
 import unicodedata
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from psycopg.types.json import Jsonb
@@ -33,8 +43,20 @@ DEFAULT_LEASE_MIN = 60
 MAX_ATTEMPTS_RANGE = (1, 100)
 PRIORITY_RANGE = (-32768, 32767)
 STATES = ("pending", "claimed", "done", "failed", "canceled")
+JSON_MAX_DEPTH = 64
 QUEUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 TOKEN_BYTES = 16
+
+# Control characters: C0, DEL and C1 (Unicode category Cc).
+CONTROL = r"\u0000-\u001f\u007f-\u009f"
+ONE_LINE_PATTERN = f"^[^{CONTROL}]*$"
+# Not blank: at least one character that is neither whitespace nor a control character (U+FEFF
+# is named because ECMA counts it as whitespace and Python does not).
+NOT_BLANK_LINE_PATTERN = rf"^[^{CONTROL}]*[^\s\ufeff{CONTROL}][^{CONTROL}]*$"
+# A lease token is base64url; anything printable that is not one is a plain fence mismatch.
+PRINTABLE_ASCII_PATTERN = "^[!-~]*$"
+_CONTROL_RE = re.compile(f"[{CONTROL}]")
+_NOT_BLANK_LINE_RE = re.compile(NOT_BLANK_LINE_PATTERN)
 
 
 def require_int(field: str, value: Any, lo: int, hi: int) -> int:
@@ -58,6 +80,14 @@ def require_str(field: str, value: Any) -> str:
     return value
 
 
+def require_line(field: str, value: Any) -> str:
+    """A one-line string: no control characters at all (NUL, newline, tab, escape, DEL, C1)."""
+    value = require_str(field, value)
+    if _CONTROL_RE.search(value):
+        raise Invalid(field, "must not contain control characters (newlines, tabs, NUL, …)")
+    return value
+
+
 def _require_utf8(field: str, value: str) -> None:
     """A lone surrogate (``"\\ud800"`` decoded from JSON) has no UTF-8 form: PostgreSQL would
     refuse it deep inside the driver, so it is refused here, naming the field."""
@@ -68,8 +98,8 @@ def _require_utf8(field: str, value: str) -> None:
 
 
 def title(value: Any) -> str:
-    value = require_str("title", value)
-    if not value.strip():
+    value = require_line("title", value)
+    if not _NOT_BLANK_LINE_RE.fullmatch(value):
         raise Invalid("title", "must not be empty")
     if len(value) > TITLE_MAX_CHARS:
         raise Invalid("title", f"must be at most {TITLE_MAX_CHARS} characters, got {len(value)}")
@@ -77,8 +107,8 @@ def title(value: Any) -> str:
 
 
 def queue(value: Any, field: str = "queue") -> str:
-    value = require_str(field, value)
-    if not QUEUE_RE.match(value):
+    value = require_line(field, value)
+    if not QUEUE_RE.fullmatch(value):
         raise Invalid(
             field,
             "must be 1 to 128 characters of letters, digits and . _ : / - (starting with a letter or digit)",
@@ -96,7 +126,7 @@ def label(field: str, value: Any, max_chars: int = LABEL_MAX_CHARS) -> str | Non
     """Optional short text (source, kind, assignee): empty means absent."""
     if value is None:
         return None
-    value = require_str(field, value)
+    value = require_line(field, value)
     if value == "":
         return None
     if len(value) > max_chars:
@@ -115,9 +145,11 @@ def state(value: Any, field: str = "state") -> str:
 
 
 def json_value(field: str, value: Any) -> Jsonb | None:
-    """A JSON document (payload, result): at most 1 MiB encoded, no NaN, no NUL characters."""
+    """A JSON document (payload, result): at most 1 MiB encoded, at most :data:`JSON_MAX_DEPTH`
+    levels of arrays and objects, no NaN, no NUL characters (in a value or a key)."""
     if value is None:
         return None
+    require_depth(field, value)
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
@@ -132,6 +164,24 @@ def json_value(field: str, value: Any) -> Jsonb | None:
         # jsonb cannot store U+0000 (in a value or a key)
         raise Invalid(field, "must not contain NUL characters")
     return Jsonb(value, dumps=lambda _: encoded)
+
+
+def require_depth(field: str, value: Any, limit: int = JSON_MAX_DEPTH) -> None:
+    """Refuse arrays and objects nested more than ``limit`` deep (``[[1]]`` is two levels).
+
+    Walks with an explicit stack, so the check itself cannot exhaust Python's."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            raise Invalid(field, f"must not be nested more than {limit} levels deep")
+        stack.extend((child, depth + 1) for child in children)
 
 
 # The escape ``\u0000`` in encoded JSON, but not the text ``\\u0000`` (an escaped backslash
@@ -190,6 +240,26 @@ def claimant(value: Any) -> str | None:
     return value or None
 
 
+# An https:// URL with a host (RFC 3986 characters, printable ASCII only), the scheme in any case.
+_HTTPS_URL = (
+    r"[Hh][Tt][Tt][Pp][Ss]://(?:[A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
+    r"(?:[A-Za-z0-9._~%!$&'()*+,;=-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]*)?(?:[/?#][!-~]*)?"
+)
+
+
+def artifact_pattern(schemes=None) -> str:
+    """The artifact rule as one regular expression (Python and ECMA alike): an https:// URL, or
+    ``scheme://…`` for a scheme the operator allows (``BOARD_ARTIFACT_SCHEMES``, lowercase)."""
+    schemes = settings.BOARD_ARTIFACT_SCHEMES if schemes is None else schemes
+    handles = "".join(f"|{_literal(s.lower())}://[!-~]+" for s in schemes if s.lower() != "https")
+    return f"^(?:{_HTTPS_URL}{handles})$"
+
+
+def _literal(scheme: str) -> str:
+    """A scheme name as a regex literal both dialects read alike (scheme characters: a-z 0-9 + . -)."""
+    return "".join("\\" + ch if ch in ".+" else ch for ch in scheme)
+
+
 def artifact(value: Any) -> str | None:
     """An ``https://`` URL with a host, or ``scheme://…`` for a scheme the operator allows.
 
@@ -203,21 +273,14 @@ def artifact(value: Any) -> str | None:
         raise Invalid("artifact", f"must be at most {ARTIFACT_MAX_BYTES} bytes")
     if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in value):
         raise Invalid("artifact", "must not contain whitespace or control characters")
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        raise Invalid("artifact", "must be an https:// URL or an allowed handle") from None
-    scheme = parts.scheme.lower()
-    if scheme == "https" and parts.hostname and value[: len("https://")].lower() == "https://":
-        return value
-    if scheme in settings.BOARD_ARTIFACT_SCHEMES and value.startswith(f"{parts.scheme}://") and len(value) > len(scheme) + 3:
+    if re.fullmatch(artifact_pattern(), value):
         return value
     allowed = ", ".join(["https"] + [s for s in settings.BOARD_ARTIFACT_SCHEMES])
-    raise Invalid("artifact", f"must be a URL or handle with one of the schemes: {allowed}")
+    raise Invalid("artifact", f"must be a URL or handle with one of the schemes: {allowed} (printable ASCII)")
 
 
 def todo_id(value: Any, field: str = "id") -> str:
-    value = require_str(field, value)
+    value = require_line(field, value)
     if not value or len(value) > 64:
         raise Invalid(field, "must be a todo id (td_…)")
     return value
@@ -257,6 +320,8 @@ def lease_token_hash(token: Any) -> bytes | None:
         return None
     if not isinstance(token, str):
         raise Invalid("lease_token", "must be a string")
+    if not re.fullmatch(PRINTABLE_ASCII_PATTERN, token):
+        raise Invalid("lease_token", "must be printable ASCII (a lease token is base64url)")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (ValueError, TypeError):
