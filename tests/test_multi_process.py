@@ -64,11 +64,13 @@ def kill(process: subprocess.Popen) -> None:
 
 @dataclass
 class Cluster:
-    servers: list[LiveServer]  # A, B
-    loops: subprocess.Popen
-    loops_log: Path
-    proxy: RoundRobinProxy
+    """Two daphne servers (A, B) on fixed ports, a loops process, and the proxy in front."""
+
+    servers: list[LiveServer] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
+    loops: subprocess.Popen | None = None
+    loops_log: Path | None = None
+    proxy: RoundRobinProxy | None = None
 
     @property
     def a(self) -> LiveServer:
@@ -77,6 +79,14 @@ class Cluster:
     @property
     def b(self) -> LiveServer:
         return self.servers[1]
+
+    def start(self) -> "Cluster":
+        for _ in range(2):
+            self.servers.append(start_server())
+            self.ports.append(int(self.servers[-1].url.rsplit(":", 1)[1]))
+        self.loops, self.loops_log = start_loops()
+        self.proxy = RoundRobinProxy([("127.0.0.1", port) for port in self.ports]).start()
+        return self
 
     def revive(self) -> None:
         """Restart what a previous test killed, on the same ports (the proxy's upstreams)."""
@@ -93,37 +103,29 @@ class Cluster:
                          + [f"--- loops\n{self.loops_log.read_text(errors='replace')[-5000:]}"])
 
     def stop(self) -> None:
-        self.proxy.stop()
+        """Stop whatever was started (also after a start that failed half-way)."""
+        if self.proxy is not None:
+            self.proxy.stop()
         for server in self.servers:
             stop_server(server)
-        if self.loops.poll() is None:
+        if self.loops is not None and self.loops.poll() is None:
             self.loops.send_signal(signal.SIGCONT)  # in case a failed test left it paused
             self.loops.terminate()
             try:
                 self.loops.wait(10)
             except subprocess.TimeoutExpired:
                 kill(self.loops)
-        self.loops_log.unlink(missing_ok=True)
+        if self.loops_log is not None:
+            self.loops_log.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")
 def running_cluster(django_db_setup):
-    servers, loops, proxy = [], None, None
+    cluster = Cluster()
     try:
-        servers = [start_server(), start_server()]
-        loops, loops_log = start_loops()
-        ports = [int(s.url.rsplit(":", 1)[1]) for s in servers]
-        proxy = RoundRobinProxy([("127.0.0.1", p) for p in ports]).start()
-        cluster = Cluster(servers, loops, loops_log, proxy, ports)
-        yield cluster
+        yield cluster.start()
     finally:
-        if proxy is not None:
-            cluster.stop()
-        else:  # failed while starting
-            for server in servers:
-                stop_server(server)
-            if loops is not None:
-                kill(loops)
+        cluster.stop()
 
 
 @pytest.fixture(autouse=True)
