@@ -50,7 +50,7 @@ FAILOVER_SECONDS = 5.0  # "within a few seconds": candidates retry every BOARD_R
 def start_loops() -> tuple[subprocess.Popen, Path]:
     log_path = Path(tempfile.mkstemp(prefix="board-loops-", suffix=".log")[1])
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "manage.py", "reaper"], cwd=ROOT, env=server_environment(),
+        process = subprocess.Popen([sys.executable, "manage.py", "reaper"], cwd=ROOT, env=server_environment(BOARD_RELAY="1"),
                                    stdout=log, stderr=subprocess.STDOUT)
     return process, log_path
 
@@ -82,7 +82,7 @@ class Cluster:
 
     def start(self) -> "Cluster":
         for _ in range(2):
-            self.servers.append(start_server())
+            self.servers.append(start_server(BOARD_RELAY="1"))  # every process a relay candidate, as deployed
             self.ports.append(int(self.servers[-1].url.rsplit(":", 1)[1]))
         self.loops, self.loops_log = start_loops()
         self.proxy = RoundRobinProxy([("127.0.0.1", port) for port in self.ports]).start()
@@ -93,7 +93,7 @@ class Cluster:
         for i, server in enumerate(self.servers):
             if server.process.poll() is not None:
                 stop_server(server)
-                self.servers[i] = start_server(port=self.ports[i])
+                self.servers[i] = start_server(port=self.ports[i], BOARD_RELAY="1")
         if self.loops.poll() is not None:
             self.loops_log.unlink(missing_ok=True)
             self.loops, self.loops_log = start_loops()
