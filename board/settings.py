@@ -197,7 +197,7 @@ BOARD_LIVE_RECHECK_SECONDS = env_float("BOARD_LIVE_RECHECK_SECONDS", 10.0, minim
 BOARD_RELAY = env_bool("BOARD_RELAY", True)
 # Pause after a pass that found changes, and the longest pause when the log stays empty (an empty
 # pass doubles the pause up to it). The first bounds the live pipeline's latency under load.
-BOARD_RELAY_INTERVAL = env_float("BOARD_RELAY_INTERVAL", 0.01, minimum=0.001)
+BOARD_RELAY_INTERVAL = env_float("BOARD_RELAY_INTERVAL", 0.005, minimum=0.001)
 BOARD_RELAY_IDLE_INTERVAL = env_float("BOARD_RELAY_IDLE_INTERVAL", 0.1, minimum=0.001)
 # Log rows per pass (one transaction); a full pass runs again at once.
 BOARD_RELAY_BATCH = env_int("BOARD_RELAY_BATCH", 5000, minimum=1, maximum=100000)
