@@ -123,17 +123,21 @@ def notify_ready(rows: str, where: str = "TRUE") -> str:
                 FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""
 
 
-def agent_miss(target: str = "target") -> str:
-    """Classify a zero-row agent transition from the caller-scoped snapshot row ``target``."""
+def agent_miss(target: str = "target", found: str = "r.id") -> str:
+    """Classify a zero-row agent transition from the caller-scoped snapshot row ``target``.
+    A hit (``found`` not NULL) is NULL at once: ``target`` is then never read."""
     return f"""CASE
+        WHEN {found} IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM {target}) THEN 'not_found'
         WHEN NOT (SELECT queue FROM {target}) = ANY(%(queues)s::text[]) THEN 'forbidden'
         ELSE 'conflict' END"""
 
 
-def operator_miss() -> str:
-    """Classify a zero-row operator transition: unseen → not found; seen by a viewer → forbidden."""
-    return """CASE
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND """ + OPERATOR_SEES + """) THEN 'not_found'
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND """ + OPERATOR_ACTS + """) THEN 'forbidden'
+def operator_miss(found: str = "r.id") -> str:
+    """Classify a zero-row operator transition: unseen → not found; seen by a viewer → forbidden.
+    A hit (``found`` not NULL) is NULL at once, without the two lookups."""
+    return f"""CASE
+        WHEN {found} IS NOT NULL THEN NULL
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_SEES}) THEN 'not_found'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_ACTS}) THEN 'forbidden'
         ELSE 'conflict' END"""
