@@ -51,7 +51,9 @@ def _statement_functions(module):
         if name.startswith("_") or not inspect.isfunction(function) or function.__module__ != module.__name__:
             continue
         returns = inspect.signature(function).return_annotation
-        if (isinstance(returns, str) and returns.startswith("Statement")) or getattr(returns, "__origin__", None) is Statement:
+        # with ``from __future__ import annotations`` the annotation is its source text
+        text = returns if isinstance(returns, str) else ""
+        if text.startswith("Statement") or getattr(returns, "__origin__", None) is Statement:
             yield function
 
 

@@ -18,8 +18,12 @@ from datetime import datetime, timezone
 from uuid import UUID
 
 from todos.filters import Cursor, TodoFilter
-from todos.selectors import access, activity, agents, bulk_jobs as bulk_job_reads, dead_letters, endpoints as endpoint_reads
-from todos.selectors import agent as agent_reads, overview, teams as team_reads, todos as todo_reads
+from todos.selectors import access, activity, agents, dead_letters, overview
+from todos.selectors import agent as agent_reads
+from todos.selectors import bulk_jobs as bulk_job_reads
+from todos.selectors import endpoints as endpoint_reads
+from todos.selectors import teams as team_reads
+from todos.selectors import todos as todo_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.todos import TodoRow
@@ -129,7 +133,8 @@ STORE_ENDPOINTS = {
 STORE_TEAMS = {
     "store.teams.create_team": call(teams.create_team, slug="team-a", name="Alpha", by=HUMAN),
     "store.teams.set_member": call(teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer"),
-    "store.teams.set_member.site_admin": call(teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer", superuser=True),
+    "store.teams.set_member.site_admin": call(
+        teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer", superuser=True),
     "store.teams.remove_member": call(teams.remove_member, HUMAN, team_id=TEAM, user_id=8),
 }
 
@@ -141,7 +146,8 @@ STORE_BULK_JOBS = {
     "store.bulk_jobs.take_queued": call(bulk_jobs.take_queued),
     "store.bulk_jobs.materialize": call(bulk_jobs.materialize, JOB, "host:1", [TODO, OTHER_TODO], truncated=False),
     "store.bulk_jobs.take_chunk": call(bulk_jobs.take_chunk),
-    "store.bulk_jobs.chunk_done": call(bulk_jobs.chunk_done, CHUNK, BulkOutcome(changed=(TODO,), skipped=(OTHER_TODO,)), "host:1"),
+    "store.bulk_jobs.chunk_done": call(
+        bulk_jobs.chunk_done, CHUNK, BulkOutcome(changed=(TODO,), skipped=(OTHER_TODO,)), "host:1"),
     "store.bulk_jobs.fail": call(bulk_jobs.fail, JOB, "the filter no longer parses", "host:1"),
     "store.bulk_jobs.stop": call(bulk_jobs.stop, HUMAN, JOB),
     "store.bulk_jobs.purge_finished": call(bulk_jobs.purge_finished, 7),
