@@ -16,6 +16,8 @@ the same statement; the relay (``todos/live/relay.py``) turns them into Board no
 exact counts.
 
 Functions build :class:`todos.db.Statement` objects; ``todos.db.execute`` / ``aexecute`` run them.
+Each one is rendered, as PostgreSQL receives it, in ``todos/sql/statements/`` (``manage.py
+render_sql``); a new function that returns a Statement needs an entry in ``todos/sql/catalog.py``.
 """
 
 from todos.store.errors import Conflict, Forbidden, Internal, Invalid, NotFound, StaleSnapshot, StoreError

@@ -1,0 +1,256 @@
+"""Every named statement of the store, the relay and the selectors, built with fixed arguments.
+
+``manage.py render_sql`` renders each entry into ``todos/sql/statements/<name>.sql``
+(``todos/sql/render.py``), and ``tests/test_sql_statements.py`` fails when a committed file differs
+from what the code builds, or when a store function that returns a Statement has no entry here: so
+the whole SQL of any change to a statement is in its diff.
+
+Names are ``<area>.<module>.<function>`` (``store.agent.claim_next``, ``selectors.overview.rows``),
+with a suffix for a variant whose SQL differs (``store.endpoints.vend.by_command``). Arguments are
+fixed (ids, users, cursors; no randomness): the SQL never depends on their values, but they are in
+each file's header so the file says exactly what was built. A statement that builds different SQL
+for different inputs (the todo list's filter shapes, a command-line caller) has one entry per shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from uuid import UUID
+
+from todos.filters import Cursor, TodoFilter
+from todos.selectors import access, activity, agents, dead_letters, overview
+from todos.selectors import agent as agent_reads
+from todos.selectors import bulk_jobs as bulk_job_reads
+from todos.selectors import endpoints as endpoint_reads
+from todos.selectors import teams as team_reads
+from todos.selectors import todos as todo_reads
+from todos.selectors.access import EndpointRef, TeamAccess, Viewer
+from todos.selectors.activity import ActivityFilter
+from todos.selectors.todos import TodoRow
+from todos.sql.render import Call, Constant, call, captured, constant
+from todos.store import agent, background, bulk_jobs, endpoints, operator, teams
+from todos.store.bulk_jobs import Chunk
+from todos.store.records import BulkOutcome
+from todos.store.scopes import AgentScope, OperatorScope
+
+# --- fixed arguments -----------------------------------------------------------------------------
+
+TEAM = UUID("00000000-0000-4000-8000-00000000a001")
+OTHER_TEAM = UUID("00000000-0000-4000-8000-00000000a002")
+ENDPOINT = UUID("00000000-0000-4000-8000-00000000e001")
+SIBLING = UUID("00000000-0000-4000-8000-00000000e002")
+FOREIGN = UUID("00000000-0000-4000-8000-00000000e003")
+JOB = UUID("00000000-0000-4000-8000-00000000b001")
+TODO = "td_00000000000000000000000000000001"
+OTHER_TODO = "td_00000000000000000000000000000002"
+AT = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+LEASE_TOKEN = "AAAAAAAAAAAAAAAAAAAAAA"  # 16 zero bytes, base64url: a fixed, well-formed token
+
+AGENT = AgentScope(endpoint_id=ENDPOINT, team_id=TEAM, queues=("default", "other"))
+HUMAN = OperatorScope(user_id=7, username="olive")
+CURSOR = Cursor(AT, OTHER_TODO)
+PRIORITY_CURSOR = Cursor(AT, OTHER_TODO, priority=100)
+VIEWER = Viewer(
+    user_id=7, username="olive", is_superuser=False,
+    teams=(TeamAccess(TEAM, "team-a", "Alpha", "operator"), TeamAccess(OTHER_TEAM, "team-b", "Beta", "viewer")),
+    endpoints=(
+        EndpointRef(ENDPOINT, TEAM, "worker", "Worker", "active", ("default", "other")),
+        EndpointRef(SIBLING, TEAM, "sibling", "Sibling", "active", ("default",)),
+        EndpointRef(FOREIGN, OTHER_TEAM, "watcher", "Watcher", "active", ("default",)),
+    ),
+)
+SITE_ADMIN = Viewer(user_id=1, username="root", is_superuser=True, teams=(), endpoints=())
+TODO_ROW = TodoRow(
+    id=TODO, endpoint_id=ENDPOINT, queue="default", kind=None, title="A todo", state="failed", owner=None,
+    assignee=None, priority=100, attempt=3, max_attempts=3, attempts_total=3, lease_expires_at=None,
+    next_retry_at=None, created_at=AT, updated_at=AT, claimed_at=AT, completed_at=AT, lease_lapsed=False,
+)
+CHUNK = Chunk(job_id=JOB, seq=0, todo_ids=(TODO, OTHER_TODO), action="retry", user_id=7, username="olive", note=None)
+
+
+def _user():
+    from django.contrib.auth.models import User
+
+    return User(pk=7, username="olive")
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+STORE_AGENT = {
+    "store.agent.create": call(agent.create, AGENT, queue="default", title="Resize image", idempotency_key="job-1"),
+    "store.agent.claim_next": call(agent.claim_next, AGENT),
+    "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
+    "store.agent.claim": call(agent.claim, AGENT, TODO),
+    "store.agent.heartbeat": call(agent.heartbeat, AGENT, TODO, lease_token=LEASE_TOKEN),
+    "store.agent.complete": call(agent.complete, AGENT, TODO, result={"ok": True}, lease_token=LEASE_TOKEN),
+    "store.agent.fail": call(agent.fail, AGENT, TODO, summary="timeout", lease_token=LEASE_TOKEN),
+    "store.agent.release": call(agent.release, AGENT, TODO, lease_token=LEASE_TOKEN),
+    "store.agent.complete_batch": call(agent.complete_batch, AGENT, [{"id": TODO}, {"id": OTHER_TODO}]),
+}
+
+STORE_OPERATOR = {
+    "store.operator.claim": call(operator.claim, HUMAN, TODO),
+    "store.operator.extend": call(operator.extend, HUMAN, TODO),
+    "store.operator.complete": call(operator.complete, HUMAN, TODO, note="done by hand"),
+    "store.operator.fail": call(operator.fail, HUMAN, TODO, note="broken input"),
+    "store.operator.release": call(operator.release, HUMAN, TODO),
+    "store.operator.force_release": call(operator.force_release, HUMAN, TODO, note="agent stuck"),
+    "store.operator.retry": call(operator.retry, HUMAN, TODO),
+    "store.operator.cancel": call(operator.cancel, HUMAN, TODO),
+    "store.operator.retry_many": call(operator.retry_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.operator.cancel_many": call(operator.cancel_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.operator.assign": call(operator.assign, HUMAN, TODO, "human:7"),
+    "store.operator.assign.clear": call(operator.assign, HUMAN, TODO, None),
+    "store.operator.set_priority": call(operator.set_priority, HUMAN, TODO, 10),
+    "store.operator.create": call(operator.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
+    "store.operator.pause_queue": call(operator.pause_queue, HUMAN, TEAM, "default", note="deploy"),
+    "store.operator.resume_queue": call(operator.resume_queue, HUMAN, TEAM, "default"),
+}
+
+STORE_BACKGROUND = {
+    "store.background.reap": call(background.reap),
+    "store.background.requeue_due_retries": call(background.requeue_due_retries),
+    "store.background.purge_terminal": call(background.purge_terminal, older_than_days=30),
+}
+
+_VEND = dict(team_id=TEAM, name="Worker", slug="worker", verbs=list(endpoints.DRAIN_VERBS), queues=["default"])
+STORE_ENDPOINTS = {
+    "store.endpoints.vend": call(endpoints.vend, HUMAN, **_VEND),
+    "store.endpoints.vend.by_command": call(endpoints.vend, None, **_VEND),
+    "store.endpoints.set_scopes": call(endpoints.set_scopes, HUMAN, ENDPOINT, verbs=["claim_next"], queues=["default"]),
+    "store.endpoints.set_default_lease": call(endpoints.set_default_lease, HUMAN, ENDPOINT, 600),
+    "store.endpoints.rotate": call(endpoints.rotate, HUMAN, ENDPOINT),
+    "store.endpoints.rotate.if_prefix": call(endpoints.rotate, HUMAN, ENDPOINT, if_prefix="bd_AAAAAAA"),
+    "store.endpoints.revoke": call(endpoints.revoke, HUMAN, ENDPOINT, note="leaked"),
+    "store.endpoints.revoke.by_command": call(endpoints.revoke, None, ENDPOINT),
+    "store.endpoints.expire_due": call(endpoints.expire_due),
+    "store.endpoints.delete": call(endpoints.delete, HUMAN, ENDPOINT),
+    "store.endpoints.delete.site_admin": call(endpoints.delete, HUMAN, ENDPOINT, superuser=True),
+    "store.endpoints.touch_last_seen": call(endpoints.touch_last_seen, ENDPOINT),
+    "store.endpoints.set_own_default_lease": call(endpoints.set_own_default_lease, ENDPOINT, 600),
+}
+
+STORE_TEAMS = {
+    "store.teams.create_team": call(teams.create_team, slug="team-a", name="Alpha", by=HUMAN),
+    "store.teams.set_member": call(teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer"),
+    "store.teams.set_member.site_admin": call(
+        teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer", superuser=True),
+    "store.teams.remove_member": call(teams.remove_member, HUMAN, team_id=TEAM, user_id=8),
+}
+
+STORE_BULK_JOBS = {
+    "store.bulk_jobs.create": call(
+        bulk_jobs.create, HUMAN, action="retry", scope="selected", description="Retry 2 selected todos",
+        selected_ids=[TODO, OTHER_TODO],
+    ),
+    "store.bulk_jobs.take_queued": call(bulk_jobs.take_queued),
+    "store.bulk_jobs.materialize": call(bulk_jobs.materialize, JOB, "host:1", [TODO, OTHER_TODO], truncated=False),
+    "store.bulk_jobs.take_chunk": call(bulk_jobs.take_chunk),
+    "store.bulk_jobs.chunk_done": call(
+        bulk_jobs.chunk_done, CHUNK, BulkOutcome(changed=(TODO,), skipped=(OTHER_TODO,)), "host:1"),
+    "store.bulk_jobs.fail": call(bulk_jobs.fail, JOB, "the filter no longer parses", "host:1"),
+    "store.bulk_jobs.stop": call(bulk_jobs.stop, HUMAN, JOB),
+    "store.bulk_jobs.purge_finished": call(bulk_jobs.purge_finished, 7),
+}
+
+# --- the relay -----------------------------------------------------------------------------------
+
+_RELAY = "todos.live.relay"
+RELAY = {
+    "relay.pass": constant(_RELAY, "PASS_SQL", batch=500),
+    "relay.drift": constant(_RELAY, "DRIFT_SQL"),
+    "relay.rebuild": constant(_RELAY, "REBUILD_STATEMENTS"),
+    "relay.notify_recount": constant(_RELAY, "NOTIFY_RECOUNT"),
+    "relay.cap": constant(_RELAY, "CAP_SQL", age=3600.0),
+    "relay.finished_retention": constant(_RELAY, "FINISHED_RETENTION_SQL"),
+}
+
+# --- the selectors (Board and agent API reads) ---------------------------------------------------
+
+_METRICS = "todos.selectors.metrics"
+SELECTORS = {
+    "selectors.access.viewer": captured(access.viewer_for, _user()),
+    "selectors.access.usernames": captured(access.usernames, [7, 8]),
+    "selectors.overview.rows": captured(overview.overview, VIEWER, nth=0),
+    "selectors.overview.recent": captured(overview.overview, VIEWER, nth=1),
+    "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
+    # The todo list: one entry per filter shape (each builds its own scan).
+    "selectors.todos.list_page.all": captured(todo_reads.list_page, VIEWER, TodoFilter()),
+    "selectors.todos.list_page.next_page": captured(todo_reads.list_page, VIEWER, TodoFilter(after=CURSOR)),
+    "selectors.todos.list_page.previous_page": captured(todo_reads.list_page, VIEWER, TodoFilter(before=CURSOR)),
+    "selectors.todos.list_page.oldest": captured(todo_reads.list_page, VIEWER, TodoFilter(sort="oldest")),
+    "selectors.todos.list_page.state": captured(todo_reads.list_page, VIEWER, TodoFilter(state="dead")),
+    "selectors.todos.list_page.retry": captured(todo_reads.list_page, VIEWER, TodoFilter(state="retry")),
+    "selectors.todos.list_page.queue": captured(todo_reads.list_page, VIEWER, TodoFilter(queue="default")),
+    "selectors.todos.list_page.queue_pairs": captured(
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=0),
+    "selectors.todos.list_page.pending_by_priority": captured(
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=1),
+    "selectors.todos.list_page.pending_by_priority.next_page": captured(
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority", after=PRIORITY_CURSOR), nth=1),
+    "selectors.todos.list_page.mine": captured(todo_reads.list_page, VIEWER, TodoFilter(mine=True)),
+    "selectors.todos.list_page.search": captured(todo_reads.list_page, VIEWER, TodoFilter(q="timeout")),
+    "selectors.todos.list_page.search_payload": captured(todo_reads.list_page, VIEWER, TodoFilter(q="customer=42")),
+    "selectors.todos.list_page.exact_id": captured(todo_reads.list_page, VIEWER, TodoFilter(q=TODO)),
+    "selectors.todos.rows_newer_than": captured(todo_reads.rows_newer_than, VIEWER, TodoFilter(), CURSOR),
+    "selectors.todos.get_row": captured(todo_reads.get_row, VIEWER, TODO),
+    "selectors.todos.counts": captured(todo_reads.state_counts, VIEWER, TodoFilter()),
+    "selectors.todos.counts.mine": captured(todo_reads.state_counts, VIEWER, TodoFilter(mine=True)),
+    "selectors.todos.paused_queues": captured(todo_reads.paused_queues, VIEWER),
+    # The drawer.
+    "selectors.todos.detail": captured(todo_reads.get_detail, VIEWER, TODO),
+    "selectors.todos.attempts": captured(todo_reads.attempts, TODO_ROW),
+    "selectors.todos.audit": captured(todo_reads.todo_audit, VIEWER, TODO_ROW),
+    # Bulk actions.
+    "selectors.todos.visible_ids": captured(todo_reads.visible_ids, VIEWER, [TODO, OTHER_TODO]),
+    "selectors.todos.count_eligible.retry": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "retry"),
+    "selectors.todos.count_eligible.cancel": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"),
+    "selectors.todos.count_matching": captured(
+        todo_reads.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000),
+    "selectors.todos.count_matching.mine": captured(
+        todo_reads.count_matching, VIEWER, TodoFilter(mine=True), "cancel", cap=10_000),
+    "selectors.todos.iter_matching_ids": captured(
+        todo_reads.iter_matching_ids, VIEWER, TodoFilter(state="dead"), "retry", limit=10_000),
+    "selectors.bulk_jobs.get": captured(bulk_job_reads.get, VIEWER, JOB),
+    "selectors.dead_letters.groups": captured(dead_letters.groups, VIEWER, TodoFilter()),
+    "selectors.dead_letters.group_ids": captured(dead_letters.group_ids, VIEWER, TodoFilter(), "timeout after #s"),
+    "selectors.activity.page": captured(activity.activity, VIEWER, ActivityFilter()),
+    "selectors.activity.page.filtered": captured(
+        activity.activity, VIEWER, ActivityFilter(person="olive", action="todo.*", period="24h", before=(AT, 1000))),
+    "selectors.activity.people": captured(activity.people, VIEWER),
+    "selectors.agents.in_flight": captured(agents.agents, VIEWER, nth=0),
+    "selectors.agents.outcomes": captured(agents.agents, VIEWER, nth=1),
+    "selectors.agents.seen": captured(agents.agents, VIEWER, nth=2),
+    "selectors.endpoints.by_team": captured(endpoint_reads.by_team, VIEWER),
+    "selectors.endpoints.endpoint_for": captured(endpoint_reads.endpoint_for, VIEWER, "worker"),
+    "selectors.endpoints.known_queues": captured(endpoint_reads.known_queues, TEAM),
+    "selectors.endpoints.live_work": captured(endpoint_reads.live_work, ENDPOINT),
+    "selectors.endpoints.todo_total": captured(endpoint_reads.todo_total, ENDPOINT),
+    "selectors.teams.visible_teams": captured(team_reads.visible_teams, VIEWER),
+    "selectors.teams.visible_teams.site_admin": captured(team_reads.visible_teams, SITE_ADMIN),
+    "selectors.teams.team_for": captured(team_reads.team_for, SITE_ADMIN, "team-c"),
+    "selectors.teams.members": captured(team_reads.members, TEAM),
+    "selectors.teams.endpoints": captured(team_reads.endpoints, TEAM),
+    "selectors.teams.user_id_by_username": captured(team_reads.user_id_by_username, "olive"),
+    "selectors.metrics.live": constant(_METRICS, "SQL", "live"),
+    "selectors.metrics.oldest": constant(_METRICS, "SQL", "oldest"),
+    "selectors.metrics.finished": constant(_METRICS, "SQL", "finished"),
+    "selectors.metrics.attempts": constant(_METRICS, "SQL", "attempts"),
+    "selectors.metrics.endpoints": constant(_METRICS, "SQL", "endpoints"),
+    # The agent API's reads (Statements, like the store's).
+    "selectors.agent.credential_for": call(agent_reads.credential_for, bytes(32)),
+    "selectors.agent.team_endpoint": call(agent_reads.team_endpoint, TEAM, "worker"),
+    "selectors.agent.list_todos": call(agent_reads.list_todos, AGENT),
+    "selectors.agent.list_todos.filtered": call(
+        agent_reads.list_todos, AGENT, queue="default", state="failed", dead_letter=True, limit=20,
+        cursor="1767268800000000.td_00000000000000000000000000000002"),
+    "selectors.agent.get_todo": call(agent_reads.get_todo, AGENT, TODO),
+}
+
+CATALOG: dict[str, Call | Constant] = {
+    **STORE_AGENT, **STORE_OPERATOR, **STORE_BACKGROUND, **STORE_ENDPOINTS, **STORE_TEAMS, **STORE_BULK_JOBS,
+    **RELAY, **SELECTORS,
+}
+
+# The modules whose public Statement-returning functions must each have an entry (the test checks).
+STATEMENT_MODULES = (agent, operator, background, endpoints, teams, bulk_jobs, agent_reads)

@@ -1,0 +1,55 @@
+-- relay.pass
+-- the constant todos.live.relay.PASS_SQL
+-- bound where it runs:
+--   %(batch)s = 500
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH taken AS (
+    DELETE FROM change_log
+    WHERE id IN (SELECT id FROM change_log ORDER BY id LIMIT %(batch)s)
+    RETURNING *
+),
+delta AS (
+    SELECT t.endpoint_id, t.queue, s.state, sum(s.d) AS d
+    FROM taken t CROSS JOIN LATERAL (VALUES (t.state_before, -1), (t.state_after, 1)) AS s(state, d)
+    WHERE t.todo_id IS NOT NULL AND s.state IS NOT NULL
+      AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = t.endpoint_id)
+    GROUP BY 1, 2, 3
+    HAVING sum(s.d) <> 0
+),
+counted AS (
+    INSERT INTO todo_counts AS c (endpoint_id, queue, state, n)
+    SELECT endpoint_id, queue, state, d FROM delta
+    ON CONFLICT (endpoint_id, queue, state) DO UPDATE SET n = c.n + EXCLUDED.n
+    RETURNING c.n
+),
+finished AS (
+    INSERT INTO todo_finished_minutes AS f (endpoint_id, queue, minute, done, dead)
+    SELECT t.endpoint_id, t.queue, date_trunc('minute', t.at),
+           count(*) FILTER (WHERE t.state_after = 'done'), count(*) FILTER (WHERE t.state_after = 'dead')
+    FROM taken t
+    WHERE t.state_after IN ('done', 'dead') AND t.state_before IS DISTINCT FROM t.state_after
+      AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = t.endpoint_id)
+    GROUP BY 1, 2, 3
+    ON CONFLICT (endpoint_id, queue, minute) DO UPDATE SET done = f.done + EXCLUDED.done, dead = f.dead + EXCLUDED.dead
+),
+state AS (
+    UPDATE relay_state SET
+        counts_stale = counts_stale OR EXISTS (SELECT 1 FROM counted WHERE n < 0),
+        alive_at = now()
+    WHERE alive_at IS NULL OR alive_at < now() - interval '5 seconds'
+       OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
+    RETURNING counts_stale
+)
+SELECT (SELECT count(*) FROM taken) AS taken, (SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
+            'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
+            'endpoints', g.endpoints, 'user', g.user_id))::text))
+        FROM (SELECT team_id, op, user_id,
+                     coalesce(array_agg(DISTINCT todo_id) FILTER (WHERE todo_id IS NOT NULL), '{}') AS ids,
+                     coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{}') AS queues,
+                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{}') AS endpoints
+              FROM (SELECT *, (dense_rank() OVER (PARTITION BY team_id, op, user_id ORDER BY todo_id) - 1)
+                              / 25 AS chunk
+                    FROM taken) x
+              GROUP BY team_id, op, user_id, chunk) g) AS sent,
+       coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale

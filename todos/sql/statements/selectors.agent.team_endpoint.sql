@@ -1,0 +1,13 @@
+-- selectors.agent.team_endpoint
+-- built by todos.selectors.agent.team_endpoint()
+-- with:
+--   team_id = UUID('00000000-0000-4000-8000-00000000a001')
+--   slug = 'worker'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT id, team_id, slug, scope_verbs, scope_queues, default_lease_ttl_seconds,
+       state = 'revoked' AS revoked,
+       coalesce(expires_at <= now(), false) AS expired,
+       last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute' AS needs_touch FROM endpoints
+              WHERE team_id = %(team_id)s AND slug = %(slug)s AND state = 'active'
+                AND (expires_at IS NULL OR expires_at > now())

@@ -1,0 +1,40 @@
+-- store.agent.release
+-- built by todos.store.agent.release()
+-- with:
+--   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset())
+--   todo_id = 'td_00000000000000000000000000000001'
+--   lease_token = 'AAAAAAAAAAAAAAAAAAAAAA'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+upd AS (
+    UPDATE todos t SET state = 'pending', owner = NULL, lease_expires_at = NULL, updated_at = now()
+    WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
+        SELECT 1 FROM todo_attempts fa
+        WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
+          AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
+               OR fa.lease_token_hash = %(token_hash)s::bytea))
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s
+    FROM upd u
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+    RETURNING a.todo_id
+),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'release', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
+result AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, (SELECT count(*) FROM closed) AS closed, (SELECT count(pg_notify('board_ready', json_build_object(
+                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+                FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS notified
+    FROM upd
+)
+SELECT r.*, CASE
+        WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+        WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
+        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -1,0 +1,33 @@
+-- store.background.reap
+-- built by todos.store.background.reap()
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH cand AS (
+    SELECT t.id, (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
+    FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+    WHERE t.state = 'claimed' AND t.lease_expires_at < now()
+    ORDER BY t.lease_expires_at
+    LIMIT %(limit)s
+    FOR UPDATE OF t SKIP LOCKED
+),
+reaped AS (
+    UPDATE todos t SET
+        state = CASE WHEN c.dead THEN 'failed' ELSE 'pending' END,
+        completed_at = CASE WHEN c.dead THEN now() END,
+        owner = NULL, lease_expires_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'reaped',
+        disposition = CASE WHEN r.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END
+    FROM reaped r
+    WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
+),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'reap', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL
+    FROM reaped r JOIN endpoints le ON le.id = r.endpoint_id)
+SELECT r.id, (SELECT count(pg_notify('board_ready', json_build_object(
+                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+                FROM (SELECT DISTINCT endpoint_id, queue FROM reaped WHERE state = 'pending') w) AS notified FROM reaped r

@@ -1,0 +1,24 @@
+-- store.background.requeue_due_retries
+-- built by todos.store.background.requeue_due_retries()
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH cand AS (
+    SELECT t.id FROM todos t
+    WHERE t.state = 'failed' AND t.next_retry_at <= now()
+    ORDER BY t.next_retry_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+requeued AS (
+    UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = 'failed' AND t.next_retry_at <= now()
+    RETURNING t.*
+),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue', 'retry', todo_board_state(r.state, r.next_retry_at), NULL
+    FROM requeued r JOIN endpoints le ON le.id = r.endpoint_id)
+SELECT r.id, (SELECT count(pg_notify('board_ready', json_build_object(
+                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+                FROM (SELECT DISTINCT endpoint_id, queue FROM requeued WHERE TRUE) w) AS notified
+FROM requeued r

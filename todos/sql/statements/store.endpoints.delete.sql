@@ -1,0 +1,20 @@
+-- store.endpoints.delete
+-- built by todos.store.endpoints.delete()
+-- with:
+--   by = OperatorScope(user_id=7, username='olive')
+--   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH gone AS (
+    DELETE FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role = 'admin')
+    RETURNING e.id, e.team_id, e.slug
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
+        SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.delete', s.id, %(note)s, jsonb_build_object('slug', s.slug) FROM gone s),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL
+    FROM gone n)
+SELECT (SELECT count(*) FROM gone) AS deleted,
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)) AS member,
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role = 'admin')) AS admin

@@ -1,0 +1,37 @@
+-- store.operator.cancel_many
+-- built by todos.store.operator.cancel_many()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   ids = ['td_00000000000000000000000000000001', 'td_00000000000000000000000000000002']
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH prior AS (
+    SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
+    WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
+        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))) ORDER BY t.id
+    FOR UPDATE
+),
+upd AS (
+    UPDATE todos t SET state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
+    completed_at = now(), updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
+    RETURNING t.*, p.state_before
+),
+open_attempt AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'canceled', disposition = 'canceled'
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.cancel', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    FROM upd r JOIN endpoints ae ON ae.id = r.endpoint_id),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
+woken AS (SELECT 0 AS n)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

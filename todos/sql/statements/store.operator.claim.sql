@@ -1,0 +1,86 @@
+-- store.operator.claim
+-- built by todos.store.operator.claim()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   todo_id = 'td_00000000000000000000000000000001'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH
+cand AS (
+    SELECT t.id, t.state AS prior_state, 1 AS ord, t.endpoint_id, t.queue FROM todos t
+    WHERE t.id = %(id)s AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
+        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND (
+        t.state = 'pending'
+     OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
+     OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+    FOR UPDATE
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.claim', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    FROM cand r JOIN endpoints ae ON ae.id = r.endpoint_id),
+closed AS (
+    -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
+    UPDATE todo_attempts a
+    SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
+    FROM cand c
+    WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
+    RETURNING a.*
+),
+upd AS (
+    UPDATE todos t SET
+        state = 'claimed',
+        owner = %(owner)s,
+        lease_expires_at = now() + make_interval(secs => %(ttl)s),
+        attempt = t.attempt + 1,
+        attempts_total = t.attempts_total + 1,
+        attempts_pruned = t.attempts_pruned + CASE
+            WHEN t.attempts_total + 1 > %(cap)s THEN (
+                SELECT count(*) FROM todo_attempts pa
+                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
+                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            ELSE 0 END,
+        claimed_at = now(),
+        next_retry_at = NULL,
+        updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id
+    RETURNING t.*, c.prior_state, c.ord
+),
+pruned AS (
+    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
+    DELETE FROM todo_attempts a USING upd u
+    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
+      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
+),
+logged AS (
+    -- a claimable failed todo is a due retry: its Board state was 'retry'
+    INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END, 'claimed', NULL
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id
+),
+opened AS (
+    -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
+    INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id,
+                               claimer_session, owner, claimant, claimed_at, lease_expires_at,
+                               lease_token_hash)
+    SELECT u.id, u.attempts_total, u.attempt, %(claimer_kind)s, %(claimer_endpoint_id)s,
+           %(session)s, u.owner, %(claimant)s, now(), u.lease_expires_at,
+           (%(token_hashes)s::bytea[])[u.ord]
+    FROM upd u
+    RETURNING todo_id
+),
+result AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, u.prior_state, u.ord, '[]'::json AS prior_attempts,
+           (SELECT count(*) FROM opened) AS opened
+    FROM upd u
+)
+SELECT r.*, CASE
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
+        WHERE om.user_id = %(user_id)s)) THEN 'not_found'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
+        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))) THEN 'forbidden'
+        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -1,0 +1,52 @@
+-- store.operator.create
+-- built by todos.store.operator.create()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
+--   queue = 'default'
+--   title = 'Check this'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH target AS (
+    SELECT e.id, e.scope_queues FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
+    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s
+),
+allowed AS (
+    SELECT e.id FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
+    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')
+      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       priority, max_attempts)
+    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s
+    FROM allowed a
+    ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+    DO NOTHING
+    RETURNING *
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.create', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    FROM ins r JOIN endpoints ae ON ae.id = r.endpoint_id),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL
+    FROM ins r JOIN endpoints le ON le.id = r.endpoint_id),
+existing AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at FROM todos
+    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+      AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) AND EXISTS (SELECT 1 FROM allowed)
+),
+result AS (
+    SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, (SELECT count(pg_notify('board_ready', json_build_object(
+                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+                FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified
+    FROM ins
+    UNION ALL
+    SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+)
+SELECT r.*, CASE
+    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
+    ELSE 'conflict' END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -1,0 +1,22 @@
+-- store.operator.pause_queue
+-- built by todos.store.operator.pause_queue()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   team_id = UUID('00000000-0000-4000-8000-00000000a001')
+--   queue = 'default'
+--   note = 'deploy'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH changed AS (INSERT INTO queue_pauses (team_id, queue, paused_by, note)
+            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+                   AND m.role IN ('operator', 'admin'))
+            ON CONFLICT (team_id, queue) DO NOTHING RETURNING team_id, queue),
+audit AS (
+    INSERT INTO audit_log (team_id, user_id, actor, action, queue, note)
+    SELECT team_id, %(user_id)s, %(actor)s, 'queue.pause', queue, %(note)s FROM changed
+),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT c.team_id, NULL, NULL, c.queue, 'pause', NULL, NULL, NULL
+    FROM changed c)
+SELECT (SELECT count(*) FROM changed) AS changed, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+                   AND m.role IN ('operator', 'admin')) AS acts, 0 AS notified
