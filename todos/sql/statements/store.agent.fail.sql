@@ -38,6 +38,7 @@ result AS (
     FROM upd
 )
 SELECT r.*, CASE
+        WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
         WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
         ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

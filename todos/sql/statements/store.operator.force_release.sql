@@ -38,6 +38,7 @@ result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempote
                     'endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS notified FROM upd)
 SELECT r.*, CASE
+        WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
         WHERE om.user_id = %(user_id)s)) THEN 'not_found'

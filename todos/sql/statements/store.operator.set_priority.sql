@@ -27,6 +27,7 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
 result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, 0 AS notified FROM upd)
 SELECT r.*, CASE
+        WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
         WHERE om.user_id = %(user_id)s)) THEN 'not_found'
