@@ -33,6 +33,7 @@ from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_UNAUTHORIZED
 from todos.mcp.descriptions import INSTRUCTIONS
 from todos.selectors.agent import Credential
 from todos.store.errors import StoreError
+from todos.unavailable import describe as describe_unavailable
 
 logger = logging.getLogger("todos.mcp")
 
@@ -101,6 +102,8 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
     except StoreError as exc:
         if exc.code == "internal":
             return _internal(verb.name, exc.message)
+        if exc.code == "unavailable":
+            logger.warning("database unavailable in MCP call (tools/call %s): %s", verb.name, describe_unavailable(exc))
         return tools.failure(exc.code, exc.message)
     except asyncio.CancelledError:
         raise
