@@ -117,6 +117,7 @@ def one_connection_pools(settings):
 def test_a_pooled_connection_whose_backend_died_is_replaced_not_failed(store_db, one_connection_pools):
     """As after a database restart: the first statement afterwards succeeds."""
     before = db.execute(PID)
+    assert db.execute(PID) == before  # a live connection is kept
     terminate(before)
     after = db.execute(PID)
     assert after != before
@@ -135,6 +136,30 @@ def test_the_same_for_the_async_pool(store_db, one_connection_pools):
 
     before, after = asyncio.run(scenario())
     assert after != before
+
+
+def test_a_live_connection_is_kept_whatever_its_descriptor_number(store_db, one_connection_pools):
+    """A busy server has more than 1024 descriptors open; its pooled connections must not be
+    mistaken for dead ones (select() cannot watch them, poll() can)."""
+    import os
+    import resource
+
+    wanted = 1200
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        pytest.skip(f"cannot open {wanted} descriptors here")
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    spare = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with db.pooled_connection() as conn:
+            assert conn.fileno() > 1024
+        first = db.execute(PID)
+        assert db.execute(PID) == first
+    finally:
+        for fd in spare:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 # --- a statement timeout and an exhausted pool, over the wire ---------------------------------------

@@ -141,10 +141,12 @@ def _hung_up(conn: psycopg.Connection | psycopg.AsyncConnection) -> bool:
     if conn.closed:
         return True
     try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        # poll(), not select(): a busy server has descriptors past select()'s limit of 1024.
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
-        return True
-    return bool(readable)
+        return False  # cannot tell: the statement itself will find out
 
 
 def _gave_up() -> psycopg.OperationalError:
