@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -20,7 +23,7 @@ from django.db import connection as django_connection
 from mcp.shared.exceptions import MCPError
 
 from tests import factories as f
-from tests.live_server import start_server, stop_server
+from tests.live_server import ROOT, start_server, stop_server
 from tests.mcp.client import mcp_client, run
 from todos import db, unavailable
 from todos.api import openapi
@@ -90,6 +93,21 @@ def test_the_statement_timeout_setting_reaches_the_pools_connections(settings):
     settings.BOARD_DB_STATEMENT_TIMEOUT = 1.5
     options = psycopg.conninfo.conninfo_to_dict(db.pool_conninfo())["options"]
     assert options.endswith("-c statement_timeout=1500")
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"BOARD_DB_POOL_TIMEOUT": "0"}, "BOARD_DB_POOL_TIMEOUT must be at least 0.1"),
+        ({"BOARD_DB_POOL_TIMEOUT": "soon"}, "BOARD_DB_POOL_TIMEOUT must be a number"),
+        ({"BOARD_DB_STATEMENT_TIMEOUT": "-1"}, "BOARD_DB_STATEMENT_TIMEOUT must be at least 0"),
+    ],
+)
+def test_bad_timeout_settings_are_named(env, message):
+    full = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "board.settings"}
+    out = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=full,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and message in out.stderr, out.stderr[-2000:]
 
 
 # --- a connection the server hung up on -----------------------------------------------------------
