@@ -162,8 +162,10 @@ def pooled_connection() -> Iterator[psycopg.Connection]:
         conn = store_pool.getconn()
         if not _hung_up(conn):
             break
-        conn.close()
-        store_pool.putconn(conn)
+        try:
+            conn.close()
+        finally:
+            store_pool.putconn(conn)
     else:
         raise _gave_up()
     try:
@@ -179,8 +181,10 @@ async def apooled_connection() -> AsyncIterator[psycopg.AsyncConnection]:
         conn = await store_pool.getconn()
         if not _hung_up(conn):
             break
-        await conn.close()
-        await store_pool.putconn(conn)
+        try:
+            await conn.close()
+        finally:
+            await store_pool.putconn(conn)
     else:
         raise _gave_up()
     try:
