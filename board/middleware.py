@@ -1,4 +1,17 @@
-"""Security headers Django does not set itself."""
+"""Security headers Django does not set itself, and a database outage answered as one."""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from todos.unavailable import classify as classify_unavailable
+from todos.unavailable import describe as describe_unavailable
+
+logger = logging.getLogger("board")
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -15,6 +28,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 
+UNAVAILABLE_TOAST = "Board cannot reach its database right now; try again in a moment."
+
 
 class ContentSecurityPolicyMiddleware:
     """Send a CSP that forbids inline scripts and styles: all JavaScript lives in static files."""
@@ -26,3 +41,54 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response
+
+
+class DatabaseUnavailableMiddleware:
+    """A view that meets a database outage (``todos.unavailable``: down, restarting, no pooled
+    connection free in time, a statement timeout) answers 503, not a 500 or Django's debug page.
+
+    A page gets a page that says so and reloads itself (a meta refresh: the CSP allows no inline
+    script, and none is needed); an htmx request gets a 503 whose ``HX-Trigger`` toast says so
+    (``board.js`` shows it instead of its generic error). Both carry ``Retry-After``. The page is
+    rendered without the request, so nothing in it touches the database (no user, no session).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        unavailable = classify_unavailable(exception)
+        if unavailable is None:
+            return None
+        logger.warning("database unavailable for %s %.200s: %s", request.method, request.path,
+                       describe_unavailable(exception))
+        return unavailable_response(request, unavailable.retry_after)
+
+
+def unavailable_response(request, retry_after: int) -> HttpResponse:
+    if request.headers.get("HX-Request") == "true":
+        from todos.views.common import toast
+
+        response = HttpResponse(UNAVAILABLE_TOAST, status=503, content_type="text/plain; charset=utf-8")
+        toast(response, "error", UNAVAILABLE_TOAST)
+    else:
+        body = render_to_string("board/unavailable.html", {"retry_after": retry_after, "retry_url": retry_url(request)})
+        response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(retry_after)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def retry_url(request) -> str:
+    """Where the page goes when it retries: the same page for a GET; after a form post, the page
+    the form was on (a reload must not post it again), else the overview."""
+    if request.method in ("GET", "HEAD"):
+        return request.get_full_path()
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()},
+                                                   require_https=request.is_secure()):
+        return referer
+    return "/"

@@ -109,6 +109,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "board.middleware.ContentSecurityPolicyMiddleware",
+    "board.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "board.urls"
@@ -142,6 +143,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Connections the store's psycopg pool keeps per process (sync and async pools each).
 BOARD_DB_POOL_MIN = env_int("BOARD_DB_POOL_MIN", 1, minimum=0)
 BOARD_DB_POOL_MAX = env_int("BOARD_DB_POOL_MAX", 10, minimum=1)
+# How long a statement waits for a pooled connection before its request is answered
+# "unavailable" (503): with the database down, how long each request takes to say so.
+BOARD_DB_POOL_TIMEOUT = env_float("BOARD_DB_POOL_TIMEOUT", 5.0, minimum=0.1)
+# PostgreSQL's statement_timeout on the store's pooled connections, in seconds (0: none). A
+# statement stopped by it is answered "unavailable" (503), like an outage (todos/unavailable.py).
+BOARD_DB_STATEMENT_TIMEOUT = env_float("BOARD_DB_STATEMENT_TIMEOUT", 0.0, minimum=0.0)
 
 # --- Auth, sessions, security headers ---------------------------------------------------------
 

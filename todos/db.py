@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
 import threading
 import weakref
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import Any, AsyncIterator, Callable, Generic, Iterator, Mapping, TypeVar
 
 import psycopg
 from django.conf import settings
@@ -24,6 +26,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from todos.store.errors import Conflict, Internal, StaleSnapshot
+from todos.unavailable import classify as classify_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +78,33 @@ async def aconnect(**kwargs: Any) -> psycopg.AsyncConnection:
     return await psycopg.AsyncConnection.connect(conninfo(), **kwargs)
 
 
+# How long the pools keep retrying to replace a lost connection before giving up on it. Their
+# retries back off exponentially, so the default (5 minutes) would let a pool come back up to
+# minutes after the database did; after giving up, the next request that needs a connection
+# starts a fresh attempt at once, so recovery follows the database within seconds.
+RECONNECT_TIMEOUT_SECONDS = 10.0
+
+
+def pool_conninfo() -> str:
+    """:func:`conninfo` with ``BOARD_DB_STATEMENT_TIMEOUT`` added to the connection's options."""
+    info = conninfo()
+    timeout_ms = int(settings.BOARD_DB_STATEMENT_TIMEOUT * 1000)
+    if timeout_ms <= 0:
+        return info
+    existing = psycopg.conninfo.conninfo_to_dict(info).get("options") or ""
+    return psycopg.conninfo.make_conninfo(info, options=f"{existing} -c statement_timeout={timeout_ms}".strip())
+
+
+def _pool_settings() -> dict:
+    return {
+        "min_size": settings.BOARD_DB_POOL_MIN,
+        "max_size": max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
+        "timeout": settings.BOARD_DB_POOL_TIMEOUT,
+        "reconnect_timeout": RECONNECT_TIMEOUT_SECONDS,
+        "kwargs": {"autocommit": True, "row_factory": dict_row},
+    }
+
+
 _lock = threading.Lock()
 _pool: ConnectionPool | None = None
 _apools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool]" = weakref.WeakKeyDictionary()
@@ -85,14 +115,7 @@ def pool() -> ConnectionPool:
     if _pool is None:
         with _lock:
             if _pool is None:
-                _pool = ConnectionPool(
-                    conninfo(),
-                    min_size=settings.BOARD_DB_POOL_MIN,
-                    max_size=max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
-                    kwargs={"autocommit": True, "row_factory": dict_row},
-                    name="board-store",
-                    open=True,
-                )
+                _pool = ConnectionPool(pool_conninfo(), **_pool_settings(), name="board-store", open=True)
     return _pool
 
 
@@ -100,17 +123,74 @@ async def apool() -> AsyncConnectionPool:
     loop = asyncio.get_running_loop()
     existing = _apools.get(loop)
     if existing is None:
-        existing = AsyncConnectionPool(
-            conninfo(),
-            min_size=settings.BOARD_DB_POOL_MIN,
-            max_size=max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
-            kwargs={"autocommit": True, "row_factory": dict_row},
-            name="board-store-async",
-            open=False,
-        )
+        existing = AsyncConnectionPool(pool_conninfo(), **_pool_settings(), name="board-store-async", open=False)
         _apools[loop] = existing
         await existing.open()
     return existing
+
+
+def _hung_up(conn: psycopg.Connection | psycopg.AsyncConnection) -> bool:
+    """True when the server has closed this idle pooled connection (it restarted, or the
+    connection was terminated while it sat in the pool).
+
+    An idle autocommit connection that listens to nothing has nothing to read unless the server
+    said goodbye (its FATAL message, or end of file), so one poll of the socket tells, without a
+    round trip. Without it, after a database restart, each connection left in the pool would fail
+    one request with "unavailable" although the database is back.
+    """
+    if conn.closed:
+        return True
+    try:
+        # poll(), not select(): a busy server has descriptors past select()'s limit of 1024.
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return False  # cannot tell: the statement itself will find out
+
+
+def _gave_up() -> psycopg.OperationalError:
+    return psycopg.OperationalError("every pooled connection had been closed by the server")
+
+
+@contextmanager
+def pooled_connection() -> Iterator[psycopg.Connection]:
+    """A connection of the store's pool that the server has not hung up on (:func:`_hung_up`);
+    the others are closed, and the pool replaces them."""
+    store_pool = pool()
+    for _ in range(store_pool.max_size + 1):
+        conn = store_pool.getconn()
+        if not _hung_up(conn):
+            break
+        try:
+            conn.close()
+        finally:
+            store_pool.putconn(conn)
+    else:
+        raise _gave_up()
+    try:
+        yield conn
+    finally:
+        store_pool.putconn(conn)
+
+
+@asynccontextmanager
+async def apooled_connection() -> AsyncIterator[psycopg.AsyncConnection]:
+    store_pool = await apool()
+    for _ in range(store_pool.max_size + 1):
+        conn = await store_pool.getconn()
+        if not _hung_up(conn):
+            break
+        try:
+            await conn.close()
+        finally:
+            await store_pool.putconn(conn)
+    else:
+        raise _gave_up()
+    try:
+        yield conn
+    finally:
+        await store_pool.putconn(conn)
 
 
 def reset_pools() -> None:
@@ -136,7 +216,11 @@ STALE_SNAPSHOT_RUNS = 3
 
 
 def _classify(exc: psycopg.Error) -> None:
-    """Turn a constraint the store's statements are written never to hit into a store error."""
+    """Turn a constraint the store's statements are written never to hit, or a database that
+    cannot answer now (:mod:`todos.unavailable`), into a store error."""
+    unavailable = classify_unavailable(exc)
+    if unavailable is not None:
+        raise unavailable from exc
     if isinstance(exc, psycopg.errors.ExclusionViolation):
         detail = getattr(exc.diag, "message_detail", None) or ""
         logger.error("second open attempt refused at COMMIT: %s", detail)
@@ -153,9 +237,10 @@ def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
             if conn is not None:
                 rows = conn.execute(stmt.sql, stmt.params).fetchall()
             else:
-                with pool().connection() as pooled:
+                with pooled_connection() as pooled:
                     rows = pooled.execute(stmt.sql, stmt.params).fetchall()
-        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation) as exc:
+        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation, psycopg.OperationalError,
+                psycopg.InterfaceError) as exc:
             _classify(exc)
             raise
         try:
@@ -173,10 +258,11 @@ async def aexecute(stmt: Statement[T], conn: psycopg.AsyncConnection | None = No
                 cur = await conn.execute(stmt.sql, stmt.params)
                 rows = await cur.fetchall()
             else:
-                async with (await apool()).connection() as pooled:
+                async with apooled_connection() as pooled:
                     cur = await pooled.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
-        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation) as exc:
+        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation, psycopg.OperationalError,
+                psycopg.InterfaceError) as exc:
             _classify(exc)
             raise
         try:

@@ -10,8 +10,10 @@ URL and a token (it can run on another machine), and it is built to be left runn
   reaped or taken over) kills the command and drops the todo without reporting;
 * exit 0 completes the todo with the tail of stdout (≤ 2048 bytes) as the attempt summary; any
   other exit fails it with the tail of stderr;
-* connection errors and 5xx answers are retried with backoff (1 s doubling to 30 s): the server
-  may restart under a running command, heartbeats resume when it is back;
+* connection errors and 5xx answers are retried with backoff (1 s doubling to 30 s, and never
+  sooner than the server's ``Retry-After``, which a ``503 unavailable`` carries while its database
+  is unreachable): the server or its database may restart under a running command; heartbeats
+  keep being tried at least once per lease/3 (sooner on Retry-After) and resume when it is back;
 * :meth:`Worker.stop` (SIGINT/SIGTERM in the command) stops taking work, terminates running
   commands and releases their leases with a summary saying so.
 
@@ -39,6 +41,8 @@ SUMMARY_MAX_BYTES = 2048
 LONG_POLL_SECONDS = 30
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
+REPORT_BACKOFF_MAX = 10.0  # a finished todo's report is retried more eagerly than a claim
+HEARTBEAT_RETRY_SECONDS = 2.0
 TERMINATE_GRACE_SECONDS = 5.0
 TRANSIENT_STATUSES = {500, 502, 503, 504}
 # How long a finished todo's report is retried while the server is unreachable. Past its lease the
@@ -57,7 +61,26 @@ class ApiError(Exception):
 
 
 class Unreachable(Exception):
-    """The server could not be reached, or answered 5xx: worth retrying later."""
+    """The server could not be reached, or answered 5xx: worth retrying later, no sooner than
+    ``retry_after`` seconds when the server said so (``Retry-After``)."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` of an answer, in seconds (the delay form; a date or garbage is ignored)."""
+    raw = response.headers.get("Retry-After", "").strip()
+    if not raw.isdigit():
+        return None
+    return float(raw)
+
+
+def retry_delay(backoff: float, retry_after: float | None, *, ceiling: float = BACKOFF_MAX) -> float:
+    """How long to wait before trying again: the current backoff, or the server's Retry-After if it
+    asks for longer, but never more than ``ceiling`` (a huge Retry-After must not park a worker)."""
+    return min(ceiling, max(backoff, retry_after or 0.0))
 
 
 @dataclass(frozen=True)
@@ -96,7 +119,8 @@ class ApiClient:
         except httpx.TransportError as exc:
             raise Unreachable(f"{verb}: {exc.__class__.__name__}: {exc}") from exc
         if response.status_code in TRANSIENT_STATUSES:
-            raise Unreachable(f"{verb}: HTTP {response.status_code}")
+            raise Unreachable(f"{verb}: HTTP {response.status_code}{_error_code(response)}",
+                              retry_after=retry_after_seconds(response))
         try:
             data = response.json()
         except ValueError:
@@ -110,6 +134,15 @@ class ApiClient:
         client = getattr(self._local, "client", None)
         if client is not None:
             client.close()
+
+
+def _error_code(response: httpx.Response) -> str:
+    """`` unavailable`` (the API's error code) for the log, when the answer has one."""
+    try:
+        code = response.json()["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return f" {code}" if isinstance(code, str) else ""
 
 
 class Tail:
@@ -244,8 +277,9 @@ class Worker:
                     timeout=self.config.wait_seconds + 15,
                 )
             except Unreachable as exc:
-                logger.warning("cannot claim (%s); retrying in %.0f s", exc, backoff)
-                self._stop.wait(backoff)
+                delay = retry_delay(backoff, exc.retry_after)
+                logger.warning("cannot claim (%s); retrying in %.0f s", exc, delay)
+                self._stop.wait(delay)
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 continue
             except ApiError as exc:
@@ -288,8 +322,11 @@ class Worker:
                         self.client.call("heartbeat", self._lease(todo, token, lease_ttl_seconds=self.config.lease))
                         next_beat = time.monotonic() + interval
                     except Unreachable as exc:
-                        logger.warning("heartbeat for %s failed (%s); retrying", todo["id"], exc)
-                        next_beat = time.monotonic() + min(2.0, interval)
+                        # Again soon: the server's Retry-After, else 2 s; never later than the
+                        # regular interval, so the lease is not let go for the sake of a hint.
+                        delay = min(exc.retry_after or HEARTBEAT_RETRY_SECONDS, interval)
+                        logger.warning("heartbeat for %s failed (%s); retrying in %.0f s", todo["id"], exc, delay)
+                        next_beat = time.monotonic() + delay
                     except ApiError as exc:
                         logger.error("lost the lease on %s (%s); stopping its command", todo["id"], exc)
                         lost = True
@@ -388,10 +425,11 @@ class Worker:
                     logger.error("could not %s %s: %s", verb, todo["id"], exc)
                 return
             except Unreachable as exc:
-                if time.monotonic() + backoff > give_up:
+                delay = retry_delay(backoff, exc.retry_after, ceiling=REPORT_BACKOFF_MAX)
+                if time.monotonic() + delay > give_up:
                     logger.error("could not %s %s (%s); its lease will lapse and the reaper will requeue it", verb, todo["id"], exc)
                     return
-                logger.warning("could not %s %s (%s); retrying in %.0f s", verb, todo["id"], exc, backoff)
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 10.0)
+                logger.warning("could not %s %s (%s); retrying in %.0f s", verb, todo["id"], exc, delay)
+                time.sleep(delay)
+                backoff = min(backoff * 2, REPORT_BACKOFF_MAX)
                 retried = True

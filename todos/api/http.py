@@ -30,6 +30,7 @@ from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.store.errors import Invalid, NotFound, StoreError
 from todos.store.inputs import JSON_MAX_DEPTH
+from todos.unavailable import describe as describe_unavailable
 
 logger = logging.getLogger("todos.api")
 
@@ -48,16 +49,21 @@ def json_response(body: dict, status: int, request_id: str) -> JsonResponse:
 
 
 def error_response(exc: StoreError, request_id: str) -> JsonResponse:
+    retry_after = getattr(exc, "retry_after", None)
     if exc.code == "internal":
         logger.error("internal error in request %s: %s", request_id, exc.message)
         message = f"internal error (request id {request_id})"
     else:
         message = exc.message
-    response = json_response(error_body(exc.code, message), STATUS.get(exc.code, 500), request_id)
+        if exc.code == "unavailable":
+            logger.warning("database unavailable in request %s: %s", request_id, describe_unavailable(exc))
+    response = json_response(error_body(exc.code, message, retry_after=retry_after), STATUS.get(exc.code, 500), request_id)
     if exc.code == "unauthorized":
         response["WWW-Authenticate"] = 'Bearer realm="board"'
     elif exc.code == "method_not_allowed":
         response["Allow"] = "POST"
+    elif retry_after is not None:
+        response["Retry-After"] = str(retry_after)
     return response
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from todos.api import schemas
+from todos.api.errors import UNAVAILABLE_SCHEMA
 from todos.api.verbs import TABLE
 from todos.store import inputs
 
@@ -40,6 +41,16 @@ REQUEST_ID_HEADER = {
         "required": True,
         "schema": {"type": "string"},
     }
+}
+
+UNAVAILABLE_RESPONSE = {
+    "description": "The database is unreachable, has no connection free in time, or did not answer "
+    "within the statement timeout; retry after Retry-After seconds (also in the body as retry_after).",
+    "headers": {
+        **REQUEST_ID_HEADER,
+        "Retry-After": {"description": "Seconds to wait before retrying.", "required": True, "schema": {"type": "integer"}},
+    },
+    "content": {"application/json": {"schema": UNAVAILABLE_SCHEMA}},
 }
 
 DESCRIPTION = """\
@@ -91,6 +102,7 @@ def _operation(verb) -> dict:
         }
     for status, (code, text) in ERRORS.items():
         responses[status] = {"$ref": f"#/components/responses/{code}"}
+    responses["503"] = {"$ref": "#/components/responses/unavailable"}
     scopes = " or ".join(f"`{name}`" for name in sorted(verb.granted_by))
     return {
         "operationId": verb.name,
@@ -137,6 +149,7 @@ def document() -> dict:
             "responses": {
                 code: {"description": text, "headers": REQUEST_ID_HEADER, "content": _json(schemas.ERROR)}
                 for code, text in ERRORS.values()
-            },
+            }
+            | {"unavailable": UNAVAILABLE_RESPONSE},
         },
     }

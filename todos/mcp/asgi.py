@@ -19,6 +19,12 @@ claim a todo for nobody. The app therefore watches the request's ``http.disconne
 SSE response listens for it) and sets ``scope["board.client_gone"]``, the same event the HTTP
 transport gives its long polls, which ``claim_next`` stops waiting on.
 
+Whatever fails outside the SDK's own handling (the bearer lookup finding the database down, or
+anything unexpected before a response has started) is answered as a JSON-RPC error by
+:func:`~todos.mcp.auth.refusal_for` — ``unavailable`` (503, ``Retry-After``) or ``internal`` (500)
+— never as the server's HTML error page. A tool call that meets the outage is a tool error
+``unavailable: …``, like any other store error (``server.py``).
+
 The MCP endpoint is ``/mcp/``; ``/mcp`` is served the same, so a configuration without the
 trailing slash works without a redirect (the SDK's client does not follow redirects that change
 the path). Anything below it (``/mcp/x``) is 404.
@@ -30,7 +36,7 @@ import asyncio
 import json
 
 from todos.api.asgi import GONE_SCOPE_KEY
-from todos.mcp.auth import Refused, authenticate_scope, header, send_refusal
+from todos.mcp.auth import Refused, authenticate_scope, header, refusal_for, send_refusal
 from todos.mcp.runtime import runtime, uses_sessions
 
 PREFIX = "/mcp"
@@ -47,6 +53,23 @@ class McpApp:
     async def __call__(self, scope, receive, send):
         if scope.get("path") not in ENDPOINT_PATHS:
             return await _not_found(send)
+        started = False
+
+        async def sending(message: dict) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, sending)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if started:
+                raise
+            await send_refusal(send, refusal_for(exc))
+
+    async def _serve(self, scope, receive, send):
         try:
             scope = await authenticate_scope(scope)
         except Refused as refused:

@@ -14,7 +14,9 @@ on) another's session by learning its id. The principal is the endpoint plus the
 a rotated token starts a new session.
 
 The refusal body is a JSON-RPC error (``id: null``) whose message starts with the agent API's
-code, ``"unauthorized: …"``: the official client surfaces exactly that as the call's error.
+code, ``"unauthorized: …"``: the official client surfaces exactly that as the call's error. When
+the lookup cannot reach the database (``todos.unavailable``) the refusal is ``503`` with
+``Retry-After``, the code ``unavailable`` and ``retry_after`` in its ``data``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from todos.api.auth import authenticate, bearer_token
 from todos.selectors.agent import Credential
 from todos.store.endpoints import token_hash
 from todos.store.errors import StoreError
+from todos.unavailable import classify as classify_unavailable
+from todos.unavailable import describe as describe_unavailable
 
 logger = logging.getLogger("todos.mcp")
 
@@ -39,6 +43,7 @@ CREDENTIAL_KEY = "board.credential"
 DIGEST_KEY = "board.token_digest"
 # JSON-RPC reserves -32000..-32099 for the server's own errors; these are ours.
 RPC_UNAUTHORIZED = -32001
+RPC_UNAVAILABLE = -32003
 RPC_INTERNAL = -32603
 RPC_BAD_REQUEST = -32600
 
@@ -46,13 +51,15 @@ RPC_BAD_REQUEST = -32600
 class Refused(Exception):
     """The request is answered here, with ``status`` and a JSON-RPC error body."""
 
-    def __init__(self, status: int, code: str, message: str, rpc_code: int, challenge: str | None = None):
+    def __init__(self, status: int, code: str, message: str, rpc_code: int, challenge: str | None = None,
+                 retry_after: int | None = None):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.rpc_code = rpc_code
         self.challenge = challenge  # WWW-Authenticate, on a 401
+        self.retry_after = retry_after  # Retry-After, on a 503
 
 
 def header(scope, name: bytes) -> str | None:
@@ -87,11 +94,25 @@ async def authenticate_scope(scope) -> dict:
             # RFC 6750: a request with no credentials gets a challenge without an error code.
             challenge = 'Bearer realm="board"' + (', error="invalid_token"' if authorization else "")
             raise Refused(401, "unauthorized", exc.message, RPC_UNAUTHORIZED, challenge) from None
-        request_id = uuid.uuid4().hex[:20]
-        logger.error("internal error authenticating MCP request %s: %s", request_id, exc.message)
-        raise Refused(500, "internal", f"internal error (request id {request_id})", RPC_INTERNAL) from None
+        raise refusal_for(exc) from None
     digest = token_hash(bearer_token(authorization))
     return {**scope, CREDENTIAL_KEY: credential, DIGEST_KEY: digest, "user": principal(credential, digest)}
+
+
+def refusal_for(exc: BaseException) -> Refused:
+    """What to answer for a failure outside the MCP layer: ``unavailable`` (503) when the database
+    cannot answer now, else ``internal`` (500) with a request id, the details only in the log.
+    Always a JSON-RPC error, never the server's HTML error page."""
+    unavailable = classify_unavailable(exc)
+    if unavailable is not None:
+        logger.warning("database unavailable for an MCP request: %s", describe_unavailable(exc))
+        return Refused(503, "unavailable", unavailable.message, RPC_UNAVAILABLE, retry_after=unavailable.retry_after)
+    request_id = uuid.uuid4().hex[:20]
+    if isinstance(exc, StoreError):
+        logger.error("internal error in MCP request %s: %s", request_id, exc.message)
+    else:
+        logger.error("internal error in MCP request %s", request_id, exc_info=exc)
+    return Refused(500, "internal", f"internal error (request id {request_id})", RPC_INTERNAL)
 
 
 def principal(credential: Credential, digest: bytes) -> AuthenticatedUser:
@@ -108,15 +129,14 @@ def principal(credential: Credential, digest: bytes) -> AuthenticatedUser:
 
 
 async def send_refusal(send, refused: Refused) -> None:
+    data: dict = {"code": refused.code, "message": refused.message}
+    if refused.retry_after is not None:
+        data["retry_after"] = refused.retry_after
     body = json.dumps(
         {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {
-                "code": refused.rpc_code,
-                "message": f"{refused.code}: {refused.message}",
-                "data": {"code": refused.code, "message": refused.message},
-            },
+            "error": {"code": refused.rpc_code, "message": f"{refused.code}: {refused.message}", "data": data},
         }
     ).encode()
     headers = [
@@ -126,5 +146,7 @@ async def send_refusal(send, refused: Refused) -> None:
     ]
     if refused.challenge:
         headers.append((b"www-authenticate", refused.challenge.encode()))
+    if refused.retry_after is not None:
+        headers.append((b"retry-after", str(refused.retry_after).encode()))
     await send({"type": "http.response.start", "status": refused.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections import Counter
 from contextlib import contextmanager
 
@@ -35,7 +34,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from todos.db import aexecute
 from todos.mcp import ready, sessions
-from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_BAD_REQUEST, RPC_INTERNAL, Refused, header
+from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_BAD_REQUEST, RPC_UNAVAILABLE, Refused, header, refusal_for
 from todos.mcp.manager import SessionManager, connection_of, held_sessions
 from todos.mcp.server import build_server
 from todos.store.errors import StoreError
@@ -43,6 +42,7 @@ from todos.store.errors import StoreError
 logger = logging.getLogger("todos.mcp")
 
 SESSION_IDLE_SECONDS = 30 * 60
+SESSION_FULL_RETRY_AFTER = 5  # seconds a client at the session limit is told to wait
 # How often the runtime keeps its open streams' sessions alive and sweeps expired ones; well
 # under SESSION_IDLE_SECONDS, so a session whose stream is open is never swept.
 MAINTENANCE_SECONDS = 60
@@ -152,7 +152,8 @@ class Runtime:
             logger.exception("could not restore MCP session %s", session_id[:8])
             raise _internal("restoring", exc) from None
         if outcome == "full":
-            raise Refused(503, "unavailable", "too many open MCP sessions on this server; retry later", RPC_INTERNAL)
+            raise Refused(503, "unavailable", "too many open MCP sessions on this server; retry later", RPC_UNAVAILABLE,
+                          retry_after=SESSION_FULL_RETRY_AFTER)
         if outcome == "unreadable":
             raise _session_not_found()
 
@@ -192,9 +193,10 @@ class Runtime:
 
 
 def _internal(doing: str, exc: Exception) -> Refused:
-    request_id = uuid.uuid4().hex[:20]
-    logger.error("internal error %s an MCP session (request id %s): %s", doing, request_id, exc)
-    return Refused(500, "internal", f"internal error (request id {request_id})", RPC_INTERNAL)
+    """``unavailable`` (503, with Retry-After) when the database cannot answer now; else
+    ``internal`` with a request id, the details only in the log (``auth.refusal_for``)."""
+    logger.warning("MCP session: failed %s it", doing)
+    return refusal_for(exc)
 
 
 def _session_not_found() -> Refused:

@@ -34,10 +34,12 @@ from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.db import aexecute
 from todos.mcp import manager, ready, sessions, tools
-from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED
+from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED, RPC_UNAVAILABLE
 from todos.mcp.descriptions import INSTRUCTIONS
 from todos.selectors.agent import Credential
 from todos.store.errors import StoreError
+from todos.unavailable import classify as classify_unavailable
+from todos.unavailable import describe as describe_unavailable
 
 logger = logging.getLogger("todos.mcp")
 
@@ -92,6 +94,8 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
     except StoreError as exc:
         if exc.code == "internal":
             return _internal(verb.name, exc.message)
+        if exc.code == "unavailable":
+            logger.warning("database unavailable in MCP call (tools/call %s): %s", verb.name, describe_unavailable(exc))
         return tools.failure(exc.code, exc.message)
     except asyncio.CancelledError:
         raise
@@ -138,7 +142,12 @@ async def record_session(ctx: ServerRequestContext, call_next):
         await aexecute(sessions.record(session_id, credential.endpoint_id, digest, result["protocolVersion"], kept))
     except asyncio.CancelledError:
         raise
-    except Exception:  # noqa: BLE001 - logged with its traceback, answered with an id only
+    except Exception as exc:  # noqa: BLE001 - logged with its traceback, answered with an id only
+        unavailable = classify_unavailable(exc)
+        if unavailable is not None:
+            logger.warning("could not record MCP session %s: %s", session_id[:8], describe_unavailable(exc))
+            raise MCPError(code=RPC_UNAVAILABLE, message=f"unavailable: {unavailable.message}",
+                           data={"retry_after": unavailable.retry_after}) from None
         request_id = uuid.uuid4().hex[:20]
         logger.exception("internal error recording MCP session %s (request id %s)", session_id[:8], request_id)
         raise MCPError(code=RPC_INTERNAL, message=f"internal: internal error (request id {request_id})") from None
