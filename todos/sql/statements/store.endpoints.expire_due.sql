@@ -4,8 +4,10 @@
 
 WITH revoked AS (
     UPDATE endpoints e SET state = 'revoked', revoked_at = now()
+    -- NO KEY UPDATE: the relay's count upserts hold KEY SHARE on the endpoints they reference
+    -- (their foreign key); FOR UPDATE would skip those endpoints, and the sweep would miss them
     WHERE e.id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now()
-                   LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+                   LIMIT %(limit)s FOR NO KEY UPDATE SKIP LOCKED)
     RETURNING e.*
 ),
 live AS (
