@@ -35,7 +35,7 @@ class TodoAction:
     call: Callable[..., Statement]  # ``call(op, todo_id, **parse(form))``
     parse: Callable[..., dict]  # a POSTed form -> the store call's keyword arguments
     success: str  # the toast, with ``{id}`` the todo's short id
-    attempt: str  # "Could not <attempt>: …" when the store's guard refuses it
+    verb_phrase: str  # "Could not <verb_phrase>: …" when the store's guard refuses it
     offered_in: frozenset[str]  # the situations (above) in which the drawer offers it
     style: str = ""  # "primary", "warn", "danger", or "" for a plain button
     confirm: str = ""  # asked before it is sent, with ``{holder}`` the lease holder
@@ -96,53 +96,53 @@ def _set_priority(op: OperatorScope, todo_id, *, priority) -> Statement:
 TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "claim", "Claim", operator.claim, _lease,
-        success="Claimed {id}: the lease is yours.", attempt="claim it",
+        success="Claimed {id}: the lease is yours.", verb_phrase="claim it",
         offered_in=frozenset({PENDING, LAPSED}), style="primary",
     ),
     TodoAction(
         "extend", "Extend lease", operator.extend, _lease,
-        success="Extended your lease on {id}.", attempt="extend the lease",
+        success="Extended your lease on {id}.", verb_phrase="extend the lease",
         offered_in=frozenset({HELD}),
     ),
     TodoAction(
         "release", "Release", operator.release, _note,
-        success="Released {id}: it is pending again.", attempt="release it",
+        success="Released {id}: it is pending again.", verb_phrase="release it",
         offered_in=frozenset({HELD}),
     ),
     TodoAction(
         "force_release", "Force release", operator.force_release, _note,
-        success="Took the lease away: {id} is pending again.", attempt="force-release it",
+        success="Took the lease away: {id} is pending again.", verb_phrase="force-release it",
         offered_in=frozenset({LAPSED, TAKEN}), style="warn",
         confirm="Take the lease away from {holder}? Its attempt ends as released.",
     ),
     TodoAction(
         "retry", "Retry", operator.retry, _note,
-        success="{id} is pending again with a fresh attempt budget.", attempt="retry it",
+        success="{id} is pending again with a fresh attempt budget.", verb_phrase="retry it",
         offered_in=frozenset({RETRY, DEAD}), style="primary",
     ),
     TodoAction(
         "cancel", "Cancel", operator.cancel, _note,
-        success="Canceled {id}.", attempt="cancel it",
+        success="Canceled {id}.", verb_phrase="cancel it",
         offered_in=LIVE, style="danger", confirm="Cancel this todo for good?",
     ),
     TodoAction(
         "complete", "Complete", operator.complete, _note_and_result,
-        success="Completed {id}.", attempt="complete it",
+        success="Completed {id}.", verb_phrase="complete it",
         offered_in=frozenset({HELD}), style="primary", form="folded", fields="todos/action_fields/_complete.html",
     ),
     TodoAction(
         "fail", "Fail", operator.fail, _note,
-        success="Failed {id}.", attempt="fail it",
+        success="Failed {id}.", verb_phrase="fail it",
         offered_in=frozenset({HELD}), style="warn", form="folded", fields="todos/action_fields/_fail.html",
     ),
     TodoAction(
         "assign", "Assign", _assign, _assignee,
-        success="Assignment of {id} saved.", attempt="change its assignee",
+        success="Assignment of {id} saved.", verb_phrase="change its assignee",
         offered_in=frozenset({PENDING}), form="inline", fields="todos/action_fields/_assign.html",
     ),
     TodoAction(
         "priority", "Priority", _set_priority, _priority,
-        success="Priority of {id} saved.", attempt="change its priority",
+        success="Priority of {id} saved.", verb_phrase="change its priority",
         offered_in=LIVE, form="inline", fields="todos/action_fields/_priority.html", submit="Set",
     ),
 )

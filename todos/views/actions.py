@@ -53,10 +53,10 @@ def conflict_message(request, action: TodoAction, todo_id: str) -> str:
     state = row.display_state
     if state == "claimed" and row.owner != request.viewer.owner:
         holder = Names(request.viewer, [row.owner]).holder(row.owner)
-        return f"Could not {action.attempt}: someone else claimed it ({holder})."
+        return f"Could not {action.verb_phrase}: someone else claimed it ({holder})."
     if action.holder_only and row.owner != request.viewer.owner:
-        return f"Could not {action.attempt}: you no longer hold its lease; it is {STATE_LABELS[state]} now."
-    return f"Could not {action.attempt}: it is {STATE_LABELS[state]} now."
+        return f"Could not {action.verb_phrase}: you no longer hold its lease; it is {STATE_LABELS[state]} now."
+    return f"Could not {action.verb_phrase}: it is {STATE_LABELS[state]} now."
 
 
 def _respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):

@@ -17,6 +17,7 @@ from todos.selectors.todos import TodoRow
 from todos.views import action_table
 from todos.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
 
+
 def situation(todo: TodoRow, viewer: Viewer) -> str:
     """What the todo is to this viewer as far as actions go (``action_table``'s situations)."""
     state = todo.display_state
@@ -48,14 +49,16 @@ class ActionForm:
 
 
 def action_forms(todo: TodoRow, actions, *, holder: str | None, errors: dict) -> list[ActionForm]:
+    """The drawer's forms for ``actions`` (names, from :func:`actions_for`), with the field
+    error of the one just refused."""
     return [
         ActionForm(
-            action=TODO_ACTIONS[name],
-            url=todo_url(f"todo_{name}", todo.id),
-            confirm=TODO_ACTIONS[name].confirm.format(holder=holder),
-            error=errors.get(name, ""),
+            action=action,
+            url=todo_url(action.url_name, todo.id),
+            confirm=action.confirm.format(holder=holder),
+            error=errors.get(action.name, ""),
         )
-        for name in actions
+        for action in (TODO_ACTIONS[name] for name in actions)
     ]
 
 
