@@ -1,4 +1,5 @@
-"""Form input for the Board's actions: text from a browser form into the store's typed inputs.
+"""Form input for the Board's actions: text from a browser form into the store's typed inputs
+(each action's parser in ``views/action_table.py`` is made of these).
 
 The store validates again (it trusts no caller); this layer only turns strings into the types
 the store expects and names the field when that fails ("result: not valid JSON …"), before
@@ -87,21 +88,6 @@ def lease_seconds(data) -> int | None:
 def assignee(data) -> str | None:
     value = (data.get("assignee") or "").strip()
     return value or None
-
-
-def action_kwargs(action: str, data) -> dict:
-    """The keyword arguments of ``todos.store.operator.<action>`` from a POSTed form."""
-    if action in ("claim", "extend"):
-        return {"lease_ttl_seconds": lease_seconds(data)}
-    if action == "complete":
-        return {"note": note(data), "result": json_field(data, "result")}
-    if action in ("fail", "release", "force_release", "retry", "cancel"):
-        return {"note": note(data)}
-    if action == "assign":
-        return {"assignee": assignee(data)}
-    if action == "priority":
-        return {"priority": integer(data, "priority", *inputs.PRIORITY_RANGE)}
-    raise Invalid("action", f"unknown action {action!r}")
 
 
 def create_kwargs(data, allowed: dict[str, tuple]) -> dict:

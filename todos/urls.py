@@ -1,14 +1,14 @@
 """The Board's routes, sign-in, ``/healthz`` and ``/metrics`` (the agent API is mounted in board/urls.py).
 
-Every todo action is its own named route (``todo_<action>``) so each is listed, tested for
-isolation (tests/board/test_isolation.py fails for a route it does not cover), and easy to find.
+Every todo action of ``views/action_table.py`` is its own named route (``todo_<action>``) so each
+is listed, tested for isolation (tests/board/test_isolation.py fails for a route it does not
+cover), and easy to find.
 """
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from todos.views import activity, actions, agents, bulk, endpoints, health, metrics, overview, teams, todos
-from todos.views.present import ACTION_LABELS
+from todos.views import action_table, activity, actions, agents, bulk, endpoints, health, metrics, overview, teams, todos
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -39,8 +39,8 @@ urlpatterns = [
     path("todos/<str:todo_id>/drawer/", todos.todo_drawer, name="todo_drawer"),
     path("todos/<str:todo_id>/row/", todos.todo_row, name="todo_row"),
     *[
-        path(f"todos/<str:todo_id>/{name.replace('_', '-')}/", actions.todo_action(name), name=f"todo_{name}")
-        for name in ACTION_LABELS
+        path(f"todos/<str:todo_id>/{action.path}/", actions.todo_action(action), name=action.url_name)
+        for action in action_table.TABLE
     ],
     # teams
     path("teams/", teams.team_list, name="teams"),

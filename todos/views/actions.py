@@ -1,9 +1,10 @@
 """Operator actions on single todos, creating a todo by hand, pausing and resuming queues.
 
-Each action is one store call (the store writes the audit row) answered with the fragment the
-form came from, re-read after the change: the row or the drawer. A lost race (``Conflict``) or
-bad input (``Invalid``) answers the current state with a message saying what happened; a todo
-that is absent or another team's answers the Board's one 404.
+Each action of the table (``views/action_table.py``) is one store call (the store writes the
+audit row) answered with the fragment the form came from, re-read after the change: the row or
+the drawer. A lost race (``Conflict``) or bad input (``Invalid``) answers the current state with
+a message saying what happened; a todo that is absent or another team's answers the Board's one
+404 (``common.store_refusals`` maps the store's errors).
 """
 
 from __future__ import annotations
@@ -30,49 +31,21 @@ from todos.views.common import (
     is_htmx,
     not_found,
     redirect_back,
+    store_refusals,
     toast,
 )
-from todos.views.present import ACTION_LABELS, Names
+from todos.views.action_table import TodoAction
+from todos.views.present import Names
 from todos.views.todos import drawer_context, row_context
 
 READ_ONLY = "Your role on this team is read-only: you can look, not act."
-
-STORE_CALLS = {
-    "claim": operator.claim,
-    "extend": operator.extend,
-    "complete": operator.complete,
-    "fail": operator.fail,
-    "release": operator.release,
-    "force_release": operator.force_release,
-    "retry": operator.retry,
-    "cancel": operator.cancel,
-    "assign": lambda op, todo_id, assignee: operator.assign(op, todo_id, assignee),
-    "priority": lambda op, todo_id, priority: operator.set_priority(op, todo_id, priority),
-}
-SUCCESS = {
-    "claim": "Claimed {id}: the lease is yours.",
-    "extend": "Extended your lease on {id}.",
-    "complete": "Completed {id}.",
-    "fail": "Failed {id}.",
-    "release": "Released {id}: it is pending again.",
-    "force_release": "Took the lease away: {id} is pending again.",
-    "retry": "{id} is pending again with a fresh attempt budget.",
-    "cancel": "Canceled {id}.",
-    "assign": "Assignment of {id} saved.",
-    "priority": "Priority of {id} saved.",
-}
-VERBS = {
-    "claim": "claim it", "extend": "extend the lease", "complete": "complete it", "fail": "fail it",
-    "release": "release it", "force_release": "force-release it", "retry": "retry it", "cancel": "cancel it",
-    "assign": "change its assignee", "priority": "change its priority",
-}
 
 
 def operator_scope(viewer) -> OperatorScope:
     return OperatorScope(user_id=viewer.user_id, username=viewer.username)
 
 
-def conflict_message(request, action: str, todo_id: str) -> str:
+def conflict_message(request, action: TodoAction, todo_id: str) -> str:
     """Say what happened instead: "Someone else claimed it (Board · bob)", "it is Done now"."""
     row = selectors.get_row(request.viewer, todo_id)
     if row is None:
@@ -80,10 +53,10 @@ def conflict_message(request, action: str, todo_id: str) -> str:
     state = row.display_state
     if state == "claimed" and row.owner != request.viewer.owner:
         holder = Names(request.viewer, [row.owner]).holder(row.owner)
-        return f"Could not {VERBS[action]}: someone else claimed it ({holder})."
-    if action in ("complete", "fail", "release", "extend") and row.owner != request.viewer.owner:
-        return f"Could not {VERBS[action]}: you no longer hold its lease; it is {STATE_LABELS[state]} now."
-    return f"Could not {VERBS[action]}: it is {STATE_LABELS[state]} now."
+        return f"Could not {action.verb_phrase}: someone else claimed it ({holder})."
+    if action.holder_only and row.owner != request.viewer.owner:
+        return f"Could not {action.verb_phrase}: you no longer hold its lease; it is {STATE_LABELS[state]} now."
+    return f"Could not {action.verb_phrase}: it is {STATE_LABELS[state]} now."
 
 
 def _respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):
@@ -110,33 +83,30 @@ def _respond(request, todo_id: str, *, status: int, level: str, message: str, er
     return add_trigger(response, CHANGED_EVENT, {"id": todo_id, "source": fragment})
 
 
-def todo_action(action: str):
-    """The POST view for one action (``/todos/<id>/<action>/``)."""
+def todo_action(action: TodoAction):
+    """The POST view for one action of the table (``/todos/<id>/<action>/``)."""
+
+    def invalid(request, exc, todo_id: str):
+        return _respond(
+            request, todo_id, status=422, level="error", message=exc.message,
+            errors={action.name: exc.message}, values=request.POST,
+        )
+
+    def conflict(request, exc, todo_id: str):
+        return _respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
 
     @require_POST
     @board_view
+    @store_refusals(forbidden_text=READ_ONLY, invalid=invalid, conflict=conflict)
     def view(request, todo_id: str):
         viewer = request.viewer
         if selectors.get_row(viewer, todo_id) is None:
             return not_found()  # before reading any input: absent and foreign answer alike
-        try:
-            kwargs = forms.action_kwargs(action, request.POST)
-            execute(STORE_CALLS[action](operator_scope(viewer), todo_id, **kwargs))
-        except NotFound:
-            return not_found()
-        except Forbidden:
-            return forbidden(request, READ_ONLY)
-        except Invalid as exc:
-            return _respond(
-                request, todo_id, status=422, level="error", message=f"{exc.field}: {exc.problem}",
-                errors={action: f"{exc.field}: {exc.problem}"}, values=request.POST,
-            )
-        except Conflict:
-            return _respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
-        return _respond(request, todo_id, status=200, level="success", message=SUCCESS[action].format(id=short_id(todo_id)))
+        execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
+        return _respond(request, todo_id, status=200, level="success", message=action.success.format(id=short_id(todo_id)))
 
-    view.__name__ = f"todo_{action}"
-    view.__doc__ = f"{ACTION_LABELS[action]}: one store call, answered with the updated fragment."
+    view.__name__ = action.url_name
+    view.__doc__ = f"{action.label}: one store call, answered with the updated fragment."
     return view
 
 
@@ -199,6 +169,7 @@ def todo_new(request):
 def _queue_action(pause: bool):
     @require_POST
     @board_view
+    @store_refusals(forbidden_text=READ_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message))
     def view(request):
         viewer = request.viewer
         team = viewer.team_by_slug(request.POST.get("team") or "")
@@ -206,19 +177,12 @@ def _queue_action(pause: bool):
             return not_found()
         queue = request.POST.get("queue") or ""
         op = operator_scope(viewer)
-        try:
-            if pause:
-                changed = execute(operator.pause_queue(op, team.id, queue, note=forms.note(request.POST)))
-                message = f"Paused {queue} for {team.name}: agents' claims skip it." if changed else f"{queue} was already paused."
-            else:
-                changed = execute(operator.resume_queue(op, team.id, queue))
-                message = f"Resumed {queue} for {team.name}." if changed else f"{queue} was not paused."
-        except NotFound:
-            return not_found()
-        except Forbidden:
-            return forbidden(request, READ_ONLY)
-        except Invalid as exc:
-            return _queue_reply(request, 422, "error", f"{exc.field}: {exc.problem}")
+        if pause:
+            changed = execute(operator.pause_queue(op, team.id, queue, note=forms.note(request.POST)))
+            message = f"Paused {queue} for {team.name}: agents' claims skip it." if changed else f"{queue} was already paused."
+        else:
+            changed = execute(operator.resume_queue(op, team.id, queue))
+            message = f"Resumed {queue} for {team.name}." if changed else f"{queue} was not paused."
         return _queue_reply(request, 200, "success", message)
 
     view.__name__ = "queue_pause" if pause else "queue_resume"

@@ -20,7 +20,6 @@ from todos.filters import STATES, TodoFilter
 from todos.selectors import bulk_jobs, dead_letters
 from todos.selectors import todos as selectors
 from todos.store import bulk_jobs as job_store
-from todos.store.errors import Forbidden, Invalid
 from todos.store.scopes import OperatorScope
 from todos.views.actions import READ_ONLY
 from todos.views.common import (
@@ -29,6 +28,7 @@ from todos.views.common import (
     forbidden,
     is_htmx,
     not_found,
+    store_refusals,
     toast,
     vary_on_htmx,
 )
@@ -131,6 +131,7 @@ def bulk_preview(request):
 
 @require_POST
 @board_view
+@store_refusals(invalid=lambda request, exc: _bad_request(request, exc.message))
 def bulk_start(request):
     """Start the confirmed job in the background and answer its progress."""
     viewer = request.viewer
@@ -143,17 +144,12 @@ def bulk_start(request):
     if plan is None:
         return not_found()
     note = (request.POST.get("note") or "").strip()[:2000] or None
-    try:
-        job_id = execute(job_store.create(
-            OperatorScope(user_id=viewer.user_id, username=viewer.username),
-            action=plan["action"], scope=plan["scope"], description=plan["description"],
-            filter_params=plan["filter"].params(), group_reason=plan["group"] or None,
-            selected_ids=plan["ids"] if plan["scope"] == "selected" else None, note=note,
-        ))
-    except Invalid as exc:
-        return _bad_request(request, exc.message)
-    except Forbidden as exc:
-        return forbidden(request, exc.message)
+    job_id = execute(job_store.create(
+        OperatorScope(user_id=viewer.user_id, username=viewer.username),
+        action=plan["action"], scope=plan["scope"], description=plan["description"],
+        filter_params=plan["filter"].params(), group_reason=plan["group"] or None,
+        selected_ids=plan["ids"] if plan["scope"] == "selected" else None, note=note,
+    ))
     if not is_htmx(request):
         return HttpResponseRedirect(reverse("bulk_job", args=[job_id]))
     job = bulk_jobs.get(viewer, job_id)

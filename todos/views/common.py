@@ -1,8 +1,9 @@
-"""What every Board view shares: sign-in, the viewer, the uniform 404, toasts and redirects.
+"""What every Board view shares: sign-in, the viewer, the uniform 404, the store's refusals
+answered in one place (:func:`store_refusals`), toasts and redirects.
 
 Two audiences get the same actions: htmx (a fragment back, messages as ``HX-Trigger`` toasts) and
 a plain browser without JavaScript (a redirect back to where the form was, messages through
-``django.contrib.messages``). Views pick with :func:`reply`.
+``django.contrib.messages``). Views pick with :func:`is_htmx`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import HttpResponseClientRedirect
 
 from todos.selectors.access import viewer_for
+from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 
 TOAST_EVENT = "board:toast"
 CHANGED_EVENT = "board:todo-changed"
@@ -50,6 +52,41 @@ def board_view(view):
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def store_refusals(*, forbidden_text: str | None = None, invalid=None, conflict=None):
+    """Answer the store errors a view raises, the same way for every Board view.
+
+    ``NotFound`` is the Board's one 404 (absent and another team's answer alike); ``Forbidden``
+    is 403 saying ``forbidden_text`` (the store's own message when None). ``Invalid`` and
+    ``Conflict`` are answered by the view's ``invalid(request, exc, *args, **kwargs)`` and
+    ``conflict(…)`` when it gives them; a view whose reply needs what only its body knows (the
+    form it was sent, the thing it looked up) catches those two itself, inside this decorator.
+    An error the view has no answer for propagates: the store refused something the view
+    should not have asked.
+    """
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            try:
+                return view(request, *args, **kwargs)
+            except NotFound:
+                return not_found()
+            except Forbidden as exc:
+                return forbidden(request, forbidden_text or exc.message)
+            except Invalid as exc:
+                if invalid is None:
+                    raise
+                return invalid(request, exc, *args, **kwargs)
+            except Conflict as exc:
+                if conflict is None:
+                    raise
+                return conflict(request, exc, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 # Control characters other than tab, newline and carriage return (which a textarea sends).

@@ -41,9 +41,9 @@ from todos.mcp import client_config
 from todos.selectors import endpoints as selectors
 from todos.store import endpoints as store
 from todos.store import inputs
-from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
+from todos.store.errors import Conflict, Invalid
 from todos.store.scopes import OperatorScope
-from todos.views.common import board_view, forbidden, not_found
+from todos.views.common import board_view, forbidden, not_found, store_refusals
 
 ADMINS_ONLY = "Only a team admin can manage endpoints. Your role on this team lets you look, not change them."
 
@@ -167,6 +167,7 @@ def _form_context(team, values: dict, errors: dict | None = None, **extra) -> di
 
 @require_http_methods(["GET", "POST"])
 @board_view
+@store_refusals(forbidden_text=ADMINS_ONLY)
 @sensitive_variables("vended")
 def endpoint_vend(request):
     """``/endpoints/new/?team=<slug>``: the form; its POST answers with the token, once."""
@@ -198,10 +199,6 @@ def endpoint_vend(request):
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")
         return render(request, "endpoints/vend.html", _form_context(team, values, {exc.field: exc.problem}), status=422)
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, ADMINS_ONLY)
     return _reveal(request, team, vended.endpoint, vended.token, rotated=False)
 
 
@@ -258,6 +255,7 @@ def _lease_text(seconds) -> str:
 
 @require_http_methods(["GET", "POST"])
 @board_view
+@store_refusals(forbidden_text=ADMINS_ONLY)
 def endpoint_edit(request, slug: str):
     """Scopes and default lease. Removing queues asks first, saying how many live todos are in
     them; the two changes are saved together (one transaction, one audit row each)."""
@@ -298,10 +296,6 @@ def endpoint_edit(request, slug: str):
                 execute(store.set_scopes(by, endpoint.id, verbs=verbs, queues=queues, **_by(viewer)), conn)
             if lease_changed:
                 execute(store.set_default_lease(by, endpoint.id, lease, **_by(viewer)), conn)
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, ADMINS_ONLY)
     except Conflict:
         return _back(request, endpoint, "error", f"Nothing saved: {endpoint.name} was revoked meanwhile.")
     said = []
@@ -314,6 +308,7 @@ def endpoint_edit(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 @board_view
+@store_refusals(forbidden_text=ADMINS_ONLY)
 @sensitive_variables("rotated")
 def endpoint_rotate(request, slug: str):
     """A confirmation, then a new token revealed once; the old one fails on its next request."""
@@ -328,10 +323,6 @@ def endpoint_rotate(request, slug: str):
         rotated = execute(store.rotate(
             _scope(request.viewer), endpoint.id, if_prefix=request.POST.get("prefix", ""), **_by(request.viewer),
         ))
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, ADMINS_ONLY)
     except Conflict:
         return _back(
             request, endpoint, "error",
@@ -343,6 +334,7 @@ def endpoint_rotate(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 @board_view
+@store_refusals(forbidden_text=ADMINS_ONLY)
 def endpoint_revoke(request, slug: str):
     """A confirmation stating the live todos that will be dead-lettered, then one store call."""
     endpoint, team, refusal = _manageable(request, slug)
@@ -362,10 +354,6 @@ def endpoint_revoke(request, slug: str):
             "errors": {exc.field: exc.problem},
         }
         return render(request, "endpoints/revoke.html", context, status=422)
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, ADMINS_ONLY)
     except Conflict:
         return _back(request, endpoint, "error", f"{endpoint.name} is already revoked.")
     n = len(revoked.dead_lettered)
@@ -377,6 +365,7 @@ def endpoint_revoke(request, slug: str):
 
 @require_http_methods(["GET", "POST"])
 @board_view
+@store_refusals(forbidden_text=ADMINS_ONLY)
 def endpoint_delete(request, slug: str):
     """Delete a revoked endpoint, and with it its todos and their history (a confirmation first)."""
     endpoint, team, refusal = _manageable(request, slug)
@@ -389,10 +378,6 @@ def endpoint_delete(request, slug: str):
         return render(request, "endpoints/delete.html", {"team": team, "endpoint": endpoint, "total": total, "more": more})
     try:
         execute(store.delete(_scope(request.viewer), endpoint.id, **_by(request.viewer)))
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, ADMINS_ONLY)
     except Conflict:
         return _back(request, endpoint, "error", f"Revoke {endpoint.name} before deleting it.")
     return _back(request, None, "success", f"Deleted {endpoint.name} and its todos.")

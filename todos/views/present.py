@@ -1,4 +1,4 @@
-"""From selector rows to what a template shows: holder names, the viewer's actions per state.
+"""From selector rows to what a template shows: holder names, the viewer's actions and their forms.
 
 The lease holder is stored as ``human:<id>`` or ``endpoint:<uuid>``; the Board shows
 "Board · <username>" or the endpoint's name, never a raw credential id.
@@ -14,40 +14,52 @@ from django.urls import reverse
 
 from todos.selectors.access import Viewer, usernames
 from todos.selectors.todos import TodoRow
+from todos.views import action_table
+from todos.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
 
-# Every action a todo can offer, in the order the drawer shows them, with its button label.
-ACTION_LABELS = {
-    "claim": "Claim",
-    "complete": "Complete",
-    "fail": "Fail",
-    "release": "Release",
-    "extend": "Extend lease",
-    "force_release": "Force release",
-    "retry": "Retry",
-    "cancel": "Cancel",
-    "assign": "Assign",
-    "priority": "Priority",
-}
-# The one or two actions a list row offers (the drawer has them all).
-ROW_ACTIONS = ("claim", "complete", "release", "force_release", "retry")
+
+def situation(todo: TodoRow, viewer: Viewer) -> str:
+    """What the todo is to this viewer as far as actions go (``action_table``'s situations)."""
+    state = todo.display_state
+    if state != "claimed":
+        return state
+    if todo.owner == viewer.owner:
+        return action_table.HELD
+    if todo.lease_lapsed and todo.attempt < todo.max_attempts:
+        return action_table.LAPSED  # a lapsed lease can be taken over
+    return action_table.TAKEN
 
 
 def actions_for(todo: TodoRow, viewer: Viewer) -> tuple[str, ...]:
     """What this viewer may do to this todo now (lifecycle.md guards; viewers get nothing)."""
     if not viewer.can_act_on(todo.endpoint_id):
         return ()
-    state = todo.display_state
-    if state == "pending":
-        return ("claim", "cancel", "assign", "priority")
-    if state == "claimed":
-        if todo.owner == viewer.owner:
-            return ("complete", "fail", "release", "extend", "cancel", "priority")
-        if todo.lease_lapsed and todo.attempt < todo.max_attempts:
-            return ("claim", "force_release", "cancel", "priority")  # a lapsed lease can be taken over
-        return ("force_release", "cancel", "priority")
-    if state in ("retry", "dead"):
-        return ("retry", "cancel", "priority")
-    return ()
+    now = situation(todo, viewer)
+    return tuple(action.name for action in TABLE if now in action.offered_in)
+
+
+@dataclass(frozen=True)
+class ActionForm:
+    """One action's form in the drawer (``_action_form.html``)."""
+
+    action: TodoAction
+    url: str
+    confirm: str
+    error: str
+
+
+def action_forms(todo: TodoRow, actions, *, holder: str | None, errors: dict) -> list[ActionForm]:
+    """The drawer's forms for ``actions`` (names, from :func:`actions_for`), with the field
+    error of the one just refused."""
+    return [
+        ActionForm(
+            action=action,
+            url=todo_url(action.url_name, todo.id),
+            confirm=action.confirm.format(holder=holder),
+            error=errors.get(action.name, ""),
+        )
+        for action in (TODO_ACTIONS[name] for name in actions)
+    ]
 
 
 class Names:
@@ -123,7 +135,7 @@ class RowView:
 
     @property
     def row_buttons(self) -> list[RowButton]:
-        return [RowButton(a, ACTION_LABELS[a], todo_url(f"todo_{a}", self.todo.id)) for a in self.row_actions]
+        return [RowButton(a, TODO_ACTIONS[a].label, todo_url(f"todo_{a}", self.todo.id)) for a in self.row_actions]
 
     @property
     def row_url(self) -> str:

@@ -16,11 +16,13 @@ from django.views.decorators.http import require_GET, require_POST
 from todos.db import execute
 from todos.selectors import teams as selectors
 from todos.store import teams as team_store
-from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
+from todos.store.errors import Conflict, Invalid
 from todos.store.scopes import OperatorScope
-from todos.views.common import board_view, forbidden, not_found
+from todos.views.common import board_view, forbidden, not_found, store_refusals
 
 ROLES = team_store.ROLES
+MANAGERS_ONLY = "Only a team admin or a site admin can manage members."
+SITE_ADMINS_ONLY = "Only site admins create teams."
 
 
 def _scope(viewer) -> OperatorScope:
@@ -34,19 +36,21 @@ def team_list(request):
     return render(request, "teams/index.html", {"teams": selectors.visible_teams(viewer), "can_create": viewer.is_superuser})
 
 
+def _create_invalid(request, exc):
+    messages.error(request, exc.message)
+    context = {"teams": selectors.visible_teams(request.viewer), "can_create": True, "values": request.POST, "error": exc.message}
+    return render(request, "teams/index.html", context, status=422)
+
+
 @require_POST
 @board_view
+@store_refusals(forbidden_text=SITE_ADMINS_ONLY, invalid=_create_invalid)
 def team_create(request):
     """Site admins only."""
     viewer = request.viewer
     if not viewer.is_superuser:
-        return forbidden(request, "Only site admins create teams.")
-    try:
-        team = execute(team_store.create_team(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), by=_scope(viewer)))
-    except Invalid as exc:
-        messages.error(request, f"{exc.field}: {exc.problem}")
-        context = {"teams": selectors.visible_teams(viewer), "can_create": True, "values": request.POST, "error": f"{exc.field}: {exc.problem}"}
-        return render(request, "teams/index.html", context, status=422)
+        return forbidden(request, SITE_ADMINS_ONLY)
+    team = execute(team_store.create_team(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), by=_scope(viewer)))
     messages.success(request, f"Created team {team.name}.")
     return HttpResponseRedirect(reverse("team_detail", args=[team.slug]))
 
@@ -71,6 +75,7 @@ def team_detail(request, slug: str):
 
 @require_POST
 @board_view
+@store_refusals(forbidden_text=MANAGERS_ONLY)
 def team_member_set(request, slug: str):
     """Add a member by username, or change a member's role."""
     viewer = request.viewer
@@ -88,17 +93,14 @@ def team_member_set(request, slug: str):
         outcome = execute(team_store.set_member(_scope(viewer), team_id=team.id, user_id=user_id, role=request.POST.get("role"), superuser=viewer.is_superuser))
     except ValueError:
         return _member_reply(request, team, "error", "user: not a user id", 422)
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, "Only a team admin or a site admin can manage members.")
     except Invalid as exc:
-        return _member_reply(request, team, "error", f"{exc.field}: {exc.problem}", 422)
+        return _member_reply(request, team, "error", exc.message, 422)
     return _member_reply(request, team, "success", "Member added." if outcome == "added" else "Role changed.")
 
 
 @require_POST
 @board_view
+@store_refusals(forbidden_text=MANAGERS_ONLY)
 def team_member_remove(request, slug: str, user_id: int):
     viewer = request.viewer
     team = selectors.team_for(viewer, slug)
@@ -106,10 +108,6 @@ def team_member_remove(request, slug: str, user_id: int):
         return not_found()
     try:
         execute(team_store.remove_member(_scope(viewer), team_id=team.id, user_id=user_id, superuser=viewer.is_superuser))
-    except NotFound:
-        return not_found()
-    except Forbidden:
-        return forbidden(request, "Only a team admin or a site admin can manage members.")
     except Conflict:
         return _member_reply(request, team, "error", "That person is not a member any more.", 409)
     return _member_reply(request, team, "success", "Member removed.")

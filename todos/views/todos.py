@@ -14,7 +14,7 @@ from todos.filters import BadCursor, Cursor, TodoFilter
 from todos.selectors import teams as team_selectors
 from todos.selectors import todos as selectors
 from todos.views.common import board_view, is_htmx, not_found, vary_on_htmx
-from todos.views.present import Names, actions_for, present_rows
+from todos.views.present import Names, action_forms, actions_for, present_rows
 
 
 def _list_context(request, f: TodoFilter) -> dict:
@@ -122,15 +122,17 @@ def drawer_context(request, todo_id: str, *, errors: dict | None = None, values:
     if next_url is None:
         htmx = getattr(request, "htmx", None)
         next_url = (htmx.current_url_abs_path if htmx else None) or request.get_full_path()
+    holder = names.holder(todo.owner) if todo.state == "claimed" else None
     return {
         "todo": todo,
         "state": todo.display_state,
-        "holder": names.holder(todo.owner) if todo.state == "claimed" else None,
+        "holder": holder,
         "mine": todo.owner == viewer.owner,
         "assignee": names.person(todo.assignee),
         "endpoint": endpoint,
         "team": team,
         "actions": actions,
+        "action_forms": action_forms(todo, actions, holder=holder, errors=errors or {}),
         "attempts": [(a, names.person(a.owner)) for a in attempt_rows],
         "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
         "audit": audit,

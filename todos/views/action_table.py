@@ -1,0 +1,153 @@
+"""The Board's action table: every operator action on one todo, once.
+
+A :class:`TodoAction` holds all of one action's facts: its button, the store call, how its form
+fields become the store call's arguments, what success and a lost race say, whether it asks
+first, and in which situations the drawer offers it. The routes (``todos/urls.py``), the view
+(``actions.todo_action``), the drawer's forms (``_action_form.html``) and the list's row
+buttons all read this table, as the agent API's transports read ``todos/api/verbs.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from todos import forms
+from todos.db import Statement
+from todos.store import inputs, operator
+from todos.store.scopes import OperatorScope
+
+
+# What a todo is to the viewer, as far as actions go (``present.situation`` works it out).
+PENDING = "pending"
+HELD = "held"  # claimed, and the viewer holds the lease
+LAPSED = "lapsed"  # someone else's lease lapsed with attempts left: it can be taken over
+TAKEN = "taken"  # claimed by someone else
+RETRY = "retry"
+DEAD = "dead"
+LIVE = frozenset({PENDING, HELD, LAPSED, TAKEN, RETRY, DEAD})
+
+
+@dataclass(frozen=True)
+class TodoAction:
+    name: str
+    label: str  # its button (and the heading of its route's docstring)
+    call: Callable[..., Statement]  # ``call(op, todo_id, **parse(form))``
+    parse: Callable[..., dict]  # a POSTed form -> the store call's keyword arguments
+    success: str  # the toast, with ``{id}`` the todo's short id
+    verb_phrase: str  # "Could not <verb_phrase>: …" when the store's guard refuses it
+    offered_in: frozenset[str]  # the situations (above) in which the drawer offers it
+    style: str = ""  # "primary", "warn", "danger", or "" for a plain button
+    confirm: str = ""  # asked before it is sent, with ``{holder}`` the lease holder
+    # "button": a form that is one button; "folded": a form with fields behind a "<label>…"
+    # toggle; "inline": a field and a small button on one line.
+    form: str = "button"
+    fields: str = ""  # the template of its form's inputs (folded and inline forms)
+    submit: str = ""  # its submit button's text when that is not ``label``
+
+    @property
+    def path(self) -> str:
+        """Its URL segment: ``/todos/<id>/<path>/``."""
+        return self.name.replace("_", "-")
+
+    @property
+    def url_name(self) -> str:
+        return f"todo_{self.name}"
+
+    @property
+    def holder_only(self) -> bool:
+        """Offered only to the lease holder: refused once someone else has the lease."""
+        return self.offered_in == {HELD}
+
+    @property
+    def submit_text(self) -> str:
+        return self.submit or self.label
+
+
+def _lease(data) -> dict:
+    return {"lease_ttl_seconds": forms.lease_seconds(data)}
+
+
+def _note(data) -> dict:
+    return {"note": forms.note(data)}
+
+
+def _note_and_result(data) -> dict:
+    return {"note": forms.note(data), "result": forms.json_field(data, "result")}
+
+
+def _assignee(data) -> dict:
+    return {"assignee": forms.assignee(data)}
+
+
+def _priority(data) -> dict:
+    return {"priority": forms.integer(data, "priority", *inputs.PRIORITY_RANGE)}
+
+
+def _assign(op: OperatorScope, todo_id, *, assignee) -> Statement:
+    return operator.assign(op, todo_id, assignee)
+
+
+def _set_priority(op: OperatorScope, todo_id, *, priority) -> Statement:
+    return operator.set_priority(op, todo_id, priority)
+
+
+# In the order the drawer shows them: single buttons, then the forms with fields.
+TABLE: tuple[TodoAction, ...] = (
+    TodoAction(
+        "claim", "Claim", operator.claim, _lease,
+        success="Claimed {id}: the lease is yours.", verb_phrase="claim it",
+        offered_in=frozenset({PENDING, LAPSED}), style="primary",
+    ),
+    TodoAction(
+        "extend", "Extend lease", operator.extend, _lease,
+        success="Extended your lease on {id}.", verb_phrase="extend the lease",
+        offered_in=frozenset({HELD}),
+    ),
+    TodoAction(
+        "release", "Release", operator.release, _note,
+        success="Released {id}: it is pending again.", verb_phrase="release it",
+        offered_in=frozenset({HELD}),
+    ),
+    TodoAction(
+        "force_release", "Force release", operator.force_release, _note,
+        success="Took the lease away: {id} is pending again.", verb_phrase="force-release it",
+        offered_in=frozenset({LAPSED, TAKEN}), style="warn",
+        confirm="Take the lease away from {holder}? Its attempt ends as released.",
+    ),
+    TodoAction(
+        "retry", "Retry", operator.retry, _note,
+        success="{id} is pending again with a fresh attempt budget.", verb_phrase="retry it",
+        offered_in=frozenset({RETRY, DEAD}), style="primary",
+    ),
+    TodoAction(
+        "cancel", "Cancel", operator.cancel, _note,
+        success="Canceled {id}.", verb_phrase="cancel it",
+        offered_in=LIVE, style="danger", confirm="Cancel this todo for good?",
+    ),
+    TodoAction(
+        "complete", "Complete", operator.complete, _note_and_result,
+        success="Completed {id}.", verb_phrase="complete it",
+        offered_in=frozenset({HELD}), style="primary", form="folded", fields="todos/action_fields/_complete.html",
+    ),
+    TodoAction(
+        "fail", "Fail", operator.fail, _note,
+        success="Failed {id}.", verb_phrase="fail it",
+        offered_in=frozenset({HELD}), style="warn", form="folded", fields="todos/action_fields/_fail.html",
+    ),
+    TodoAction(
+        "assign", "Assign", _assign, _assignee,
+        success="Assignment of {id} saved.", verb_phrase="change its assignee",
+        offered_in=frozenset({PENDING}), form="inline", fields="todos/action_fields/_assign.html",
+    ),
+    TodoAction(
+        "priority", "Priority", _set_priority, _priority,
+        success="Priority of {id} saved.", verb_phrase="change its priority",
+        offered_in=LIVE, form="inline", fields="todos/action_fields/_priority.html", submit="Set",
+    ),
+)
+
+TODO_ACTIONS: dict[str, TodoAction] = {action.name: action for action in TABLE}
+
+# The actions a list row offers, in the row's order; a row shows the first two it may.
+ROW_ACTIONS = ("claim", "complete", "release", "force_release", "retry")
