@@ -9,6 +9,7 @@ import logging
 
 import httpx
 import psycopg
+import pytest
 
 from tests import factories as f
 from tests.mcp.client import hold_stream, run
@@ -60,9 +61,19 @@ def test_initialize_records_the_session_before_answering(tenancy):
     assert row["client_params"]["capabilities"] == {"roots": {}}
 
 
-def test_a_session_that_cannot_be_recorded_is_not_handed_out(monkeypatch, tenancy, caplog):
+# A database that cannot answer is "unavailable" (retry); anything else is "internal" (a bug).
+FAILURES = {
+    "unavailable": (psycopg.OperationalError("connection to db.internal lost"), 503, "unavailable: "),
+    "internal": (psycopg.errors.UndefinedColumn("column db.internal does not exist"), 500, "internal: internal error (request id "),
+}
+
+
+@pytest.mark.parametrize("failure", FAILURES, ids=FAILURES.keys())
+def test_a_session_that_cannot_be_recorded_is_not_handed_out(monkeypatch, tenancy, caplog, failure):
+    exc, _, message = FAILURES[failure]
+
     def broken(*args, **kwargs):
-        raise psycopg.OperationalError("connection to db.internal lost")
+        raise exc
 
     monkeypatch.setattr(server.sessions, "record", broken)
 
@@ -70,30 +81,34 @@ def test_a_session_that_cannot_be_recorded_is_not_handed_out(monkeypatch, tenanc
         async with client(asgi.McpApp(), tenancy.token) as http:
             return await initialize(http)
 
-    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+    with caplog.at_level(logging.WARNING, logger="todos.mcp"):
         opened = run(scenario())
-    assert '"error"' in opened.text and "internal: internal error (request id " in opened.text
+    assert '"error"' in opened.text and message in opened.text
     assert '"result"' not in opened.text and "db.internal" not in opened.text
     assert "db.internal" in caplog.text
     assert rows() == {}
 
 
-def test_a_session_whose_record_cannot_be_read_is_a_json_500(monkeypatch, tenancy, caplog):
+@pytest.mark.parametrize("failure", FAILURES, ids=FAILURES.keys())
+def test_a_session_whose_record_cannot_be_read_is_a_json_error(monkeypatch, tenancy, caplog, failure):
+    exc, status, message = FAILURES[failure]
+
     async def scenario():
         async with client(asgi.McpApp(), tenancy.token) as http:
             session_id = (await initialize(http)).headers["mcp-session-id"]
 
             async def broken(stmt):
-                raise psycopg.OperationalError("connection to db.internal lost")
+                raise exc
 
             monkeypatch.setattr(runtime, "aexecute", broken)
             return await http.post("/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
 
-    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+    with caplog.at_level(logging.WARNING, logger="todos.mcp"):
         response = run(scenario())
-    assert response.status_code == 500
+    assert response.status_code == status
     error = response.json()["error"]
-    assert error["message"].startswith("internal: internal error (request id ") and "db.internal" not in response.text
+    assert error["message"].startswith(message) and "db.internal" not in response.text
+    assert (response.headers.get("retry-after") is not None) == (status == 503)
     assert "db.internal" in caplog.text
 
 
