@@ -194,8 +194,8 @@ CHANNEL_LAYERS = {"default": {"BACKEND": "todos.live.layer.BoardChannelLayer"}}
 # Live Board: the shortest gap between two "changed" messages to one browser tab (coalescing: at
 # most ~10 a second), and how often a live socket re-reads its human's teams as a backstop to
 # membership notifications.
-# ~14 live messages a second per tab at most; why not exactly 10: todos/live/outbox.py.
-BOARD_LIVE_COALESCE_SECONDS = env_float("BOARD_LIVE_COALESCE_SECONDS", 0.07, minimum=0.0)
+# ~15 live messages a second per tab at most; why not exactly 10: todos/live/outbox.py.
+BOARD_LIVE_COALESCE_SECONDS = env_float("BOARD_LIVE_COALESCE_SECONDS", 0.065, minimum=0.0)
 BOARD_LIVE_RECHECK_SECONDS = env_float("BOARD_LIVE_RECHECK_SECONDS", 10.0, minimum=0.1)
 
 # --- The change-log relay (todos/live/relay.py) ---------------------------------------------------
