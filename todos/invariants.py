@@ -25,30 +25,6 @@ WHERE (t.state = 'claimed' AND o.n <> 1) OR (t.state <> 'claimed' AND o.n <> 0)
    OR EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq > t.attempts_total)
 """
 
-# Log rows of an endpoint deleted since are left out: its todos and counts went with it.
-BROKEN_COUNTS_SQL = """
-WITH actual AS (
-    SELECT endpoint_id, queue, todo_board_state(state, next_retry_at) AS state, count(*) AS n
-    FROM todos GROUP BY 1, 2, 3
-), pending_log AS (
-    SELECT c.endpoint_id, c.queue, s.state, sum(s.d) AS n
-    FROM change_log c JOIN endpoints e ON e.id = c.endpoint_id
-    CROSS JOIN LATERAL (VALUES (c.state_before, -1), (c.state_after, 1)) AS s(state, d)
-    WHERE c.todo_id IS NOT NULL AND s.state IS NOT NULL
-    GROUP BY 1, 2, 3
-), counted AS (
-    SELECT k.endpoint_id, k.queue, k.state, sum(k.n) AS n FROM (
-        SELECT endpoint_id, queue, state, n FROM todo_counts
-        UNION ALL SELECT endpoint_id, queue, state, n FROM pending_log
-    ) k GROUP BY 1, 2, 3
-)
-SELECT coalesce(a.endpoint_id, c.endpoint_id) AS endpoint_id, coalesce(a.queue, c.queue) AS queue,
-       coalesce(a.state, c.state) AS state, coalesce(a.n, 0) AS todos, coalesce(c.n, 0) AS counted
-FROM actual a FULL JOIN counted c USING (endpoint_id, queue, state)
-WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)
-"""
-
-
 def broken_lifecycle(conn) -> list[dict]:
     """Every todo that breaks the lifecycle invariant, on ``conn`` (a dict-row psycopg
     connection). A full scan: for tests, benchmarks and an operator's check, not for a page."""
@@ -57,5 +33,8 @@ def broken_lifecycle(conn) -> list[dict]:
 
 def broken_counts(conn) -> list[dict]:
     """Every (endpoint, queue, state) whose count, with the log not yet relayed, is not the
-    number of todos. A full scan, like :func:`broken_lifecycle`."""
-    return conn.execute(BROKEN_COUNTS_SQL).fetchall()
+    number of todos (``was`` counted, ``now`` todos): the relay's own drift query, which
+    ``manage.py recount`` reports. A full scan, like :func:`broken_lifecycle`."""
+    from todos.live.relay import DRIFT_SQL
+
+    return conn.execute(DRIFT_SQL).fetchall()
