@@ -4,7 +4,7 @@ client whose every HTTP request goes to the other process than the one before.
 The round robin is a transport of the client's own HTTP client (:class:`RoundRobin`): each request
 is sent to the next upstream in turn, exactly as a balancer that alternates per request would
 send it, and the transport notes which process served what. Sessions are recorded in PostgreSQL
-(``todos/mcp/sessions.py``), so either process serves a session the other opened; the GET stream
+(``todos/store/mcp_sessions.py``), so either process serves a session the other opened; the GET stream
 of notifications is held by whichever process it reached, which hears ``board_ready`` like the
 other and sends ``todo_ready`` to it.
 """

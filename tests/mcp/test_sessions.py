@@ -14,7 +14,8 @@ import pytest
 from tests import factories as f
 from tests.mcp.client import hold_stream, run
 from todos.db import connect, execute
-from todos.mcp import asgi, manager, runtime, server, sessions
+from todos.mcp import asgi, manager, runtime, server
+from todos.store import mcp_sessions as sessions
 from todos.store.endpoints import token_hash
 
 VERSION = "2025-11-25"

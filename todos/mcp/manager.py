@@ -4,7 +4,7 @@
 in the memory of the process that answered ``initialize`` and answers 404 to a session id it does
 not hold. Behind a round-robin balancer a session's requests reach every process, so Board's
 manager adds one thing: :meth:`SessionManager.restore` re-creates, in this process, a session
-recorded in PostgreSQL (``sessions.py``) — same id, same owner (endpoint and token), and an
+recorded in PostgreSQL (``store/mcp_sessions.py``) — same id, same owner (endpoint and token), and an
 initialized connection carrying the negotiated protocol version and the client's ``initialize``
 params — after which the SDK serves the request as it would any of its own. :meth:`drop` forgets a
 session that ended elsewhere.
@@ -34,7 +34,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import InitializeRequestParams
 from pydantic import ValidationError
 
-from todos.mcp.sessions import SessionRecord
+from todos.store.mcp_sessions import SessionRecord
 
 logger = logging.getLogger("todos.mcp")
 

@@ -10,7 +10,7 @@ has one loop; tests that drive the ASGI app in-process make one per test).
 Sessions are **stateful**: the ``initialize`` response hands out an ``Mcp-Session-Id``, which the
 store records on each claim as ``claimer_session`` and which the ``todo_ready`` notifications are
 addressed to (a sessionless server could do neither). Each session is recorded in PostgreSQL
-(``sessions.py``), and :meth:`Runtime.resume` lets this process serve a session another process
+(``store/mcp_sessions.py``), and :meth:`Runtime.resume` lets this process serve a session another process
 opened (``manager.py``), so a balancer may send any request to any process. A session no process
 has seen for :data:`SESSION_IDLE_SECONDS` is over: its id answers 404, after which the client
 initializes again. The runtime's task also keeps the table bounded: every
@@ -33,7 +33,8 @@ from django.conf import settings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from todos.db import aexecute
-from todos.mcp import ready, sessions
+from todos.mcp import ready
+from todos.store import mcp_sessions as sessions
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_BAD_REQUEST, RPC_UNAVAILABLE, Refused, header, refusal_for
 from todos.mcp.manager import SessionManager, connection_of, held_sessions
 from todos.mcp.server import build_server

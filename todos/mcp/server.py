@@ -12,7 +12,7 @@ The MCP session id (the ``Mcp-Session-Id`` the session manager handed out) goes 
 as ``Call.session``: the store records it as the attempt's ``claimer_session``, so an operator
 can tell apart two sessions that share one credential.
 
-A middleware writes each new session down in PostgreSQL (``sessions.py``) while ``initialize`` is
+A middleware writes each new session down in PostgreSQL (``store/mcp_sessions.py``) while ``initialize`` is
 answered, before the answer leaves: the session's next request may reach another process, which
 re-creates the session from that row (``manager.py``).
 """
@@ -33,7 +33,8 @@ from todos.api.asgi import GONE_SCOPE_KEY
 from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.db import aexecute
-from todos.mcp import manager, ready, sessions, tools
+from todos.mcp import manager, ready, tools
+from todos.store import mcp_sessions as sessions
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED, RPC_UNAVAILABLE
 from todos.mcp.descriptions import INSTRUCTIONS
 from todos.selectors.agent import Credential

@@ -28,7 +28,7 @@ from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.todos import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, endpoints, operator, teams
+from todos.store import agent, background, bulk_jobs, endpoints, mcp_sessions, operator, teams
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -153,6 +153,18 @@ STORE_BULK_JOBS = {
     "store.bulk_jobs.purge_finished": call(bulk_jobs.purge_finished, 7),
 }
 
+SESSION = "0123456789abcdef0123456789abcdef"
+DIGEST = bytes(32)  # a fixed token digest
+STORE_MCP_SESSIONS = {
+    "store.mcp_sessions.record": call(
+        mcp_sessions.record, SESSION, ENDPOINT, DIGEST, "2025-06-18", {"clientInfo": {"name": "c", "version": "1"}}),
+    "store.mcp_sessions.lookup": call(mcp_sessions.lookup, SESSION, ENDPOINT, DIGEST, 1800),
+    "store.mcp_sessions.end": call(mcp_sessions.end, SESSION, ENDPOINT, DIGEST),
+    "store.mcp_sessions.keep_alive": call(mcp_sessions.keep_alive, [SESSION]),
+    "store.mcp_sessions.present": call(mcp_sessions.present, [SESSION], 1800),
+    "store.mcp_sessions.sweep": call(mcp_sessions.sweep, 1800),
+}
+
 # --- the relay -----------------------------------------------------------------------------------
 
 _RELAY = "todos.live.relay"
@@ -249,8 +261,9 @@ SELECTORS = {
 
 CATALOG: dict[str, Call | Constant] = {
     **STORE_AGENT, **STORE_OPERATOR, **STORE_BACKGROUND, **STORE_ENDPOINTS, **STORE_TEAMS, **STORE_BULK_JOBS,
+    **STORE_MCP_SESSIONS,
     **RELAY, **SELECTORS,
 }
 
 # The modules whose public Statement-returning functions must each have an entry (the test checks).
-STATEMENT_MODULES = (agent, operator, background, endpoints, teams, bulk_jobs, agent_reads)
+STATEMENT_MODULES = (agent, operator, background, endpoints, teams, bulk_jobs, mcp_sessions, agent_reads)

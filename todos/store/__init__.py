@@ -1,4 +1,5 @@
-"""The store: every write to todos, attempts, endpoints and teams, one SQL statement each.
+"""The store: every write to todos, attempts, endpoints, teams, bulk jobs and MCP sessions, one SQL
+statement each.
 
 Layout:
 
@@ -7,6 +8,7 @@ Layout:
 * ``operator.py`` – a human's transitions on the Board, scoped by ``operatorOwns``, audited;
 * ``background.py`` – the reaper, the due-retry requeue and retention;
 * ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
+* ``bulk_jobs.py`` – bulk jobs and their chunks; ``mcp_sessions.py`` – MCP sessions' records;
 * ``claims.py`` – the claim statement all claimers share; ``fragments.py`` – SQL pieces
   (scopes, the fence, the change-log rows, the agents' wake-up NOTIFY); ``inputs.py`` – cleaning
   and validation; ``records.py`` – results.
