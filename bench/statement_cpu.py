@@ -1,6 +1,6 @@
 """The server CPU one claim and one complete cost, per store variant (a profile, not a target).
 
-    uv run --group bench python -m bench.statement_cpu --variants none,fast
+    uv run --group bench python -m bench.statement_cpu --variants none,no-claimer-fk
     uv run --group bench python -m bench.statement_cpu --smoke
 
 One connection, no concurrency: N todos loaded, 20 claims to warm the statement cache, then M
@@ -38,13 +38,13 @@ def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
         variants.prepare_session(variant, conn)
         ids = []
         for _ in range(20):
-            ids.append(execute(variants.apply(variant, agent.claim_next(scope, queue=systems.QUEUE)), conn).todo.id)
+            ids.append(execute(agent.claim_next(scope, queue=systems.QUEUE), conn).todo.id)
         c0, w0 = backend_cpu(conn), time.perf_counter()
         for _ in range(m):
-            ids.append(execute(variants.apply(variant, agent.claim_next(scope, queue=systems.QUEUE)), conn).todo.id)
+            ids.append(execute(agent.claim_next(scope, queue=systems.QUEUE), conn).todo.id)
         c1, w1 = backend_cpu(conn), time.perf_counter()
         for todo_id in ids[:m]:
-            execute(variants.apply(variant, agent.complete(scope, todo_id)), conn)
+            execute(agent.complete(scope, todo_id), conn)
         c2, w2 = backend_cpu(conn), time.perf_counter()
         plans = conn.execute("SELECT generic_plans, custom_plans, statement FROM pg_prepared_statements").fetchall()
     claim_plans = next((p for p in plans if "fresh AS" in p["statement"]), None)
@@ -60,7 +60,7 @@ def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.split("\n")[0], 3_000)
     parser.add_argument("--m", type=int, default=1000, help="claims and completes measured (default 1,000)")
-    parser.add_argument("--variants", default="none,fast", help="comma list; 'none' is the store as it is")
+    parser.add_argument("--variants", default="none", help="comma list; 'none' is the store as it is")
     args = parser.parse_args(argv)
     n, m = (100, 30) if args.smoke else (args.n, args.m)
     rows = []

@@ -180,17 +180,17 @@ def store_worker(index: int, barrier, conninfo: str, scope, batch: int, variant:
         cpu0 = time.thread_time()
         while True:
             if batch == 1:
-                claim = execute(variants.apply(variant, agent.claim_next(scope, queue=QUEUE)), conn)
+                claim = execute(agent.claim_next(scope, queue=QUEUE), conn)
                 if claim is None:
                     break
-                execute(variants.apply(variant, agent.complete(scope, claim.todo.id)), conn)
+                execute(agent.complete(scope, claim.todo.id), conn)
                 done += 1
             else:
-                claims = execute(variants.apply(variant, agent.claim_batch(scope, max=batch, queue=QUEUE)), conn)
+                claims = execute(agent.claim_batch(scope, max=batch, queue=QUEUE), conn)
                 if not claims:
                     break
                 items = [{"id": c.todo.id} for c in claims]
-                out = execute(variants.apply(variant, agent.complete_batch(scope, items=items)), conn)
+                out = execute(agent.complete_batch(scope, items=items), conn)
                 done += sum(1 for r in out if r.error is None)
             last = time.monotonic()
     return {"done": done, "last": last, "cpu": time.thread_time() - cpu0}
@@ -258,34 +258,6 @@ def verify_store_crash(conninfo: str, n: int) -> None:
 
 
 
-class OutboxNotifier:
-    """The outbox variant's notifier: every ``interval`` seconds, one transaction turns the
-    outbox's rows into NOTIFYs (see ``bench/variants.py``). Runs beside the workers so its cost
-    is in the figure."""
-
-    def __init__(self, conninfo: str, interval: float = 0.1):
-        self.conninfo, self.interval = conninfo, interval
-        self.stop = threading.Event()
-        self.notifications = 0
-
-    def _run(self) -> None:
-        from bench.variants import OUTBOX_FLUSH
-
-        with connect(self.conninfo) as conn:
-            while not self.stop.wait(self.interval):
-                self.notifications += conn.execute(OUTBOX_FLUSH).fetchone()["n"]
-            self.notifications += conn.execute(OUTBOX_FLUSH).fetchone()["n"]
-
-    def __enter__(self):
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-
-
 def load_store(conninfo: str, n: int, variant: str | None = None):
     """A team, an endpoint scoped to the bench queue, and ``n`` todos; returns the agent scope."""
     from bench import variants
@@ -303,11 +275,8 @@ def load_store(conninfo: str, n: int, variant: str | None = None):
 def drain_store_in(conninfo: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None,
                    label: str | None = None) -> Outcome:
     """Load, drain and verify the store in an existing database (the smoke test's)."""
-    from bench import variants
-
     scope = load_store(conninfo, n, variant)
-    v = variants.get(variant)
-    with (OutboxNotifier(conninfo) if v and v.notifier else relaying(conninfo)):
+    with relaying(conninfo):
         seconds, gang = _timed_gang(conninfo, store_worker, k, (conninfo, scope, batch, variant), mode,
                                     "SELECT max(completed_at) FROM todos")
         wait_relayed(conninfo)
