@@ -113,12 +113,16 @@ def unstorable_input(request) -> str | None:
     return None
 
 
-def bad_request(request, message: str) -> HttpResponse:
-    """400 for input the Board cannot take, said plainly: a toast for htmx, a page otherwise."""
+def refusal(request, status: int, template: str, message: str) -> HttpResponse:
+    """A request the Board will not carry out, said plainly: a toast for htmx, a page otherwise."""
     if is_htmx(request):
-        return toast(HttpResponse(message, status=400, content_type="text/plain; charset=utf-8"), "error", message)
-    body = render_to_string("board/bad_request.html", {"message": message}, request=request)
-    return HttpResponse(body, status=400)
+        return toast(HttpResponse(message, status=status, content_type="text/plain; charset=utf-8"), "error", message)
+    return HttpResponse(render_to_string(template, {"message": message}, request=request), status=status)
+
+
+def bad_request(request, message: str) -> HttpResponse:
+    """400 for input the Board cannot take."""
+    return refusal(request, 400, "board/bad_request.html", message)
 
 
 _NOT_FOUND_BODY: bytes | None = None
@@ -181,8 +185,5 @@ def vary_on_htmx(response: HttpResponse) -> HttpResponse:
 
 
 def forbidden(request, message: str) -> HttpResponse:
-    """A viewer (read-only role) tried to change something: 403, said plainly."""
-    if is_htmx(request):
-        return toast(HttpResponse(message, status=403, content_type="text/plain; charset=utf-8"), "error", message)
-    body = render_to_string("board/forbidden.html", {"message": message}, request=request)
-    return HttpResponse(body, status=403)
+    """A viewer (read-only role) tried to change something: 403."""
+    return refusal(request, 403, "board/forbidden.html", message)
