@@ -375,6 +375,9 @@ def test_the_cap_drops_an_undrained_log_and_the_next_relay_rebuilds_the_counts(r
             conn.execute("UPDATE relay_state SET alive_at = now()")
             assert R.cap_change_log(conn, max_age=60) == 0  # a relay proved alive lately: not capped
             conn.execute("UPDATE relay_state SET alive_at = now() - interval '10 minutes'")
+            with connect() as passing:  # a pass running (its lock held): a relay is alive, no cap
+                passing.execute("SELECT pg_advisory_lock(%s)", (R.PASS_LOCK,))
+                assert R.cap_change_log(conn, max_age=60) == 0
             assert R.cap_change_log(conn, max_age=60) == 5
             assert log_rows() == []
             assert conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
