@@ -39,7 +39,6 @@ import random
 import statistics
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,11 +102,22 @@ def make_tenancy(conn) -> dict:
     User = get_user_model()
     team_ids = [r["id"] for r in conn.execute("SELECT id FROM teams WHERE slug LIKE 'scale-team-%%' ORDER BY slug")]
     if len(team_ids) != TEAMS:
-        team_ids = [execute(teams.create_team(slug=f"scale-team-{t}", name=f"Scale team {t}"), conn).id for t in range(TEAMS)]
+        team_ids = [
+            execute(teams.create_team(slug=f"scale-team-{t}", name=f"Scale team {t}"), conn).id for t in range(TEAMS)
+        ]
         for e in range(ENDPOINTS):
             queues = sorted({f"q{(e + d) % QUEUES:02d}" for d in (0, 7, 13)})
-            execute(endpoints.vend(None, team_id=team_ids[e % TEAMS], name=f"Scale endpoint {e:02d}", slug=f"scale-ep-{e:02d}",
-                                   verbs=list(VERBS), queues=queues), conn)
+            execute(
+                endpoints.vend(
+                    None,
+                    team_id=team_ids[e % TEAMS],
+                    name=f"Scale endpoint {e:02d}",
+                    slug=f"scale-ep-{e:02d}",
+                    verbs=list(VERBS),
+                    queues=queues,
+                ),
+                conn,
+            )
     users = {}
     for username, member_of in ((ME, team_ids[:1]), (ALL, team_ids)):
         user = User.objects.filter(username=username).first()
@@ -229,19 +239,31 @@ def pages_for(conn, user, team_ids: list) -> list[Page]:
 
     viewer = viewer_for(user)
     eps = viewer.endpoint_ids
-    deep = conn.execute("""SELECT created_at, id FROM todos WHERE endpoint_id = ANY(%(eps)s)
+    deep = conn.execute(
+        """SELECT created_at, id FROM todos WHERE endpoint_id = ANY(%(eps)s)
                            AND created_at < now() - interval '15 days'
-                           ORDER BY created_at DESC, id DESC LIMIT 1""", {"eps": eps}).fetchone()
-    drawer = conn.execute("""SELECT t.id FROM todos t WHERE t.endpoint_id = ANY(%(eps)s) AND t.state = 'failed'
+                           ORDER BY created_at DESC, id DESC LIMIT 1""",
+        {"eps": eps},
+    ).fetchone()
+    drawer = conn.execute(
+        """SELECT t.id FROM todos t WHERE t.endpoint_id = ANY(%(eps)s) AND t.state = 'failed'
                              AND t.next_retry_at IS NULL AND t.attempts_pruned = 0 ORDER BY t.created_at DESC LIMIT 1""",
-                          {"eps": eps}).fetchone()
-    busiest = conn.execute("""SELECT e.slug, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+        {"eps": eps},
+    ).fetchone()
+    busiest = conn.execute(
+        """SELECT e.slug, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
                               WHERE t.endpoint_id = ANY(%(eps)s) AND t.created_at > now() - interval '1 day'
-                              GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1""", {"eps": eps}).fetchone()
+                              GROUP BY 1, 2 ORDER BY count(*) DESC LIMIT 1""",
+        {"eps": eps},
+    ).fetchone()
     pages = [Page("todo list, first page", "/todos/")]
     if deep:
-        pages.append(Page("todo list, deep keyset page (15 days back)",
-                          "/todos/?" + urlencode({"after": Cursor(deep["created_at"], deep["id"]).encode()})))
+        pages.append(
+            Page(
+                "todo list, deep keyset page (15 days back)",
+                "/todos/?" + urlencode({"after": Cursor(deep["created_at"], deep["id"]).encode()}),
+            )
+        )
     for state in ("pending", "claimed", "retry", "dead", "done", "canceled"):
         pages.append(Page(f"filter: state={state}", f"/todos/?state={state}"))
     if busiest:
@@ -307,7 +329,9 @@ def time_pages(conninfo: str, users: dict, team_ids: list, runs: int, *, warmups
             conn.execute(GROUP_BY).fetchall()
             if run >= warmups:
                 group_by.append((time.perf_counter() - started) * 1000)
-            log(f"  run {run + 1 - warmups if run >= warmups else 'warm-up'}: GROUP BY {group_by[-1] if group_by and run >= warmups else 0:,.0f} ms; load {load_average()}")
+            log(
+                f"  run {run + 1 - warmups if run >= warmups else 'warm-up'}: GROUP BY {group_by[-1] if group_by and run >= warmups else 0:,.0f} ms; load {load_average()}"
+            )
     return {"times": times, "group_by": group_by, "pages": pages}
 
 
@@ -317,27 +341,43 @@ COUNT_TARGET_MS = 20
 
 def counts_are_exact(conninfo: str, users: dict) -> list[list]:
     """The state tabs and the overview's totals against GROUP BY over the human's todos: equal."""
+    from bench.common import connect
     from todos.filters import TodoFilter
     from todos.selectors.access import viewer_for
     from todos.selectors.overview import overview
     from todos.selectors.todos import state_counts
 
-    from bench.common import connect
-
     rows = []
     with connect(conninfo) as conn:
         for label, user in users.items():
             viewer = viewer_for(user)
-            truth = {r["s"]: r["n"] for r in conn.execute(
-                """SELECT todo_board_state(state, next_retry_at) AS s, count(*) AS n FROM todos
-                   WHERE endpoint_id = ANY(%(eps)s) GROUP BY 1""", {"eps": viewer.endpoint_ids}).fetchall()}
+            truth = {
+                r["s"]: r["n"]
+                for r in conn.execute(
+                    """SELECT todo_board_state(state, next_retry_at) AS s, count(*) AS n FROM todos
+                   WHERE endpoint_id = ANY(%(eps)s) GROUP BY 1""",
+                    {"eps": viewer.endpoint_ids},
+                ).fetchall()
+            }
             tabs = state_counts(viewer, TodoFilter())
             totals = overview(viewer).totals
             shown = {key: tabs[key].value for key in truth}
-            ok = shown == truth and not any(c.capped for c in tabs.values()) and all(
-                getattr(totals, name) == truth.get(state, 0)
-                for name, state in (("pending", "pending"), ("claimed", "claimed"), ("retry", "retry"), ("dead", "dead")))
-            rows.append([label, ", ".join(f"{k} {v:,}" for k, v in sorted(truth.items())), "exact" if ok else "NOT exact"])
+            ok = (
+                shown == truth
+                and not any(c.capped for c in tabs.values())
+                and all(
+                    getattr(totals, name) == truth.get(state, 0)
+                    for name, state in (
+                        ("pending", "pending"),
+                        ("claimed", "claimed"),
+                        ("retry", "retry"),
+                        ("dead", "dead"),
+                    )
+                )
+            )
+            rows.append(
+                [label, ", ".join(f"{k} {v:,}" for k, v in sorted(truth.items())), "exact" if ok else "NOT exact"]
+            )
             if not ok:
                 raise RuntimeError(f"counts differ for {label}: tabs {shown}, GROUP BY {truth}")
     return rows
@@ -350,10 +390,15 @@ def distribution(conninfo: str) -> list[list]:
         rows = conn.execute("""SELECT CASE WHEN state = 'failed' AND next_retry_at IS NULL THEN 'dead letter'
                                            WHEN state = 'failed' THEN 'retry scheduled' ELSE state END AS s, count(*) AS n
                                FROM todos GROUP BY 1 ORDER BY 2 DESC""").fetchall()
-        size = conn.execute("SELECT pg_size_pretty(pg_total_relation_size('todos')) AS t, "
-                            "pg_size_pretty(pg_total_relation_size('todo_attempts')) AS a, "
-                            "(SELECT count(*) FROM todo_attempts) AS attempts").fetchone()
-    return [[r["s"], r["n"]] for r in rows] + [["(todos table + indexes)", size["t"]], ["(attempts rows, size)", f"{size['attempts']:,}, {size['a']}"]]
+        size = conn.execute(
+            "SELECT pg_size_pretty(pg_total_relation_size('todos')) AS t, "
+            "pg_size_pretty(pg_total_relation_size('todo_attempts')) AS a, "
+            "(SELECT count(*) FROM todo_attempts) AS attempts"
+        ).fetchone()
+    return [[r["s"], r["n"]] for r in rows] + [
+        ["(todos table + indexes)", size["t"]],
+        ["(attempts rows, size)", f"{size['attempts']:,}, {size['a']}"],
+    ]
 
 
 def report(result: dict, users: dict) -> bool:
@@ -366,32 +411,69 @@ def report(result: dict, users: dict) -> bool:
             p95 = percentile(values, 95)
             met = p95 <= 50 and gb / p95 >= 10
             ok &= met
-            rows.append([("one team" if label == ME else "all 5 teams"), page.name, len(values), f"{percentile(values, 50):.1f}",
-                         f"{p95:.1f}", f"{max(values):.1f}", f"{gb / p95:.0f}x", "met" if met else "NOT met"])
-    print_table(["signed in as operator of", "page", "runs", "p50 ms", "p95 ms", "max ms", "GROUP BY median / p95",
-                 "≤ 50 ms and ≥ 10x"], rows,
-                title=f"Board at scale: server-side render (Django test Client, in-process); "
-                      f"plain '{GROUP_BY}': median {gb:,.0f} ms, p95 {percentile(group_by, 95):,.0f} ms ({len(group_by)} runs)")
+            rows.append(
+                [
+                    ("one team" if label == ME else "all 5 teams"),
+                    page.name,
+                    len(values),
+                    f"{percentile(values, 50):.1f}",
+                    f"{p95:.1f}",
+                    f"{max(values):.1f}",
+                    f"{gb / p95:.0f}x",
+                    "met" if met else "NOT met",
+                ]
+            )
+    print_table(
+        [
+            "signed in as operator of",
+            "page",
+            "runs",
+            "p50 ms",
+            "p95 ms",
+            "max ms",
+            "GROUP BY median / p95",
+            "≤ 50 ms and ≥ 10x",
+        ],
+        rows,
+        title=f"Board at scale: server-side render (Django test Client, in-process); "
+        f"plain '{GROUP_BY}': median {gb:,.0f} ms, p95 {percentile(group_by, 95):,.0f} ms ({len(group_by)} runs)",
+    )
     count_rows = []
     for label in users:
         for name in COUNT_PAGES:
             values = times[(label, name)]
             p95 = percentile(values, 95)
-            count_rows.append([("one team" if label == ME else "all 5 teams"), name, f"{percentile(values, 50):.1f}",
-                               f"{p95:.1f}", f"≤ {COUNT_TARGET_MS}", "met" if p95 <= COUNT_TARGET_MS else "NOT met"])
-    print_table(["signed in as operator of", "page", "p50 ms", "p95 ms", "target p95 ms", "verdict"], count_rows,
-                title="Counts at scale (issue 12): the relay's exact counts")
-    print_table(["human", "GROUP BY over their todos", "tabs and overview"], result["exact"],
-                title="Counts against GROUP BY")
+            count_rows.append(
+                [
+                    ("one team" if label == ME else "all 5 teams"),
+                    name,
+                    f"{percentile(values, 50):.1f}",
+                    f"{p95:.1f}",
+                    f"≤ {COUNT_TARGET_MS}",
+                    "met" if p95 <= COUNT_TARGET_MS else "NOT met",
+                ]
+            )
+    print_table(
+        ["signed in as operator of", "page", "p50 ms", "p95 ms", "target p95 ms", "verdict"],
+        count_rows,
+        title="Counts at scale (issue 12): the relay's exact counts",
+    )
+    print_table(
+        ["human", "GROUP BY over their todos", "tabs and overview"], result["exact"], title="Counts against GROUP BY"
+    )
     return ok
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.split("\n")[0], 5_000_000)
     parser.add_argument("--runs", type=int, default=25, help="timed renders per page (default 25)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DIR, help=f"the kept data directory (default {DEFAULT_DIR})")
+    parser.add_argument(
+        "--data-dir", type=Path, default=DEFAULT_DIR, help=f"the kept data directory (default {DEFAULT_DIR})"
+    )
     parser.add_argument("--reload", action="store_true", help="load the data again even if a load of --n rows is there")
-    parser.add_argument("--load-only", action="store_true", help="load (if needed) and stop: time later, on a quieter machine")
+    parser.add_argument(
+        "--load-only", action="store_true", help="load (if needed) and stop: time later, on a quieter machine"
+    )
     args = parser.parse_args(argv)
     setup_django()
     from django.conf import settings
@@ -411,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result["ok"] else 1
 
 
-def run_scale_in(conninfo: str, rows: int, *, runs: int, reload: bool = False, drop_indexes: bool = True, log=None) -> dict:
+def run_scale_in(
+    conninfo: str, rows: int, *, runs: int, reload: bool = False, drop_indexes: bool = True, log=None
+) -> dict:
     """Load (unless ``rows`` are already there) and time; print the tables. The smoke test's entry."""
     from bench.common import connect
 

@@ -25,9 +25,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -144,14 +145,24 @@ def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | N
     slug = f"bench-{uuid.uuid4().hex[:10]}"
     team = execute(teams.create_team(slug=slug, name=slug), conn)
     vended = execute(
-        endpoints.vend(None, team_id=team.id, name=slug, slug=slug, verbs=list(VERBS), queues=[queue],
-                       default_lease_ttl_seconds=lease),
+        endpoints.vend(
+            None,
+            team_id=team.id,
+            name=slug,
+            slug=slug,
+            verbs=list(VERBS),
+            queues=[queue],
+            default_lease_ttl_seconds=lease,
+        ),
         conn,
     )
     ep = vended.endpoint
     return AgentScope(
-        endpoint_id=uuid.UUID(str(ep.id)), team_id=ep.team_id, queues=tuple(ep.scope_queues),
-        default_lease_ttl_seconds=ep.default_lease_ttl_seconds, verbs=frozenset(ep.scope_verbs),
+        endpoint_id=uuid.UUID(str(ep.id)),
+        team_id=ep.team_id,
+        queues=tuple(ep.scope_queues),
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
+        verbs=frozenset(ep.scope_verbs),
     )
 
 
@@ -210,8 +221,15 @@ def _worker_shell(target: Callable, index: int, args: tuple, barrier, results) -
             raise
 
 
-def run_gang(target: Callable, k: int, args: tuple, *, mode: str = "threads", timeout: float = 3600,
-             on_ready: Callable[[], Any] | None = None) -> GangResult:
+def run_gang(
+    target: Callable,
+    k: int,
+    args: tuple,
+    *,
+    mode: str = "threads",
+    timeout: float = 3600,
+    on_ready: Callable[[], Any] | None = None,
+) -> GangResult:
     """Run ``target(index, barrier, *args)`` in ``k`` threads or spawned processes.
 
     Each worker connects, then waits on ``barrier`` twice (k + 1 parties, the parent included):
@@ -224,14 +242,17 @@ def run_gang(target: Callable, k: int, args: tuple, *, mode: str = "threads", ti
     if mode == "threads":
         barrier = threading.Barrier(k + 1)
         results: Any = queue_module.Queue()
-        workers = [threading.Thread(target=_worker_shell, args=(target, i, args, barrier, results), daemon=True)
-                   for i in range(k)]
+        workers = [
+            threading.Thread(target=_worker_shell, args=(target, i, args, barrier, results), daemon=True)
+            for i in range(k)
+        ]
     elif mode == "processes":
         ctx = multiprocessing.get_context("spawn")
         barrier = ctx.Barrier(k + 1)
         results = ctx.Queue()
-        workers = [ctx.Process(target=_worker_shell, args=(target, i, args, barrier, results), daemon=True)
-                   for i in range(k)]
+        workers = [
+            ctx.Process(target=_worker_shell, args=(target, i, args, barrier, results), daemon=True) for i in range(k)
+        ]
     else:
         raise ValueError(f"mode must be 'threads' or 'processes', not {mode!r}")
     for w in workers:
@@ -262,8 +283,7 @@ def run_gang(target: Callable, k: int, args: tuple, *, mode: str = "threads", ti
         w.join(timeout=30)
     lasts = [o["last"] for o in outs.values() if o.get("last") is not None]
     wall = (max(lasts) - t0) if lasts else 0.0
-    return GangResult(done=[outs[i]["done"] for i in range(k)], wall_seconds=wall,
-                      extra=[outs[i] for i in range(k)])
+    return GangResult(done=[outs[i]["done"] for i in range(k)], wall_seconds=wall, extra=[outs[i] for i in range(k)])
 
 
 # --- CPU accounting ---------------------------------------------------------------------------

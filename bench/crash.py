@@ -34,7 +34,7 @@ import threading
 import time
 
 from bench import systems
-from bench.common import bench_server, base_parser, check, connect, print_table, setup_django, store_database
+from bench.common import base_parser, bench_server, check, connect, print_table, setup_django, store_database
 
 LEASE = 5
 
@@ -96,8 +96,16 @@ SELECT
 """
 
 
-def run_crash_in(conninfo: str, n: int, *, kill_after: float, lease: int = LEASE, batch: int = 10,
-                 restart: bool = True, reaper_interval: float | None = None) -> dict:
+def run_crash_in(
+    conninfo: str,
+    n: int,
+    *,
+    kill_after: float,
+    lease: int = LEASE,
+    batch: int = 10,
+    restart: bool = True,
+    reaper_interval: float | None = None,
+) -> dict:
     setup_django()
     from django.conf import settings
 
@@ -132,15 +140,20 @@ def run_crash_in(conninfo: str, n: int, *, kill_after: float, lease: int = LEASE
         victim = workers["w1"][0]
         # Kill it while it holds leases (a batch in hand), or the crash strands nothing.
         for _ in range(500):
-            held = clock.execute("SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' "
-                                 "AND ended_at IS NULL").fetchone()["n"]
+            held = clock.execute(
+                "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND ended_at IS NULL"
+            ).fetchone()["n"]
             if held >= min(3, batch):
                 break
         os.kill(victim.pid, signal.SIGKILL)
-        kill_t = clock.execute("SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}).fetchone()["t"]
+        kill_t = clock.execute(
+            "SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}
+        ).fetchone()["t"]
         if restart:
             standby_go.set()
-            restart_t = clock.execute("SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}).fetchone()["t"]
+            restart_t = clock.execute(
+                "SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}
+            ).fetchone()["t"]
         else:
             restart_t = None
         victim.join(10)
@@ -154,13 +167,17 @@ def run_crash_in(conninfo: str, n: int, *, kill_after: float, lease: int = LEASE
         once = clock.execute(EXACTLY_ONCE, {"killed": "w1"}).fetchone()
         # The leases w1 held when it died: its attempts that ended other than completed (after
         # the run every attempt is closed, so these are exactly the stranded ones).
-        in_flight = clock.execute("SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' "
-                                  "AND outcome <> 'completed'").fetchone()["n"]
+        in_flight = clock.execute(
+            "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND outcome <> 'completed'"
+        ).fetchone()["n"]
 
     # Verification: nothing lost, each todo completed exactly once, only the victim's leases lapsed.
     systems.verify_store_crash(conninfo, n)
     check(once["not_once"] == 0, f"crash: {once['not_once']} todos without exactly one completed attempt")
-    check(once["bad_prior"] == 0, f"crash: {once['bad_prior']} attempts closed other than reaped/lease_expired by the killed worker")
+    check(
+        once["bad_prior"] == 0,
+        f"crash: {once['bad_prior']} attempts closed other than reaped/lease_expired by the killed worker",
+    )
 
     times = [r["t"] for r in done]
     before = [t for t in times if kill_t - 5 <= t < kill_t]
@@ -192,10 +209,22 @@ def run_crash_in(conninfo: str, n: int, *, kill_after: float, lease: int = LEASE
     w2_before = sum(1 for r in done if r["worker"] == "w2" and kill_t - 5 <= r["t"] < kill_t) / 5.0
     w2_after = sum(1 for r in done if r["worker"] == "w2" and kill_t + 1 <= r["t"] < kill_t + 6) / 5.0
     return {
-        "n": n, "lease": lease, "batch": batch, "kill_t": kill_t, "restart_t": restart_t,
-        "in_flight": in_flight, "recovered": recovered, "reaps": [(m - m0, c) for m, c in reaps],
-        "r2": r2, "recovered_at": recovered_at, "normalised_at": normalised_at, "last_stranded": last_stranded,
-        "w2_before": w2_before, "w2_after": w2_after, "completions": done, "end": end,
+        "n": n,
+        "lease": lease,
+        "batch": batch,
+        "kill_t": kill_t,
+        "restart_t": restart_t,
+        "in_flight": in_flight,
+        "recovered": recovered,
+        "reaps": [(m - m0, c) for m, c in reaps],
+        "r2": r2,
+        "recovered_at": recovered_at,
+        "normalised_at": normalised_at,
+        "last_stranded": last_stranded,
+        "w2_before": w2_before,
+        "w2_after": w2_after,
+        "completions": done,
+        "end": end,
     }
 
 
@@ -224,31 +253,58 @@ def print_report(out: dict) -> None:
         events.setdefault(second, []).append(
             f"{len(rs)} {outcome} at {min(r['t'] for r in rs):.2f}–{max(r['t'] for r in rs):.2f} s, "
             f"re-claimed by {by} at {min(r['reclaimed_t'] for r in rs):.2f}–{max(r['reclaimed_t'] for r in rs):.2f} s, "
-            f"done by {max(r['completed_t'] for r in rs):.2f} s")
+            f"done by {max(r['completed_t'] for r in rs):.2f} s"
+        )
     rows = []
     last = int(out["end"])
     for s in range(0, last + 1):
         b = buckets.get(s, {})
-        rows.append([f"{s}–{s + 1}", b.get("w1", 0), b.get("w2", 0), b.get("w3", 0), sum(b.values()),
-                     "; ".join(events.get(s, []))])
-    print_table(["second", "w1", "w2", "w3", "total", "events"], rows,
-                title=f"Timeline (server clock, completions per second; lease {lease} s, claim_batch max={out['batch']})")
+        rows.append(
+            [
+                f"{s}–{s + 1}",
+                b.get("w1", 0),
+                b.get("w2", 0),
+                b.get("w3", 0),
+                sum(b.values()),
+                "; ".join(events.get(s, [])),
+            ]
+        )
+    print_table(
+        ["second", "w1", "w2", "w3", "total", "events"],
+        rows,
+        title=f"Timeline (server clock, completions per second; lease {lease} s, claim_batch max={out['batch']})",
+    )
     rec = out["recovered_at"]
     ls = out["last_stranded"]
     summary = [
         ["two-worker rate before the kill (R2)", f"{out['r2']:,.0f} /s", ""],
-        ["throughput back to >= 0.95 x R2 (rolling 1 s)", "never" if rec is None else f"+{rec - kill_t:.2f} s after the kill",
-         f"<= {2 * lease} s: " + ("met" if rec is not None and rec - kill_t <= 2 * lease else "NOT met")],
-        ["same, drift-normalised: w2 + w3 >= 0.95 x 2 x w2 (rolling 1 s)",
-         "never" if out["normalised_at"] is None else f"+{out['normalised_at'] - kill_t:.2f} s after the kill",
-         f"<= {2 * lease} s: " + ("met" if out["normalised_at"] is not None and out["normalised_at"] - kill_t <= 2 * lease else "NOT met")],
-        ["killed worker's leases (stranded at the kill)", f"{out['in_flight']}: "
-         + ", ".join(f"{o} {c}" for o, c in _count(r["outcome"] for r in out["recovered"]).items()),
-         "all completed by another worker: met"],
-        ["last stranded todo completed", "—" if ls is None else f"+{ls - kill_t:.2f} s after the kill",
-         f"<= {2 * lease} s: " + ("met" if ls is None or ls - kill_t <= 2 * lease else "NOT met")],
-        ["survivor w2 per-worker rate, before → after", f"{out['w2_before']:,.0f} → {out['w2_after']:,.0f} /s",
-         "ratio " + (f"{out['w2_after'] / out['w2_before']:.2f}" if out["w2_before"] else "n/a")],
+        [
+            "throughput back to >= 0.95 x R2 (rolling 1 s)",
+            "never" if rec is None else f"+{rec - kill_t:.2f} s after the kill",
+            f"<= {2 * lease} s: " + ("met" if rec is not None and rec - kill_t <= 2 * lease else "NOT met"),
+        ],
+        [
+            "same, drift-normalised: w2 + w3 >= 0.95 x 2 x w2 (rolling 1 s)",
+            "never" if out["normalised_at"] is None else f"+{out['normalised_at'] - kill_t:.2f} s after the kill",
+            f"<= {2 * lease} s: "
+            + ("met" if out["normalised_at"] is not None and out["normalised_at"] - kill_t <= 2 * lease else "NOT met"),
+        ],
+        [
+            "killed worker's leases (stranded at the kill)",
+            f"{out['in_flight']}: "
+            + ", ".join(f"{o} {c}" for o, c in _count(r["outcome"] for r in out["recovered"]).items()),
+            "all completed by another worker: met",
+        ],
+        [
+            "last stranded todo completed",
+            "—" if ls is None else f"+{ls - kill_t:.2f} s after the kill",
+            f"<= {2 * lease} s: " + ("met" if ls is None or ls - kill_t <= 2 * lease else "NOT met"),
+        ],
+        [
+            "survivor w2 per-worker rate, before → after",
+            f"{out['w2_before']:,.0f} → {out['w2_after']:,.0f} /s",
+            "ratio " + (f"{out['w2_after'] / out['w2_before']:.2f}" if out["w2_before"] else "n/a"),
+        ],
         ["exactly once, nothing lost", "verified in SQL", "met"],
     ]
     print_table(["crash recovery", "measured", "target"], summary)
@@ -272,8 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     kill_after = 1.5 if args.smoke else args.kill_after
     lease = 2 if args.smoke else args.lease
     with bench_server() as admin:
-        out = run_crash(admin, n, kill_after=kill_after, lease=lease, batch=args.batch,
-                        restart=not args.no_restart, reaper_interval=0.5 if args.smoke else None)
+        out = run_crash(
+            admin,
+            n,
+            kill_after=kill_after,
+            lease=lease,
+            batch=args.batch,
+            restart=not args.no_restart,
+            reaper_interval=0.5 if args.smoke else None,
+        )
     print_report(out)
     return 0
 

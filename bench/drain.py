@@ -88,13 +88,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.split("\n")[0], 50_000)
     parser.add_argument("--k", type=int, default=K, help="concurrent workers (default 8)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds, alternating the order (default 1)")
-    parser.add_argument("--systems", default=",".join(ROW_SYSTEMS + BATCH_SYSTEMS),
-                        help="comma-separated: store, bare, pgqueuer, procrastinate, store-batch, pgqueuer-batch, "
-                             "bare-notify, store+VARIANT, store-batch+VARIANT (VARIANT from bench/variants.py)")
-    parser.add_argument("--mode", choices=("threads", "processes"), default="threads",
-                        help="how the store's and the bare loop's workers run (default threads)")
-    parser.add_argument("--pgq-layout", choices=("processes", "asyncio"), default="processes",
-                        help="pgqueuer: K processes with one QueueManager each, or K QueueManagers in one event loop")
+    parser.add_argument(
+        "--systems",
+        default=",".join(ROW_SYSTEMS + BATCH_SYSTEMS),
+        help="comma-separated: store, bare, pgqueuer, procrastinate, store-batch, pgqueuer-batch, "
+        "bare-notify, store+VARIANT, store-batch+VARIANT (VARIANT from bench/variants.py)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("threads", "processes"),
+        default="threads",
+        help="how the store's and the bare loop's workers run (default threads)",
+    )
+    parser.add_argument(
+        "--pgq-layout",
+        choices=("processes", "asyncio"),
+        default="processes",
+        help="pgqueuer: K processes with one QueueManager each, or K QueueManagers in one event loop",
+    )
     args = parser.parse_args(argv)
     n = 200 if args.smoke else args.n
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -113,24 +124,50 @@ def main(argv: list[str] | None = None) -> int:
                 out = run_one(name, admin, n, args.k, args.mode, args.pgq_layout)
                 results.setdefault(name, []).append(out)
                 labels[name] = out.system
-                print(f"round {r + 1}: {out.system:<36} {out.rate:>7,.0f} jobs/s  ({out.seconds:.2f} s server, "
-                      f"{out.wall_seconds:.2f} s client, {out.wal_per_job:,.0f} WAL bytes/job, "
-                      f"{out.wal_fpi / n:.2f} FPI/job, CPU/job server {_ms(out.server_cpu, n)} "
-                      f"client {_ms(out.client_cpu, n)}, lock waits {_share(out.lock_wait_share)} {out.lock_waits_by_event or ''}; "
-                      f"run {time.monotonic() - started:.0f} s incl. load)",
-                      flush=True)
+                print(
+                    f"round {r + 1}: {out.system:<36} {out.rate:>7,.0f} jobs/s  ({out.seconds:.2f} s server, "
+                    f"{out.wall_seconds:.2f} s client, {out.wal_per_job:,.0f} WAL bytes/job, "
+                    f"{out.wal_fpi / n:.2f} FPI/job, CPU/job server {_ms(out.server_cpu, n)} "
+                    f"client {_ms(out.client_cpu, n)}, lock waits {_share(out.lock_wait_share)} {out.lock_waits_by_event or ''}; "
+                    f"run {time.monotonic() - started:.0f} s incl. load)",
+                    flush=True,
+                )
 
     rate = {name: statistics.median(o.rate for o in outs) for name, outs in results.items()}
     rows = []
     for name, outs in results.items():
-        rows.append([labels[name], n, args.k, len(outs), statistics.median(o.seconds for o in outs), rate[name],
-                     " ".join(f"{o.rate:,.0f}" for o in outs), f"{statistics.median(o.wal_per_job for o in outs):,.0f}",
-                     _ms(_median_or_none([o.server_cpu for o in outs]), n),
-                     _ms(_median_or_none([o.client_cpu for o in outs]), n),
-                     _share(_median_or_none([o.lock_wait_share for o in outs]))])
-    print_table(["system", "N", "K", "rounds", "seconds (median)", "jobs/s (median)", "jobs/s per round",
-                 "WAL bytes/job", "server CPU/job", "client CPU/job", "lock-wait samples"], rows,
-                title=f"Drain: N={n:,}, K={args.k}, workers as {args.mode} (pgqueuer: {args.pgq_layout})")
+        rows.append(
+            [
+                labels[name],
+                n,
+                args.k,
+                len(outs),
+                statistics.median(o.seconds for o in outs),
+                rate[name],
+                " ".join(f"{o.rate:,.0f}" for o in outs),
+                f"{statistics.median(o.wal_per_job for o in outs):,.0f}",
+                _ms(_median_or_none([o.server_cpu for o in outs]), n),
+                _ms(_median_or_none([o.client_cpu for o in outs]), n),
+                _share(_median_or_none([o.lock_wait_share for o in outs])),
+            ]
+        )
+    print_table(
+        [
+            "system",
+            "N",
+            "K",
+            "rounds",
+            "seconds (median)",
+            "jobs/s (median)",
+            "jobs/s per round",
+            "WAL bytes/job",
+            "server CPU/job",
+            "client CPU/job",
+            "lock-wait samples",
+        ],
+        rows,
+        title=f"Drain: N={n:,}, K={args.k}, workers as {args.mode} (pgqueuer: {args.pgq_layout})",
+    )
 
     ratio_rows = []
     extra = [(name, "bare", None) for name in rate if "+" in name and not name.startswith("store-batch")]
@@ -142,9 +179,15 @@ def main(argv: list[str] | None = None) -> int:
             per_round = [x.rate / y.rate for x, y in zip(results[a], results[b])]
             value = statistics.median(per_round)
             verdict = "—" if target is None else ("met" if value >= target else "NOT met")
-            ratio_rows.append([f"{labels[a]} / {labels[b]}", f"{value:.2f}x",
-                               " ".join(f"{r:.2f}" for r in per_round),
-                               "—" if target is None else f">= {target}x", verdict])
+            ratio_rows.append(
+                [
+                    f"{labels[a]} / {labels[b]}",
+                    f"{value:.2f}x",
+                    " ".join(f"{r:.2f}" for r in per_round),
+                    "—" if target is None else f">= {target}x",
+                    verdict,
+                ]
+            )
     if ratio_rows:
         print_table(["ratio (throughput)", "median of rounds", "per round", "target", "verdict"], ratio_rows)
     return 0

@@ -21,7 +21,7 @@ import sys
 import time
 
 from bench import systems
-from bench.common import bench_server, base_parser, connect, print_table, run_gang, setup_django, store_database
+from bench.common import base_parser, bench_server, connect, print_table, run_gang, setup_django, store_database
 
 STATS = """
 SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
@@ -59,8 +59,9 @@ def stats(conninfo: str) -> dict[str, tuple[int, int]]:
         return {r["relname"]: (r["n_tup_upd"], r["n_tup_hot_upd"]) for r in conn.execute(STATS).fetchall()}
 
 
-def run_hot_in(conninfo: str, n: int, k: int, heartbeats: int, *, mode: str = "threads",
-               variant: str | None = None) -> dict:
+def run_hot_in(
+    conninfo: str, n: int, k: int, heartbeats: int, *, mode: str = "threads", variant: str | None = None
+) -> dict:
     """Load ``n`` todos, run the heartbeat-heavy mix, verify, and return the HOT figures."""
     scope = systems.load_store(conninfo, n, variant)
     before = stats(conninfo)
@@ -70,9 +71,14 @@ def run_hot_in(conninfo: str, n: int, k: int, heartbeats: int, *, mode: str = "t
     time.sleep(0.5)  # let the exited backends' statistics land
     after = stats(conninfo)
     systems.verify_store(conninfo, n)
-    out = {"n": n, "k": k, "heartbeats": heartbeats, "seconds": seconds,
-           "beats": sum(x["beats"] for x in gang.extra if "beats" in x),
-           "ceiling": heartbeats / (heartbeats + 2)}
+    out = {
+        "n": n,
+        "k": k,
+        "heartbeats": heartbeats,
+        "seconds": seconds,
+        "beats": sum(x["beats"] for x in gang.extra if "beats" in x),
+        "ceiling": heartbeats / (heartbeats + 2),
+    }
     for table in ("todos", "todo_attempts"):
         upd = after[table][0] - before.get(table, (0, 0))[0]
         hot = after[table][1] - before.get(table, (0, 0))[1]
@@ -88,8 +94,12 @@ def run_hot(admin: str, n: int, k: int, heartbeats: int, variant: str | None = N
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.split("\n")[0], 2_000)
     parser.add_argument("--k", type=int, default=8, help="concurrent workers (default 8)")
-    parser.add_argument("--heartbeats", type=str, default="8,20,24",
-                        help="heartbeats per todo; a comma list runs each (default 8,20,24)")
+    parser.add_argument(
+        "--heartbeats",
+        type=str,
+        default="8,20,24",
+        help="heartbeats per todo; a comma list runs each (default 8,20,24)",
+    )
     parser.add_argument("--variant", default=None, help="a bench/variants.py schema variant (e.g. fillfactor-70)")
     args = parser.parse_args(argv)
     n = 40 if args.smoke else args.n
@@ -100,15 +110,42 @@ def main(argv: list[str] | None = None) -> int:
             out = run_hot(admin, n, args.k, h, args.variant)
             t, a = out["todos"], out["todo_attempts"]
             beats_hot = t[1] / out["beats"] if out["beats"] else float("nan")
-            rows.append([n, args.k, h, f"{t[1]:,} / {t[0]:,}", f"{t[2]:.3f}", f"{out['ceiling']:.3f}", f"{beats_hot:.3f}",
-                         f"{a[1]:,} / {a[0]:,}", f"{a[2]:.3f}",
-                         "met" if t[2] >= 0.9 else ("NOT met" if out["ceiling"] >= 0.9 else "below 0.9 by construction")])
-            print(f"heartbeats={h}: todos HOT {t[2]:.3f} (ceiling {out['ceiling']:.3f}), "
-                  f"todo_attempts HOT {a[2]:.3f}; {out['seconds']:.1f} s", flush=True)
-    print_table(["N", "K", "heartbeats/todo", "todos HOT/upd", "todos ratio", "ceiling H/(H+2)", "heartbeats HOT",
-                 "attempts HOT/upd", "attempts ratio", "target >= 0.9"], rows,
-                title="HOT updates (pg_stat_user_tables, difference around the run"
-                      + (f"; variant {args.variant})" if args.variant else ")"))
+            rows.append(
+                [
+                    n,
+                    args.k,
+                    h,
+                    f"{t[1]:,} / {t[0]:,}",
+                    f"{t[2]:.3f}",
+                    f"{out['ceiling']:.3f}",
+                    f"{beats_hot:.3f}",
+                    f"{a[1]:,} / {a[0]:,}",
+                    f"{a[2]:.3f}",
+                    "met" if t[2] >= 0.9 else ("NOT met" if out["ceiling"] >= 0.9 else "below 0.9 by construction"),
+                ]
+            )
+            print(
+                f"heartbeats={h}: todos HOT {t[2]:.3f} (ceiling {out['ceiling']:.3f}), "
+                f"todo_attempts HOT {a[2]:.3f}; {out['seconds']:.1f} s",
+                flush=True,
+            )
+    print_table(
+        [
+            "N",
+            "K",
+            "heartbeats/todo",
+            "todos HOT/upd",
+            "todos ratio",
+            "ceiling H/(H+2)",
+            "heartbeats HOT",
+            "attempts HOT/upd",
+            "attempts ratio",
+            "target >= 0.9",
+        ],
+        rows,
+        title="HOT updates (pg_stat_user_tables, difference around the run"
+        + (f"; variant {args.variant})" if args.variant else ")"),
+    )
     return 0
 
 

@@ -39,15 +39,25 @@ from dataclasses import dataclass, field
 
 from bench import systems
 from bench.common import (
-    base_parser, bench_server, check, connect, create_todos, print_table, setup_django, store_database,
+    base_parser,
+    bench_server,
+    check,
+    connect,
+    create_todos,
+    print_table,
+    setup_django,
+    store_database,
 )
 from bench.serving import LoadSampler, clear_todos, load_average, percentile, start_board, vend_agent
 
 K = 8
 QUEUE = "bench"
 ALL_SYSTEMS = ("store", "http", "store-batch", "http-batch")
-VARIANT_LABELS = {"board": "Board as is: API fast path", "django": "API through Django's handler",
-                  "async": "API through Django, all-async middleware"}
+VARIANT_LABELS = {
+    "board": "Board as is: API fast path",
+    "django": "API through Django's handler",
+    "async": "API through Django, all-async middleware",
+}
 # The Board servers a run can drain against: Board as it is (todos/api/fast_path.py), the API
 # through Django's handler as it was before that, and that with the all-async middleware proposal.
 SERVERS = {
@@ -124,14 +134,17 @@ class Run:
         return self.n / self.seconds if self.seconds > 0 else float("nan")
 
 
-def drain_http_in(conninfo: str, server, scope, token: str, n: int, k: int, *, batch: int = 1, label: str = "http") -> Run:
+def drain_http_in(
+    conninfo: str, server, scope, token: str, n: int, k: int, *, batch: int = 1, label: str = "http"
+) -> Run:
     """Load ``n`` todos for ``scope``, drain them over HTTP with ``k`` processes, verify."""
     with connect(conninfo) as conn:
         create_todos(conn, scope, n, queue=QUEUE)
     systems._prepare_common(conninfo, ("todos", "todo_attempts"))
     board0 = server.cpu_seconds()
-    seconds, gang = systems._timed_gang(conninfo, http_worker, k, (server.url, token, batch), "processes",
-                                        "SELECT max(completed_at) FROM todos")
+    seconds, gang = systems._timed_gang(
+        conninfo, http_worker, k, (server.url, token, batch), "processes", "SELECT max(completed_at) FROM todos"
+    )
     board1 = server.cpu_seconds()
     systems.verify_store(conninfo, n)
     check(gang.total == n, f"{label}: workers completed {gang.total}, expected {n}")
@@ -139,8 +152,17 @@ def drain_http_in(conninfo: str, server, scope, token: str, n: int, k: int, *, b
     claims = [x for w in workers for x in w["claims"]]
     completes = [x for w in workers for x in w["completes"]]
     cost = gang.extra[-1]
-    return Run(label, n, seconds, cost["server_cpu"], cost["client_cpu"], board1 - board0,
-               len(claims) + len(completes), claims, completes)
+    return Run(
+        label,
+        n,
+        seconds,
+        cost["server_cpu"],
+        cost["client_cpu"],
+        board1 - board0,
+        len(claims) + len(completes),
+        claims,
+        completes,
+    )
 
 
 def drain_store(conninfo: str, n: int, k: int, *, batch: int, label: str) -> Run:
@@ -154,7 +176,10 @@ def drain_store(conninfo: str, n: int, k: int, *, batch: int, label: str) -> Run
 LAYERS = (
     ("psycopg: send the statement, read and decode rows", ("psycopg",)),
     ("JSON encode/decode", ("json/",)),
-    ("Board API code (parse, validate, serialize, verbs)", ("todos/api/", "todos/store/", "todos/selectors/", "todos/db.py")),
+    (
+        "Board API code (parse, validate, serialize, verbs)",
+        ("todos/api/", "todos/store/", "todos/selectors/", "todos/db.py"),
+    ),
     ("asgiref: sync↔async thread hops", ("asgiref/",)),
     ("Django middleware", ("django/middleware/", "django/contrib/", "whitenoise/", "django_htmx/", "board/middleware")),
     ("Django request/response, URLs, handler", ("django/",)),
@@ -199,12 +224,38 @@ def profile_layers(raw_path: str) -> tuple[list[tuple[str, int]], list[tuple[str
 def profiled_drain(conninfo: str, server, scope, token: str, n: int, k: int, batch: int, out: str) -> Run:
     """An extra HTTP drain (not in the table: the sampler takes CPU too) with py-spy on the server,
     sampling only the thread that holds the GIL: where the Python CPU goes, not who waits."""
-    spy = subprocess.Popen([*py_spy(), "record", "--pid", str(server.pid), "--rate", "250", "--gil", "--format", "raw",
-                            "--output", out, "--nonblocking", "--duration", "600"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    spy = subprocess.Popen(
+        [
+            *py_spy(),
+            "record",
+            "--pid",
+            str(server.pid),
+            "--rate",
+            "250",
+            "--gil",
+            "--format",
+            "raw",
+            "--output",
+            out,
+            "--nonblocking",
+            "--duration",
+            "600",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     time.sleep(2.0)
     try:
-        run = drain_http_in(conninfo, server, scope, token, n, k, batch=batch, label=f"{'http-batch' if batch > 1 else 'http'} (profiled)")
+        run = drain_http_in(
+            conninfo,
+            server,
+            scope,
+            token,
+            n,
+            k,
+            batch=batch,
+            label=f"{'http-batch' if batch > 1 else 'http'} (profiled)",
+        )
     finally:
         spy.send_signal(2)  # SIGINT: py-spy writes what it has
         try:
@@ -220,11 +271,23 @@ def profiled_drain(conninfo: str, server, scope, token: str, n: int, k: int, bat
 
 def _asgi_scope(path: str, token: str, body: bytes) -> dict:
     return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {token}".encode()),
-                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"authorization", f"Bearer {token}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
     }
 
 
@@ -290,9 +353,9 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
     from django.core.handlers.asgi import ASGIHandler
 
     from bench.proposals import async_middleware
-    from todos.api.fast_path import AgentApiFastPath
     from todos.api import serialize
     from todos.api.asgi import AgentApiGuard
+    from todos.api.fast_path import AgentApiFastPath
     from todos.api.http import json_response, parse_arguments
     from todos.api.validation import validate
     from todos.api.verbs import VERBS
@@ -308,8 +371,10 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
         apps["async"] = AgentApiGuard(ASGIHandler())
     finally:
         settings.MIDDLEWARE = saved
-    clients = {name: httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {token}"})
-               for name, server in servers.items()}
+    clients = {
+        name: httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {token}"})
+        for name, server in servers.items()
+    }
     parts = Parts()
     wall, cpu = time.perf_counter, time.process_time
 
@@ -332,20 +397,41 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
             await timed(AUTH, verb, aexecute(credential_for(token_hash(token))))
         found = await timed(STATEMENT, "claim_next", aexecute(store.claim_next(scope, queue=QUEUE)))
         await timed(STATEMENT, "complete", aexecute(store.complete(scope, found.todo.id)))
-        await timed(PYTHON, "claim_next", plain(lambda: (
-            validate(VERBS["claim_next"].input, parse_arguments(b'{"queue": "bench"}')),
-            json_response({"empty": False, **serialize.claim(found)}, 200, "x").content)))
-        await timed(PYTHON, "complete", plain(lambda: (
-            validate(VERBS["complete"].input, parse_arguments(('{"id": "%s"}' % found.todo.id).encode())),
-            json_response({"todo": serialize.todo_row(found.todo)}, 200, "x").content)))
+        await timed(
+            PYTHON,
+            "claim_next",
+            plain(
+                lambda: (
+                    validate(VERBS["claim_next"].input, parse_arguments(b'{"queue": "bench"}')),
+                    json_response({"empty": False, **serialize.claim(found)}, 200, "x").content,
+                )
+            ),
+        )
+        await timed(
+            PYTHON,
+            "complete",
+            plain(
+                lambda: (
+                    validate(VERBS["complete"].input, parse_arguments(('{"id": "%s"}' % found.todo.id).encode())),
+                    json_response({"todo": serialize.todo_row(found.todo)}, 200, "x").content,
+                )
+            ),
+        )
         for name, app in apps.items():
             part = f"whole request in-process ({VARIANT_LABELS[name]})"
             got = await timed(part, "claim_next", _asgi_post(app, "claim_next", token, {"queue": QUEUE}))
             await timed(part, "complete", _asgi_post(app, "complete", token, {"id": got["todo"]["id"]}))
         for name, client in clients.items():
             part = f"whole request over HTTP ({VARIANT_LABELS[name]}; CPU = the server's)"
-            response = await timed(part, "claim_next", client.post("/api/v1/claim_next", json={"queue": QUEUE}), servers[name])
-            await timed(part, "complete", client.post("/api/v1/complete", json={"id": response.json()["todo"]["id"]}), servers[name])
+            response = await timed(
+                part, "claim_next", client.post("/api/v1/claim_next", json={"queue": QUEUE}), servers[name]
+            )
+            await timed(
+                part,
+                "complete",
+                client.post("/api/v1/complete", json={"id": response.json()["todo"]["id"]}),
+                servers[name],
+            )
     for client in clients.values():
         await client.aclose()
     return parts
@@ -364,23 +450,45 @@ def anatomy(conninfo: str, scope, token: str, servers: dict, m: int) -> Parts:
 
 def print_anatomy(p: Parts, m: int) -> None:
     verbs = ("claim_next", "complete")
-    rows = [[part, *(f"{p.median(part, v):.2f}" for v in verbs), *(f"{p.mean_cpu(part, v):.2f}" for v in verbs)]
-            for part in p.parts()]
+    rows = [
+        [part, *(f"{p.median(part, v):.2f}" for v in verbs), *(f"{p.mean_cpu(part, v):.2f}" for v in verbs)]
+        for part in p.parts()
+    ]
     own = {v: sum(p.mean_cpu(part, v) for part in (AUTH, STATEMENT, PYTHON)) for v in verbs}
     for name in ("board", "django", "async"):
         whole = f"whole request in-process ({VARIANT_LABELS[name]})"
         if (whole, "complete") not in p.cpu:
             continue
-        rows.append([f"= Django's handler, middleware, thread hops ({VARIANT_LABELS[name]})", "", "",
-                     *(f"{p.mean_cpu(whole, v) - own[v]:.2f}" for v in verbs)])
+        rows.append(
+            [
+                f"= Django's handler, middleware, thread hops ({VARIANT_LABELS[name]})",
+                "",
+                "",
+                *(f"{p.mean_cpu(whole, v) - own[v]:.2f}" for v in verbs),
+            ]
+        )
         wire = f"whole request over HTTP ({VARIANT_LABELS[name]}; CPU = the server's)"
         if (wire, "complete") in p.cpu:
-            rows.append([f"= daphne/twisted HTTP and the server's event loop ({VARIANT_LABELS[name]})", "", "",
-                         *(f"{p.mean_cpu(wire, v) - p.mean_cpu(whole, v):.2f}" for v in verbs)])
-    print_table(["one request at a time", "claim_next wall ms (median)", "complete wall ms (median)",
-                 "claim_next CPU ms", "complete CPU ms"], rows,
-                title=f"Anatomy of a request: {m} of each, sequential; CPU is this process's (mean), or the server's "
-                      f"for requests over HTTP; '=' rows are differences of CPU")
+            rows.append(
+                [
+                    f"= daphne/twisted HTTP and the server's event loop ({VARIANT_LABELS[name]})",
+                    "",
+                    "",
+                    *(f"{p.mean_cpu(wire, v) - p.mean_cpu(whole, v):.2f}" for v in verbs),
+                ]
+            )
+    print_table(
+        [
+            "one request at a time",
+            "claim_next wall ms (median)",
+            "complete wall ms (median)",
+            "claim_next CPU ms",
+            "complete CPU ms",
+        ],
+        rows,
+        title=f"Anatomy of a request: {m} of each, sequential; CPU is this process's (mean), or the server's "
+        f"for requests over HTTP; '=' rows are differences of CPU",
+    )
 
 
 # --- the benchmark ----------------------------------------------------------------------------
@@ -397,13 +505,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.split("\n")[0], 4_000)
     parser.add_argument("--k", type=int, default=K, help="workers (default 8)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")
-    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS),
-                        help="comma-separated: store, store-batch, http, http-batch, and http@django, http-batch@django, "
-                             "http@async, http-batch@async (the API through Django's handler, and that all-async)")
-    parser.add_argument("--profile", action="store_true",
-                        help="also: an extra HTTP drain per server with py-spy on it (needs py-spy: PATH or uvx)")
-    parser.add_argument("--anatomy", type=int, default=200, metavar="M",
-                        help="time M sequential requests part by part (0: skip; default 200)")
+    parser.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help="comma-separated: store, store-batch, http, http-batch, and http@django, http-batch@django, "
+        "http@async, http-batch@async (the API through Django's handler, and that all-async)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also: an extra HTTP drain per server with py-spy on it (needs py-spy: PATH or uvx)",
+    )
+    parser.add_argument(
+        "--anatomy",
+        type=int,
+        default=200,
+        metavar="M",
+        help="time M sequential requests part by part (0: skip; default 200)",
+    )
     args = parser.parse_args(argv)
     n = 200 if args.smoke else args.n
     if args.smoke:
@@ -429,13 +548,17 @@ def main(argv: list[str] | None = None) -> int:
                     if base.startswith("store"):
                         run = drain_store(conninfo, n, args.k, batch=batch, label=name)
                     else:
-                        run = drain_http_in(conninfo, servers[variant or "board"], scope, token, n, args.k,
-                                            batch=batch, label=name)
+                        run = drain_http_in(
+                            conninfo, servers[variant or "board"], scope, token, n, args.k, batch=batch, label=name
+                        )
                     clear_todos(conninfo)
                     results.setdefault(name, []).append(run)
-                    print(f"round {r + 1}: {name:<18} {run.rate:>7,.0f} jobs/s ({run.seconds:.2f} s); CPU ms/job: "
-                          f"workers {_cpu_ms(run.client_cpu, n)}, Board {_cpu_ms(run.board_cpu, n)}, "
-                          f"PostgreSQL {_cpu_ms(run.db_cpu, n)}; load {load_average()}", flush=True)
+                    print(
+                        f"round {r + 1}: {name:<18} {run.rate:>7,.0f} jobs/s ({run.seconds:.2f} s); CPU ms/job: "
+                        f"workers {_cpu_ms(run.client_cpu, n)}, Board {_cpu_ms(run.board_cpu, n)}, "
+                        f"PostgreSQL {_cpu_ms(run.db_cpu, n)}; load {load_average()}",
+                        flush=True,
+                    )
             profiles = {}
             if args.profile:
                 for name, server in servers.items():
@@ -451,34 +574,79 @@ def main(argv: list[str] | None = None) -> int:
     rate = {name: statistics.median(r.rate for r in runs) for name, runs in results.items()}
     rows = []
     for name, runs in results.items():
+
         def med(attr):
             values = [getattr(r, attr) for r in runs if getattr(r, attr) is not None]
             return statistics.median(values) if values else None
+
         claims = [x for r in runs for x in r.claims]
         completes = [x for r in runs for x in r.completes]
-        lat = (f"{percentile(claims, 50):.1f} / {percentile(claims, 95):.1f}", f"{percentile(completes, 50):.1f} / {percentile(completes, 95):.1f}") if claims else ("—", "—")
-        rows.append([name, n, len(runs), statistics.median(r.seconds for r in runs), rate[name],
-                     " ".join(f"{r.rate:,.0f}" for r in runs), _cpu_ms(med("client_cpu"), n),
-                     _cpu_ms(med("board_cpu"), n) if med("board_cpu") is not None else "—", _cpu_ms(med("db_cpu"), n), *lat])
-    print_table(["system", "N", "rounds", "seconds (median)", "jobs/s (median)", "jobs/s per round",
-                 "workers CPU ms/job", "Board CPU ms/job", "PostgreSQL CPU ms/job", "claim ms p50/p95", "complete ms p50/p95"],
-                rows, title=f"Drain over HTTP vs in-process: N={n:,}, K={args.k}; HTTP workers are processes, "
-                            f"in-process workers threads; load average during the runs {load.summary()}")
+        lat = (
+            (
+                f"{percentile(claims, 50):.1f} / {percentile(claims, 95):.1f}",
+                f"{percentile(completes, 50):.1f} / {percentile(completes, 95):.1f}",
+            )
+            if claims
+            else ("—", "—")
+        )
+        rows.append(
+            [
+                name,
+                n,
+                len(runs),
+                statistics.median(r.seconds for r in runs),
+                rate[name],
+                " ".join(f"{r.rate:,.0f}" for r in runs),
+                _cpu_ms(med("client_cpu"), n),
+                _cpu_ms(med("board_cpu"), n) if med("board_cpu") is not None else "—",
+                _cpu_ms(med("db_cpu"), n),
+                *lat,
+            ]
+        )
+    print_table(
+        [
+            "system",
+            "N",
+            "rounds",
+            "seconds (median)",
+            "jobs/s (median)",
+            "jobs/s per round",
+            "workers CPU ms/job",
+            "Board CPU ms/job",
+            "PostgreSQL CPU ms/job",
+            "claim ms p50/p95",
+            "complete ms p50/p95",
+        ],
+        rows,
+        title=f"Drain over HTTP vs in-process: N={n:,}, K={args.k}; HTTP workers are processes, "
+        f"in-process workers threads; load average during the runs {load.summary()}",
+    )
     ratio_rows = []
-    for a, b in (("http", "store"), ("http-batch", "store-batch"), ("http-batch", "http"),
-                 ("http", "http@django"), ("http-batch", "http-batch@django"), ("http@django", "store"),
-                 ("http-batch@django", "store-batch"), ("http@async", "http@django"),
-                 ("http-batch@async", "http-batch@django")):
+    for a, b in (
+        ("http", "store"),
+        ("http-batch", "store-batch"),
+        ("http-batch", "http"),
+        ("http", "http@django"),
+        ("http-batch", "http-batch@django"),
+        ("http@django", "store"),
+        ("http-batch@django", "store-batch"),
+        ("http@async", "http@django"),
+        ("http-batch@async", "http-batch@django"),
+    ):
         if a in rate and b in rate:
             ratio_rows.append([f"{a} / {b}", f"{rate[a] / rate[b]:.2f}x"])
     if ratio_rows:
         print_table(["ratio (throughput, same run)", "measured"], ratio_rows)
     for name, (layers, leaves, total) in profiles.items():
-        print_table(["Board server samples holding the GIL, by layer (py-spy, innermost match)", "share"],
-                    [[layer, f"{count / total:.0%}"] for layer, count in layers],
-                    title=f"Profile of the server ({VARIANT_LABELS[name]}) during an HTTP row-at-a-time drain "
-                          f"({total:,} samples)")
-        print_table(["hottest leaf functions", "share"], [[leaf[:110], f"{count / total:.1%}"] for leaf, count in leaves])
+        print_table(
+            ["Board server samples holding the GIL, by layer (py-spy, innermost match)", "share"],
+            [[layer, f"{count / total:.0%}"] for layer, count in layers],
+            title=f"Profile of the server ({VARIANT_LABELS[name]}) during an HTTP row-at-a-time drain "
+            f"({total:,} samples)",
+        )
+        print_table(
+            ["hottest leaf functions", "share"], [[leaf[:110], f"{count / total:.1%}"] for leaf, count in leaves]
+        )
     if parts:
         print_anatomy(parts, args.anatomy)
     return 0

@@ -100,13 +100,15 @@ class Watcher:
         self.task = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, port: int, session_key: str) -> "Watcher":
+    async def open(cls, port: int, session_key: str) -> Watcher:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write(
-            (f"GET /ws/board/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-             f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
-             f"Cookie: sessionid={session_key}\r\n\r\n").encode()
+            (
+                f"GET /ws/board/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://127.0.0.1:{port}\r\n"
+                f"Cookie: sessionid={session_key}\r\n\r\n"
+            ).encode()
         )
         head = await reader.readuntil(b"\r\n\r\n")
         if b" 101 " not in head.split(b"\r\n", 1)[0]:
@@ -215,8 +217,10 @@ def generate(conninfo: str, scopes, rate: float, seconds: float, out: list, stop
 def run_load(conninfo: str, scopes, rate: float, seconds: float) -> list[tuple[str, float, float]]:
     out: list = []
     stop_at = time.monotonic() + seconds
-    threads = [threading.Thread(target=generate, args=(conninfo, scopes, rate / GENERATOR_THREADS, seconds, out, stop_at, i))
-               for i in range(GENERATOR_THREADS)]
+    threads = [
+        threading.Thread(target=generate, args=(conninfo, scopes, rate / GENERATOR_THREADS, seconds, out, stop_at, i))
+        for i in range(GENERATOR_THREADS)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -255,8 +259,9 @@ def fragment_costs(port: int, session_key: str, todo_ids: list[str]) -> dict:
 
     sizes: dict[str, list[int]] = {"row": [], "drawer": []}
     times: dict[str, list[float]] = {"row": [], "drawer": []}
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", cookies={"sessionid": session_key},
-                      headers={"HX-Request": "true"}) as http:
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", cookies={"sessionid": session_key}, headers={"HX-Request": "true"}
+    ) as http:
         for todo_id in todo_ids:
             for kind in ("row", "drawer"):
                 started = time.perf_counter()
@@ -265,13 +270,16 @@ def fragment_costs(port: int, session_key: str, todo_ids: list[str]) -> dict:
                 if response.status_code == 200:
                     sizes[kind].append(len(response.content))
                     times[kind].append(elapsed * 1000)
-    return {kind: (statistics.median(sizes[kind]) if sizes[kind] else None,
-                   statistics.median(times[kind]) if times[kind] else None) for kind in sizes}
+    return {
+        kind: (
+            statistics.median(sizes[kind]) if sizes[kind] else None,
+            statistics.median(times[kind]) if times[kind] else None,
+        )
+        for kind in sizes
+    }
 
 
 # --- the measurement ----------------------------------------------------------------------------
-
-
 
 
 def measure(args) -> dict:
@@ -288,15 +296,27 @@ def measure_in(conninfo: str, args) -> dict:
         scopes = [make_agent(conn, QUEUE) for _ in range(args.teams)]
         for scope in scopes:  # the claims' backlog
             create_todos(conn, scope, int(args.rate * args.seconds / args.teams), queue=QUEUE)
-    keys = [(scope.team_id, key) for i, scope in enumerate(scopes)
-            for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))]
+    keys = [
+        (scope.team_id, key)
+        for i, scope in enumerate(scopes)
+        for key in make_humans(scope.team_id, args.clients // args.teams + (i < args.clients % args.teams))
+    ]
     servers = []
     try:
         for i in range(args.servers):
-            servers.append(start_board(conninfo, label=f"board-{i}", profile=args.profile_server if i == 0 else None,
-                                       BOARD_LIVE_COALESCE_SECONDS=str(args.coalesce)))
-        return asyncio.run(_measure(args, conninfo, scopes, [server.port for server in servers], keys,
-                                    [server.pid for server in servers]))
+            servers.append(
+                start_board(
+                    conninfo,
+                    label=f"board-{i}",
+                    profile=args.profile_server if i == 0 else None,
+                    BOARD_LIVE_COALESCE_SECONDS=str(args.coalesce),
+                )
+            )
+        return asyncio.run(
+            _measure(
+                args, conninfo, scopes, [server.port for server in servers], keys, [server.pid for server in servers]
+            )
+        )
     finally:
         for server in servers:
             if args.verbose:
@@ -362,11 +382,18 @@ async def _measure(args, conninfo, scopes, ports, keys, server_pids) -> dict:
         c.close()
     costs = fragment_costs(ports[0], keys[0][1], [t[0] for t in transitions[:40:2]])
     return {
-        "transitions": len(transitions), "rate": len(transitions) / args.seconds, "samples": len(latencies),
+        "transitions": len(transitions),
+        "rate": len(transitions) / args.seconds,
+        "samples": len(latencies),
         "first_p50": percentile(firsts, 50),
-        "p50": percentile(latencies, 50), "p90": percentile(latencies, 90), "p99": percentile(latencies, 99),
-        "max": max(latencies), "early": early, "lost": lost,
-        "messages_per_client_per_s": messages / len(clients) / args.seconds, "overflows": overflows,
+        "p50": percentile(latencies, 50),
+        "p90": percentile(latencies, 90),
+        "p99": percentile(latencies, 99),
+        "max": max(latencies),
+        "early": early,
+        "lost": lost,
+        "messages_per_client_per_s": messages / len(clients) / args.seconds,
+        "overflows": overflows,
         "costs": costs,
         "server_cpu": (cpu1[0] - cpu0[0]) / args.seconds,
         "bench_cpu": (cpu1[1] - cpu0[1]) / args.seconds,
@@ -384,12 +411,21 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--rate", type=float, default=200.0, help="store transitions per second")
     parser.add_argument("--seconds", type=float, default=15.0)
-    parser.add_argument("--teams", type=int, default=1,
-                        help="spread clients and load over this many teams (1: every client sees every transition)")
-    parser.add_argument("--servers", type=int, default=1,
-                        help="Board processes (daphne), the clients spread over them in turn")
-    parser.add_argument("--coalesce", type=float, default=None,
-                        help="the server's coalescing window, seconds (default: BOARD_LIVE_COALESCE_SECONDS's default)")
+    parser.add_argument(
+        "--teams",
+        type=int,
+        default=1,
+        help="spread clients and load over this many teams (1: every client sees every transition)",
+    )
+    parser.add_argument(
+        "--servers", type=int, default=1, help="Board processes (daphne), the clients spread over them in turn"
+    )
+    parser.add_argument(
+        "--coalesce",
+        type=float,
+        default=None,
+        help="the server's coalescing window, seconds (default: BOARD_LIVE_COALESCE_SECONDS's default)",
+    )
     parser.add_argument("--profile-server", metavar="PATH", help="run the server under cProfile, stats to PATH")
     parser.add_argument("--smoke", action="store_true", help="a few seconds with 10 clients")
     parser.add_argument("--verbose", action="store_true")
@@ -401,25 +437,46 @@ def main(argv=None) -> int:
     if args.smoke:
         args.clients, args.seconds = 10, 3.0
     r = measure(args)
-    print(f"live latency: {args.clients} websocket clients in {args.teams} team(s) on {args.servers} Board "
-          f"process(es), "
-          f"{r['rate']:.0f} transitions/s for {args.seconds:.0f} s, "
-          f"coalescing window {args.coalesce * 1000:.0f} ms")
-    print(f"  commit -> message at the client: p50 {r['p50']:.1f} ms   p90 {r['p90']:.1f} ms   "
-          f"p99 {r['p99']:.1f} ms   max {r['max']:.1f} ms   ({r['samples']} samples)")
-    print(f"  targets: p50 <= 50 ms, p99 <= 250 ms")
-    print(f"  the first client to hear of a transition: p50 {r['first_p50']:.1f} ms "
-          f"(the coalescing wait and the pipeline; the rest is the fan-out to every tab)")
-    print(f"  messages per client per second: {r['messages_per_client_per_s']:.1f}   overflow messages: {r['overflows']}   "
-          f"before COMMIT's acknowledgement: {r['early']}   never delivered: {r['lost']}")
-    print(f"  CPU during the load: Board server(s) {r['server_cpu']:.2f} cores, this process (clients and load) "
-          f"{r['bench_cpu']:.2f} cores; the machine ({r['cores']} cores) {r['machine_busy']:.0%} busy; "
-          f"the server waited for a CPU {r['server_waiting'] * 1000:.0f} ms per second")
-    changed = len(json.dumps({"type": "changed", "ids": ["td_" + "0" * 32], "queues": [QUEUE], "ops": ["claim"],
-                              "teams": [str(uuid.uuid4())]}))
+    print(
+        f"live latency: {args.clients} websocket clients in {args.teams} team(s) on {args.servers} Board "
+        f"process(es), "
+        f"{r['rate']:.0f} transitions/s for {args.seconds:.0f} s, "
+        f"coalescing window {args.coalesce * 1000:.0f} ms"
+    )
+    print(
+        f"  commit -> message at the client: p50 {r['p50']:.1f} ms   p90 {r['p90']:.1f} ms   "
+        f"p99 {r['p99']:.1f} ms   max {r['max']:.1f} ms   ({r['samples']} samples)"
+    )
+    print("  targets: p50 <= 50 ms, p99 <= 250 ms")
+    print(
+        f"  the first client to hear of a transition: p50 {r['first_p50']:.1f} ms "
+        f"(the coalescing wait and the pipeline; the rest is the fan-out to every tab)"
+    )
+    print(
+        f"  messages per client per second: {r['messages_per_client_per_s']:.1f}   overflow messages: {r['overflows']}   "
+        f"before COMMIT's acknowledgement: {r['early']}   never delivered: {r['lost']}"
+    )
+    print(
+        f"  CPU during the load: Board server(s) {r['server_cpu']:.2f} cores, this process (clients and load) "
+        f"{r['bench_cpu']:.2f} cores; the machine ({r['cores']} cores) {r['machine_busy']:.0%} busy; "
+        f"the server waited for a CPU {r['server_waiting'] * 1000:.0f} ms per second"
+    )
+    changed = len(
+        json.dumps(
+            {
+                "type": "changed",
+                "ids": ["td_" + "0" * 32],
+                "queues": [QUEUE],
+                "ops": ["claim"],
+                "teams": [str(uuid.uuid4())],
+            }
+        )
+    )
     (row_bytes, row_ms), (drawer_bytes, drawer_ms) = r["costs"]["row"], r["costs"]["drawer"]
-    print(f"  a 'changed' message for one todo: {changed} bytes; rendered instead: row {row_bytes:.0f} bytes "
-          f"({row_ms:.1f} ms to render and serve), drawer {drawer_bytes:.0f} bytes ({drawer_ms:.1f} ms)")
+    print(
+        f"  a 'changed' message for one todo: {changed} bytes; rendered instead: row {row_bytes:.0f} bytes "
+        f"({row_ms:.1f} ms to render and serve), drawer {drawer_bytes:.0f} bytes ({drawer_ms:.1f} ms)"
+    )
     return 0 if r["lost"] == 0 else 1
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import statistics
 import sys
 import time
 
@@ -44,8 +43,9 @@ QUEUE = "pickup"
 SERVERS = {"board": {}, "fast": {"app": "bench.asgi_fast_api:application"}}
 
 
-async def _measure(url: str, token: str, scope, conninfo: str, samples: int, waiters: int,
-                   settle: tuple[float, float] = (0.1, 0.2)) -> dict:
+async def _measure(
+    url: str, token: str, scope, conninfo: str, samples: int, waiters: int, settle: tuple[float, float] = (0.1, 0.2)
+) -> dict:
     """``samples`` pickups per create path with ``waiters`` long polls open; plus plain round trips."""
     import httpx
     import psycopg
@@ -151,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=200, help="pickups per create path (default 200)")
     parser.add_argument("--waiters", default="1,8", help="comma-separated waiter counts to run (default 1,8)")
-    parser.add_argument("--servers", default="board", help="comma-separated: board (as is), fast (the API fast-path proposal)")
+    parser.add_argument(
+        "--servers", default="board", help="comma-separated: board (as is), fast (the API fast-path proposal)"
+    )
     parser.add_argument("--smoke", action="store_true", help="a few samples")
     args = parser.parse_args(argv)
     samples = 5 if args.smoke else args.samples
@@ -175,22 +177,53 @@ def main(argv: list[str] | None = None) -> int:
                     scope, token = agents[name]
                     started = time.monotonic()
                     r = measure(servers[name].url, token, scope, conninfo, samples, waiters)
-                    print(f"{name}, {waiters} waiter(s): {time.monotonic() - started:.0f} s; load {load_average()}", flush=True)
+                    print(
+                        f"{name}, {waiters} waiter(s): {time.monotonic() - started:.0f} s; load {load_average()}",
+                        flush=True,
+                    )
                     for how, label in (("http", "create_for over HTTP"), ("store", "store create (in-process)")):
                         v = r["latency"][how]
                         p50 = percentile(v, 50)
-                        rows.append([name, waiters, label, len(v), f"{p50:.1f}", f"{percentile(v, 95):.1f}",
-                                     f"{percentile(v, 99):.1f}", f"{max(v):.1f}", r["early"][how],
-                                     f"{percentile(r['from_send'][how], 50):.1f}", "met" if p50 <= 20 else "NOT met"])
+                        rows.append(
+                            [
+                                name,
+                                waiters,
+                                label,
+                                len(v),
+                                f"{p50:.1f}",
+                                f"{percentile(v, 95):.1f}",
+                                f"{percentile(v, 99):.1f}",
+                                f"{max(v):.1f}",
+                                r["early"][how],
+                                f"{percentile(r['from_send'][how], 50):.1f}",
+                                "met" if p50 <= 20 else "NOT met",
+                            ]
+                        )
                     for what, v in r["plain"].items():
-                        plain_rows.append([name, waiters, what, len(v), f"{percentile(v, 50):.1f}", f"{percentile(v, 95):.1f}"])
+                        plain_rows.append(
+                            [name, waiters, what, len(v), f"{percentile(v, 50):.1f}", f"{percentile(v, 95):.1f}"]
+                        )
         finally:
             for server in servers.values():
                 server.stop()
-    print_table(["server", "waiters", "created by", "samples", "p50 ms", "p95 ms", "p99 ms", "max ms",
-                 "claims before the create's ack", "p50 from sending the create", "target p50 ≤ 20 ms"], rows,
-                title=f"Long-poll pickup: create acknowledged → the waiting claim_next's response arrives; "
-                      f"load average during the run {load.summary()}")
+    print_table(
+        [
+            "server",
+            "waiters",
+            "created by",
+            "samples",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+            "claims before the create's ack",
+            "p50 from sending the create",
+            "target p50 ≤ 20 ms",
+        ],
+        rows,
+        title=f"Long-poll pickup: create acknowledged → the waiting claim_next's response arrives; "
+        f"load average during the run {load.summary()}",
+    )
     print_table(["server", "waiters (later)", "plain round trip, same run", "samples", "p50 ms", "p95 ms"], plain_rows)
     return 0
 

@@ -68,7 +68,7 @@ class BoardServer:
                 self.process.wait(timeout=10)
         self.log_path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "BoardServer":
+    def __enter__(self) -> BoardServer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -93,15 +93,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_board(conninfo: str, *, app: str = "board.asgi:application", settings_module: str = "board.settings",
-                label: str = "board", profile: str | None = None, **env: str) -> BoardServer:
+def start_board(
+    conninfo: str,
+    *,
+    app: str = "board.asgi:application",
+    settings_module: str = "board.settings",
+    label: str = "board",
+    profile: str | None = None,
+    **env: str,
+) -> BoardServer:
     """Start daphne serving ``app`` on ``conninfo``'s database; wait until it accepts connections."""
     port = free_port()
     log_path = Path(tempfile.mkstemp(prefix="board-bench-server-", suffix=".log")[1])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     environment.update(
-        DJANGO_SETTINGS_MODULE=settings_module, DATABASE_URL=database_url(conninfo), BOARD_ENV="development",
-        DEBUG="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1",
+        DJANGO_SETTINGS_MODULE=settings_module,
+        DATABASE_URL=database_url(conninfo),
+        BOARD_ENV="development",
+        DEBUG="0",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
     )
     environment.update(env)
     command = [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port), app]
@@ -139,18 +150,23 @@ def vend_agent(conn, queues: tuple[str, ...] = ("bench",), *, team_id=None):
     slug = f"bench-{uuid.uuid4().hex[:10]}"
     if team_id is None:
         team_id = execute(teams.create_team(slug=slug, name=slug), conn).id
-    vended = execute(endpoints.vend(None, team_id=team_id, name=slug, slug=slug, verbs=list(VERBS),
-                                    queues=list(queues)), conn)
+    vended = execute(
+        endpoints.vend(None, team_id=team_id, name=slug, slug=slug, verbs=list(VERBS), queues=list(queues)), conn
+    )
     ep = vended.endpoint
-    scope = AgentScope(endpoint_id=uuid.UUID(str(ep.id)), team_id=ep.team_id, queues=tuple(ep.scope_queues),
-                       default_lease_ttl_seconds=ep.default_lease_ttl_seconds, verbs=frozenset(ep.scope_verbs))
+    scope = AgentScope(
+        endpoint_id=uuid.UUID(str(ep.id)),
+        team_id=ep.team_id,
+        queues=tuple(ep.scope_queues),
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
+        verbs=frozenset(ep.scope_verbs),
+    )
     return scope, vended.token, team_id
 
 
 def clear_todos(conninfo: str) -> None:
     """Empty the todo tables between rounds that share one database (and one server)."""
     from bench.common import connect
-
     from todos.live.relay import rebuild_counts
 
     with connect(conninfo) as conn:
@@ -180,7 +196,7 @@ class LoadSampler:
             if self._stop.wait(every):
                 return
 
-    def __enter__(self) -> "LoadSampler":
+    def __enter__(self) -> LoadSampler:
         self._thread.start()
         return self
 

@@ -4,9 +4,8 @@ Used only by the benchmarks, as ``DJANGO_SETTINGS_MODULE`` of a second Board ser
 side by side with one on ``board.settings``.
 """
 
+from bench.proposals import async_middleware
 from board.settings import *  # noqa: F401,F403
 from board.settings import MIDDLEWARE as _BOARD_MIDDLEWARE
-
-from bench.proposals import async_middleware
 
 MIDDLEWARE = async_middleware(_BOARD_MIDDLEWARE)

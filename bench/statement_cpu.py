@@ -50,10 +50,13 @@ def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
     claim_plans = next((p for p in plans if "fresh AS" in p["statement"]), None)
     complete_plans = next((p for p in plans if "state = 'done'" in p["statement"]), None)
     return {
-        "claim_cpu_ms": (c1 - c0) / m * 1000, "claim_wall_ms": (w1 - w0) / m * 1000,
-        "complete_cpu_ms": (c2 - c1) / m * 1000, "complete_wall_ms": (w2 - w1) / m * 1000,
+        "claim_cpu_ms": (c1 - c0) / m * 1000,
+        "claim_wall_ms": (w1 - w0) / m * 1000,
+        "complete_cpu_ms": (c2 - c1) / m * 1000,
+        "complete_wall_ms": (w2 - w1) / m * 1000,
         "claim_plans": claim_plans and f"{claim_plans['generic_plans']} generic / {claim_plans['custom_plans']} custom",
-        "complete_plans": complete_plans and f"{complete_plans['generic_plans']} generic / {complete_plans['custom_plans']} custom",
+        "complete_plans": complete_plans
+        and f"{complete_plans['generic_plans']} generic / {complete_plans['custom_plans']} custom",
     }
 
 
@@ -69,11 +72,25 @@ def main(argv: list[str] | None = None) -> int:
             v = None if name == "none" else name
             with store_database(admin) as conninfo:
                 out = measure_in(conninfo, n, m, v)
-            rows.append([name, f"{out['claim_cpu_ms']:.2f} ms", out["claim_plans"], f"{out['complete_cpu_ms']:.2f} ms",
-                         out["complete_plans"], f"{out['claim_wall_ms']:.2f} / {out['complete_wall_ms']:.2f} ms"])
-            print(f"{name}: claim {out['claim_cpu_ms']:.2f} ms, complete {out['complete_cpu_ms']:.2f} ms of backend CPU", flush=True)
-    print_table(["variant", "claim CPU", "claim plans", "complete CPU", "complete plans", "wall claim / complete"], rows,
-                title=f"Backend CPU per statement, one connection (N={n:,}, M={m:,})")
+            rows.append(
+                [
+                    name,
+                    f"{out['claim_cpu_ms']:.2f} ms",
+                    out["claim_plans"],
+                    f"{out['complete_cpu_ms']:.2f} ms",
+                    out["complete_plans"],
+                    f"{out['claim_wall_ms']:.2f} / {out['complete_wall_ms']:.2f} ms",
+                ]
+            )
+            print(
+                f"{name}: claim {out['claim_cpu_ms']:.2f} ms, complete {out['complete_cpu_ms']:.2f} ms of backend CPU",
+                flush=True,
+            )
+    print_table(
+        ["variant", "claim CPU", "claim plans", "complete CPU", "complete plans", "wall claim / complete"],
+        rows,
+        title=f"Backend CPU per statement, one connection (N={n:,}, M={m:,})",
+    )
     return 0
 
 

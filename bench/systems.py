@@ -28,14 +28,14 @@ from psycopg.rows import dict_row
 from bench.common import (
     check,
     client_cpu_seconds,
-    server_cpu_seconds,
     connect,
     create_todos,
+    fresh_database,
     make_agent,
     run_gang,
+    server_cpu_seconds,
     setup_django,
     store_database,
-    fresh_database,
 )
 from todos.invariants import broken_counts, broken_lifecycle
 
@@ -102,7 +102,9 @@ class LockSampler:
         self.stop = threading.Event()
 
     def _run(self) -> None:
-        with psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row, application_name="bench-sampler") as conn:
+        with psycopg.connect(
+            self.conninfo, autocommit=True, row_factory=dict_row, application_name="bench-sampler"
+        ) as conn:
             while not self.stop.wait(self.interval):
                 for row in conn.execute(LOCK_SAMPLE).fetchall():
                     self.samples += row["n"]
@@ -143,23 +145,31 @@ def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: 
         # Backends report their WAL statistics when they exit or at most once a second.
         time.sleep(1.1)
         clock.execute("SELECT pg_stat_clear_snapshot()")
-        wal = clock.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %(lsn)s)::bigint AS bytes, "
-                            "(SELECT wal_fpi FROM pg_stat_wal) - %(fpi)s AS fpi", holder).fetchone()
-    gang.extra.append({
-        "wal_bytes": int(wal["bytes"]), "wal_fpi": int(wal["fpi"]),
-        "server_cpu": None if cpu1 is None or holder["cpu0"] is None else cpu1 - holder["cpu0"],
-        # The workers' own CPU when they measure it (thread time: excludes process start-up and
-        # the other threads); else this process's and its reaped children's CPU.
-        "client_cpu": sum(worker_cpu) if len(worker_cpu) == len(gang.done) else ccpu1 - holder["ccpu0"],
-        "lock_wait_share": sampler.share,
-        "lock_waits_by_event": dict(sampler.by_event),
-    })
+        wal = clock.execute(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %(lsn)s)::bigint AS bytes, "
+            "(SELECT wal_fpi FROM pg_stat_wal) - %(fpi)s AS fpi",
+            holder,
+        ).fetchone()
+    gang.extra.append(
+        {
+            "wal_bytes": int(wal["bytes"]),
+            "wal_fpi": int(wal["fpi"]),
+            "server_cpu": None if cpu1 is None or holder["cpu0"] is None else cpu1 - holder["cpu0"],
+            # The workers' own CPU when they measure it (thread time: excludes process start-up and
+            # the other threads); else this process's and its reaped children's CPU.
+            "client_cpu": sum(worker_cpu) if len(worker_cpu) == len(gang.done) else ccpu1 - holder["ccpu0"],
+            "lock_wait_share": sampler.share,
+            "lock_waits_by_event": dict(sampler.by_event),
+        }
+    )
     return float(row["s"] or 0.0), gang
 
 
 def _wal(gang) -> dict:
-    return {key: gang.extra[-1][key]
-            for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu", "lock_wait_share", "lock_waits_by_event")}
+    return {
+        key: gang.extra[-1][key]
+        for key in ("wal_bytes", "wal_fpi", "server_cpu", "client_cpu", "lock_wait_share", "lock_waits_by_event")
+    }
 
 
 # --- Board's store ----------------------------------------------------------------------------
@@ -168,10 +178,9 @@ def _wal(gang) -> dict:
 def store_worker(index: int, barrier, conninfo: str, scope, batch: int, variant: str | None = None) -> dict:
     """One agent loop through the store's statements: claim → complete (or the batch pair)."""
     setup_django()
+    from bench import variants
     from todos.db import execute
     from todos.store import agent
-
-    from bench import variants
 
     done, last = 0, None
     with connect(conninfo) as conn:
@@ -241,7 +250,10 @@ def verify_store(conninfo: str, n: int) -> None:
             broken += broken_counts(conn)
     check(r["total"] == n, f"store: {r['total']} todos, expected {n}")
     check(r["done"] == n, f"store: {r['done']} done of {n}")
-    check(r["claimed"] == 0 and r["open_attempts"] == 0, f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts")
+    check(
+        r["claimed"] == 0 and r["open_attempts"] == 0,
+        f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts",
+    )
     check(r["bad_history"] == 0, f"store: {r['bad_history']} done todos without exactly one attempt closed completed")
     check(not broken, f"store: lifecycle invariant broken for {broken[:5]}")
 
@@ -252,10 +264,11 @@ def verify_store_crash(conninfo: str, n: int) -> None:
         r = conn.execute(STORE_VERIFY).fetchone()
         broken = broken_lifecycle(conn)
     check(r["total"] == n and r["done"] == n, f"store: {r['done']} done of {r['total']} (expected {n})")
-    check(r["claimed"] == 0 and r["open_attempts"] == 0, f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts")
+    check(
+        r["claimed"] == 0 and r["open_attempts"] == 0,
+        f"store: {r['claimed']} claimed, {r['open_attempts']} open attempts",
+    )
     check(not broken, f"store: lifecycle invariant broken for {broken[:5]}")
-
-
 
 
 def load_store(conninfo: str, n: int, variant: str | None = None):
@@ -272,20 +285,23 @@ def load_store(conninfo: str, n: int, variant: str | None = None):
     return scope
 
 
-def drain_store_in(conninfo: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None,
-                   label: str | None = None) -> Outcome:
+def drain_store_in(
+    conninfo: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None, label: str | None = None
+) -> Outcome:
     """Load, drain and verify the store in an existing database (the smoke test's)."""
     scope = load_store(conninfo, n, variant)
     with relaying(conninfo):
-        seconds, gang = _timed_gang(conninfo, store_worker, k, (conninfo, scope, batch, variant), mode,
-                                    "SELECT max(completed_at) FROM todos")
+        seconds, gang = _timed_gang(
+            conninfo, store_worker, k, (conninfo, scope, batch, variant), mode, "SELECT max(completed_at) FROM todos"
+        )
         wait_relayed(conninfo)
     verify_store(conninfo, n)
     return Outcome(label or "store", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
 
 
-def run_store(admin: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None,
-              label: str | None = None) -> Outcome:
+def run_store(
+    admin: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None, label: str | None = None
+) -> Outcome:
     with store_database(admin) as conninfo:
         return drain_store_in(conninfo, n, k, mode=mode, batch=batch, variant=variant, label=label)
 
@@ -334,11 +350,17 @@ def bare_worker(index: int, barrier, conninfo: str, notify: bool = False) -> dic
 def drain_bare_in(conninfo: str, n: int, k: int, *, mode: str, notify: bool = False) -> Outcome:
     with connect(conninfo) as conn:
         conn.execute(BARE_SCHEMA)
-        conn.execute("INSERT INTO bare_jobs (payload) SELECT jsonb_build_object('n', i) FROM generate_series(1, %s) i", (n,))
+        conn.execute(
+            "INSERT INTO bare_jobs (payload) SELECT jsonb_build_object('n', i) FROM generate_series(1, %s) i", (n,)
+        )
     _prepare_common(conninfo, ("bare_jobs",))
-    seconds, gang = _timed_gang(conninfo, bare_worker, k, (conninfo, notify), mode, "SELECT max(done_at) FROM bare_jobs")
+    seconds, gang = _timed_gang(
+        conninfo, bare_worker, k, (conninfo, notify), mode, "SELECT max(done_at) FROM bare_jobs"
+    )
     with connect(conninfo) as conn:
-        r = conn.execute("SELECT count(*) AS total, count(*) FILTER (WHERE state = 'done') AS done FROM bare_jobs").fetchone()
+        r = conn.execute(
+            "SELECT count(*) AS total, count(*) FILTER (WHERE state = 'done') AS done FROM bare_jobs"
+        ).fetchone()
     check(r["total"] == n and r["done"] == n, f"bare: {r['done']} done of {r['total']} (expected {n})")
     check(gang.total == n, f"bare: workers completed {gang.total}, expected {n}")
     return Outcome("bare+notify" if notify else "bare", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
@@ -398,11 +420,17 @@ def pgqueuer_worker(index: int, barrier, conninfo: str, batch_size: int, manager
 
             qms.append(qm)
         await asyncio.to_thread(start, barrier)
-        await asyncio.gather(*(
-            qm.run(batch_size=batch_size, mode=QueueExecutionMode.drain, dequeue_timeout=timedelta(seconds=1),
-                   log_aggregation_interval=timedelta(0))
-            for qm in qms
-        ))
+        await asyncio.gather(
+            *(
+                qm.run(
+                    batch_size=batch_size,
+                    mode=QueueExecutionMode.drain,
+                    dequeue_timeout=timedelta(seconds=1),
+                    log_aggregation_interval=timedelta(0),
+                )
+                for qm in qms
+            )
+        )
         last = time.monotonic()
         for conn in conns:
             await conn.close()
@@ -411,8 +439,9 @@ def pgqueuer_worker(index: int, barrier, conninfo: str, batch_size: int, manager
     return asyncio.run(main())
 
 
-def drain_pgqueuer_in(conninfo: str, n: int, k: int, *, batch_size: int, layout: str = "processes",
-                      mode: str = "processes") -> Outcome:
+def drain_pgqueuer_in(
+    conninfo: str, n: int, k: int, *, batch_size: int, layout: str = "processes", mode: str = "processes"
+) -> Outcome:
     """``layout``: ``processes`` = k workers with one QueueManager each; ``asyncio`` = one worker
     running k QueueManagers on one event loop. ``mode``: the workers are processes (the figures)
     or threads (the smoke test: no interpreter start-up)."""
@@ -420,7 +449,11 @@ def drain_pgqueuer_in(conninfo: str, n: int, k: int, *, batch_size: int, layout:
     _prepare_common(conninfo, ("pgqueuer", "pgqueuer_log"))
     procs, per = (k, 1) if layout == "processes" else (1, k)
     seconds, gang = _timed_gang(
-        conninfo, pgqueuer_worker, procs, (conninfo, batch_size, per), mode,
+        conninfo,
+        pgqueuer_worker,
+        procs,
+        (conninfo, batch_size, per),
+        mode,
         "SELECT max(created) FROM pgqueuer_log WHERE status = 'successful'",
     )
     with connect(conninfo) as conn:
@@ -429,7 +462,10 @@ def drain_pgqueuer_in(conninfo: str, n: int, k: int, *, batch_size: int, layout:
                                    (SELECT count(DISTINCT job_id) FROM pgqueuer_log WHERE status = 'successful') AS ok_distinct,
                                    (SELECT count(*) FROM pgqueuer_log WHERE status NOT IN ('successful', 'queued', 'picked')) AS other""").fetchone()
     check(r["left_in_queue"] == 0, f"pgqueuer: {r['left_in_queue']} jobs left in the queue")
-    check(r["ok"] == n and r["ok_distinct"] == n, f"pgqueuer: {r['ok']} successful log rows ({r['ok_distinct']} distinct), expected {n}")
+    check(
+        r["ok"] == n and r["ok_distinct"] == n,
+        f"pgqueuer: {r['ok']} successful log rows ({r['ok_distinct']} distinct), expected {n}",
+    )
     check(r["other"] == 0, f"pgqueuer: {r['other']} log rows with a failure status")
     return Outcome(f"pgqueuer batch={batch_size}", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
 
@@ -453,8 +489,9 @@ def procrastinate_available() -> str | None:
 def _procrastinate_app(conninfo: str, pool_size: int):
     import procrastinate
 
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(
-        conninfo=conninfo, min_size=pool_size, max_size=pool_size))
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(conninfo=conninfo, min_size=pool_size, max_size=pool_size)
+    )
     return app
 
 
@@ -487,8 +524,9 @@ def procrastinate_worker(index: int, barrier, conninfo: str, concurrency: int) -
 
         async with app.open_async():
             await asyncio.to_thread(start, barrier)
-            await app.run_worker_async(queues=[QUEUE], concurrency=concurrency, wait=False,
-                                       install_signal_handlers=False)
+            await app.run_worker_async(
+                queues=[QUEUE], concurrency=concurrency, wait=False, install_signal_handlers=False
+            )
             last = time.monotonic()
         return {"done": done, "last": last}
 
@@ -499,7 +537,11 @@ def drain_procrastinate_in(conninfo: str, n: int, k: int, *, mode: str = "proces
     asyncio.run(_procrastinate_load(conninfo, n))
     _prepare_common(conninfo, ("procrastinate_jobs", "procrastinate_events"))
     seconds, gang = _timed_gang(
-        conninfo, procrastinate_worker, 1, (conninfo, k), mode,
+        conninfo,
+        procrastinate_worker,
+        1,
+        (conninfo, k),
+        mode,
         "SELECT max(at) FROM procrastinate_events WHERE type = 'succeeded'",
     )
     with connect(conninfo) as conn:
@@ -508,7 +550,10 @@ def drain_procrastinate_in(conninfo: str, n: int, k: int, *, mode: str = "proces
                                    (SELECT count(*) FROM procrastinate_events WHERE type = 'started') AS started,
                                    (SELECT count(DISTINCT job_id) FROM procrastinate_events WHERE type = 'started') AS started_distinct""").fetchone()
     check(r["total"] == n and r["ok"] == n, f"procrastinate: {r['ok']} succeeded of {r['total']} (expected {n})")
-    check(r["started"] == n and r["started_distinct"] == n, f"procrastinate: {r['started']} starts for {r['started_distinct']} jobs, expected {n} once each")
+    check(
+        r["started"] == n and r["started_distinct"] == n,
+        f"procrastinate: {r['started']} starts for {r['started_distinct']} jobs, expected {n} once each",
+    )
     return Outcome(f"procrastinate conc={k}", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
 
 

@@ -79,9 +79,11 @@ def _client_class():
             self.scheduled: set[str] = set()
             self.slots = asyncio.Semaphore(BROWSER_CONNECTIONS)
             self.http = httpx.AsyncClient(
-                base_url=f"http://127.0.0.1:{port}", cookies={"sessionid": session_key},
+                base_url=f"http://127.0.0.1:{port}",
+                cookies={"sessionid": session_key},
                 headers={"HX-Request": "true", "HX-Current-URL": f"http://127.0.0.1:{port}/todos/"},
-                limits=httpx.Limits(max_connections=BROWSER_CONNECTIONS), timeout=60,
+                limits=httpx.Limits(max_connections=BROWSER_CONNECTIONS),
+                timeout=60,
             )
 
         def _message(self, message: dict, now: float) -> None:
@@ -249,8 +251,9 @@ def drain_watched(conninfo: str, scope, server, dashboards: Dashboards | None, m
         dashboards.call("connect", mode)
     board0 = server.cpu_seconds()
     dash0 = dashboards.cpu_seconds() if dashboards else 0.0
-    seconds, gang = systems._timed_gang(conninfo, systems.store_worker, k, (conninfo, scope, 1, None), "threads",
-                                        "SELECT max(completed_at) FROM todos")
+    seconds, gang = systems._timed_gang(
+        conninfo, systems.store_worker, k, (conninfo, scope, 1, None), "threads", "SELECT max(completed_at) FROM todos"
+    )
     board1 = server.cpu_seconds()
     dash1 = dashboards.cpu_seconds() if dashboards else 0.0
     stats = dashboards.call("disconnect") if mode != "none" else {}
@@ -268,8 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=K, help="drain workers (default 8)")
     parser.add_argument("--clients", type=int, default=10, help="dashboards (default 10)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")
-    parser.add_argument("--watchers", default=",".join(MODES),
-                        help=f"comma-separated, from {', '.join(MODES + UNTHROTTLED)} (the last two: live.js before its region throttle)")
+    parser.add_argument(
+        "--watchers",
+        default=",".join(MODES),
+        help=f"comma-separated, from {', '.join(MODES + UNTHROTTLED)} (the last two: live.js before its region throttle)",
+    )
     args = parser.parse_args(argv)
     n = 300 if args.smoke else args.n
     modes = [m.strip() for m in args.watchers.split(",") if m.strip()]
@@ -284,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_watching_in(conninfo: str, n: int, k: int, clients: int, modes: list[str], rounds: int, *, log=None) -> list[Run]:
+def run_watching_in(
+    conninfo: str, n: int, k: int, clients: int, modes: list[str], rounds: int, *, log=None
+) -> list[Run]:
     """Every round of every mode in an existing database (the smoke test's entry)."""
     from bench.live_latency import make_humans
 
@@ -306,10 +314,12 @@ def run_watching_in(conninfo: str, n: int, k: int, clients: int, modes: list[str
                 run = drain_watched(conninfo, scope, server, dashboards, mode, n, k)
                 runs.append(run)
                 s = run.stats
-                log(f"round {r + 1}: {mode:<8} {run.rate:>6,.0f} jobs/s ({run.seconds:.2f} s); CPU ms/job: drain "
+                log(
+                    f"round {r + 1}: {mode:<8} {run.rate:>6,.0f} jobs/s ({run.seconds:.2f} s); CPU ms/job: drain "
                     f"{_ms(run.drain_cpu, n)}, PostgreSQL {_ms(run.db_cpu, n)}, Board {_ms(run.board_cpu, n)}, "
                     f"dashboards {_ms(run.dashboards_cpu, n)}; messages {s.get('messages', 0):,}, fetches "
-                    f"{s.get('fetches', 0):,}; load {load_average()}")
+                    f"{s.get('fetches', 0):,}; load {load_average()}"
+                )
     finally:
         dashboards.stop()
         server.stop()
@@ -325,27 +335,53 @@ def report(results: dict[str, list[Run]], n: int, args, load: str) -> None:
     base = rate.get("none")
     rows = []
     for mode, runs in results.items():
+
         def med(attr):
             values = [getattr(r, attr) for r in runs if getattr(r, attr) is not None]
             return statistics.median(values) if values else None
+
         fetch_ms = [x for r in runs for x in r.stats.get("fetch_ms", ())]
         seconds = statistics.median(r.seconds for r in runs)
         messages = statistics.median(r.stats.get("messages", 0) for r in runs)
         fetches = statistics.median(r.stats.get("fetches", 0) for r in runs)
         errors = sum(r.stats.get("errors", 0) for r in runs)
-        rows.append([mode, len(runs), rate[mode], " ".join(f"{r.rate:,.0f}" for r in runs),
-                     f"{rate[mode] / base:.2f}x" if base else "—",
-                     f"{messages / args.clients / seconds:.1f}" if mode != "none" else "—",
-                     f"{fetches / seconds:.0f}" if mode not in ("none", "sockets") else "—",
-                     f"{percentile(fetch_ms, 50):.0f} / {percentile(fetch_ms, 95):.0f}" if fetch_ms else "—",
-                     errors if mode != "none" else "—",
-                     _ms(med("drain_cpu"), n), _ms(med("db_cpu"), n), _ms(med("board_cpu"), n),
-                     _ms(med("dashboards_cpu"), n) if mode != "none" else "—"])
-    print_table(["dashboards", "rounds", "jobs/s (median)", "jobs/s per round", "vs none", "messages/s per client",
-                 "fragment GETs/s (all clients)", "GET ms p50/p95", "GET errors", "drain CPU ms/job",
-                 "PostgreSQL CPU ms/job", "Board CPU ms/job", "dashboards CPU ms/job"], rows,
-                title=f"Drain (store, row at a time, N={n:,}, K={args.k} threads) with {args.clients} Board dashboards "
-                      f"watching; load average during the run {load}")
+        rows.append(
+            [
+                mode,
+                len(runs),
+                rate[mode],
+                " ".join(f"{r.rate:,.0f}" for r in runs),
+                f"{rate[mode] / base:.2f}x" if base else "—",
+                f"{messages / args.clients / seconds:.1f}" if mode != "none" else "—",
+                f"{fetches / seconds:.0f}" if mode not in ("none", "sockets") else "—",
+                f"{percentile(fetch_ms, 50):.0f} / {percentile(fetch_ms, 95):.0f}" if fetch_ms else "—",
+                errors if mode != "none" else "—",
+                _ms(med("drain_cpu"), n),
+                _ms(med("db_cpu"), n),
+                _ms(med("board_cpu"), n),
+                _ms(med("dashboards_cpu"), n) if mode != "none" else "—",
+            ]
+        )
+    print_table(
+        [
+            "dashboards",
+            "rounds",
+            "jobs/s (median)",
+            "jobs/s per round",
+            "vs none",
+            "messages/s per client",
+            "fragment GETs/s (all clients)",
+            "GET ms p50/p95",
+            "GET errors",
+            "drain CPU ms/job",
+            "PostgreSQL CPU ms/job",
+            "Board CPU ms/job",
+            "dashboards CPU ms/job",
+        ],
+        rows,
+        title=f"Drain (store, row at a time, N={n:,}, K={args.k} threads) with {args.clients} Board dashboards "
+        f"watching; load average during the run {load}",
+    )
     if base and "sockets" in rate:
         value = rate["sockets"] / base
         print(f"\nsockets / none = {value:.2f}x (target >= 0.95x: {'met' if value >= 0.95 else 'NOT met'})")

@@ -63,8 +63,9 @@ class DatabaseUnavailableMiddleware:
         unavailable = classify_unavailable(exception)
         if unavailable is None:
             return None
-        logger.warning("database unavailable for %s %.200s: %s", request.method, request.path,
-                       describe_unavailable(exception))
+        logger.warning(
+            "database unavailable for %s %.200s: %s", request.method, request.path, describe_unavailable(exception)
+        )
         return unavailable_response(request, unavailable.retry_after)
 
 
@@ -88,7 +89,8 @@ def retry_url(request) -> str:
     if request.method in ("GET", "HEAD"):
         return request.get_full_path()
     referer = request.headers.get("Referer", "")
-    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()},
-                                                   require_https=request.is_secure()):
+    if referer and url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return referer
     return "/"

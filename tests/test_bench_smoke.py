@@ -61,8 +61,10 @@ def test_crash_recovery_smoke():
     assert len(out["recovered"]) == out["in_flight"]  # every stranded lease came back and was completed
 
 
-@pytest.mark.skipif(bool(os.environ.get("BOARD_TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")),
-                    reason="reads the backend's CPU time from /proc: needs the embedded server on this machine")
+@pytest.mark.skipif(
+    bool(os.environ.get("BOARD_TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")),
+    reason="reads the backend's CPU time from /proc: needs the embedded server on this machine",
+)
 def test_statement_cpu_profile():
     from bench import statement_cpu
 

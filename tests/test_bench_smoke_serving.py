@@ -80,7 +80,9 @@ def test_watching_drain_with_dashboards_verifies():
 def test_board_scale_loads_and_renders_every_page():
     from bench import board_scale
 
-    result = board_scale.run_scale_in(db.conninfo(), 2_000, runs=1, reload=True, drop_indexes=False, log=lambda line: None)
+    result = board_scale.run_scale_in(
+        db.conninfo(), 2_000, runs=1, reload=True, drop_indexes=False, log=lambda line: None
+    )
     pages = result["pages"]
     assert len(pages[board_scale.ME]) >= 18 and len(result["group_by"]) == 1
     assert all(len(v) == 1 for v in result["times"].values())
@@ -103,8 +105,9 @@ def test_live_latency_reaches_every_client_and_measures_each_transition():
 
     from bench import live_latency
 
-    args = argparse.Namespace(clients=4, rate=40.0, seconds=1.5, teams=2, servers=2, coalesce=0.07,
-                              profile_server=None, verbose=False)
+    args = argparse.Namespace(
+        clients=4, rate=40.0, seconds=1.5, teams=2, servers=2, coalesce=0.07, profile_server=None, verbose=False
+    )
     r = live_latency.measure_in(db.conninfo(), args)
     assert r["lost"] == 0  # every transition reached every client of its team
     assert r["samples"] == r["transitions"] * 2  # two clients per team

@@ -105,8 +105,10 @@ def balanced(django_db_setup, tmp_path_factory):
     if CADDY is None:
         pytest.skip("caddy is not installed (apt-get install caddy; .ci/run does)")
     env = up_environment(
-        DJANGO_SETTINGS_MODULE="tests.up.echo_settings", BEHIND_HTTPS_PROXY="1",
-        BOARD_ADMIN_USERNAME="deploy-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password",
+        DJANGO_SETTINGS_MODULE="tests.up.echo_settings",
+        BEHIND_HTTPS_PROXY="1",
+        BOARD_ADMIN_USERNAME="deploy-test-admin",
+        BOARD_ADMIN_PASSWORD="a-long-test-password",
     )
     ports = [free_port(), free_port()]
     boards = [start_up(port, "--no-loops", env=env) for port in ports]
@@ -119,13 +121,18 @@ def balanced(django_db_setup, tmp_path_factory):
         config.write_text(caddyfile_for_test([f"127.0.0.1:{port}" for port in ports]))
         lb_port = free_port()
         caddy_env = {
-            "PATH": os.environ["PATH"], "HOME": str(work), "XDG_DATA_HOME": str(work / "data"),
-            "XDG_CONFIG_HOME": str(work / "config"), "BOARD_LB_ADDRESS": f":{lb_port}",
+            "PATH": os.environ["PATH"],
+            "HOME": str(work),
+            "XDG_DATA_HOME": str(work / "data"),
+            "XDG_CONFIG_HOME": str(work / "config"),
+            "BOARD_LB_ADDRESS": f":{lb_port}",
         }
         log = open(work / "caddy.log", "wb")
         caddy = subprocess.Popen(
             [CADDY, "run", "--config", str(config), "--adapter", "caddyfile"],
-            env=caddy_env, stdout=log, stderr=subprocess.STDOUT,
+            env=caddy_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 30
         while True:
@@ -156,7 +163,8 @@ def test_caddy_round_robins_http_across_both_processes(balanced):
 def test_caddy_sets_forwarded_headers_itself(balanced):
     """The replicas trust X-Forwarded-* (BEHIND_HTTPS_PROXY=1): Caddy must not pass on a client's."""
     seen = httpx.get(
-        f"{balanced}/test-echo-request/", timeout=10,
+        f"{balanced}/test-echo-request/",
+        timeout=10,
         headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"},
     ).json()
     assert (seen["remote_addr"], seen["scheme"]) == ("127.0.0.1", "http")
@@ -168,8 +176,10 @@ def test_caddy_does_not_cut_a_long_poll(balanced):
     token = f.endpoint(team).token
     started = time.monotonic()
     response = httpx.post(
-        f"{balanced}/api/v1/claim_next", json={"queue": "default", "wait_seconds": 5},
-        headers={"Authorization": f"Bearer {token}"}, timeout=30,
+        f"{balanced}/api/v1/claim_next",
+        json={"queue": "default", "wait_seconds": 5},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
     )
     elapsed = time.monotonic() - started
     assert response.status_code == 200, response.text
@@ -184,7 +194,9 @@ def test_caddy_upgrades_a_websocket(balanced):
     client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
     host = balanced.removeprefix("http://")
-    status, headers, message = websocket_first_message(host, "/ws/board/", cookie=f"{settings.SESSION_COOKIE_NAME}={cookie}")
+    status, headers, message = websocket_first_message(
+        host, "/ws/board/", cookie=f"{settings.SESSION_COOKIE_NAME}={cookie}"
+    )
     assert status == 101, (status, headers)
     assert message["type"] == "status", message
 

@@ -50,8 +50,13 @@ FAILOVER_SECONDS = 5.0  # "within a few seconds": candidates retry every BOARD_R
 def start_loops() -> tuple[subprocess.Popen, Path]:
     log_path = Path(tempfile.mkstemp(prefix="board-loops-", suffix=".log")[1])
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "manage.py", "reaper"], cwd=ROOT, env=server_environment(BOARD_RELAY="1"),
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "reaper"],
+            cwd=ROOT,
+            env=server_environment(BOARD_RELAY="1"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     return process, log_path
 
 
@@ -80,7 +85,7 @@ class Cluster:
     def b(self) -> LiveServer:
         return self.servers[1]
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         for _ in range(2):
             self.servers.append(start_server(BOARD_RELAY="1"))  # every process a relay candidate, as deployed
             self.ports.append(int(self.servers[-1].url.rsplit(":", 1)[1]))
@@ -99,8 +104,10 @@ class Cluster:
             self.loops, self.loops_log = start_loops()
 
     def logs(self) -> str:
-        return "\n".join([f"--- {s.url}\n{s.log()}" for s in self.servers]
-                         + [f"--- loops\n{self.loops_log.read_text(errors='replace')[-5000:]}"])
+        return "\n".join(
+            [f"--- {s.url}\n{s.log()}" for s in self.servers]
+            + [f"--- loops\n{self.loops_log.read_text(errors='replace')[-5000:]}"]
+        )
 
     def stop(self) -> None:
         """Stop whatever was started (also after a start that failed half-way)."""
@@ -175,8 +182,9 @@ def team(store_db):
 
 def agent_call(server: LiveServer, token: str, verb: str, body: dict) -> dict:
     """One agent API call over HTTP to ``server`` (a fresh connection each time)."""
-    response = httpx.post(f"{server.url}/api/v1/{verb}", json=body, headers={"Authorization": f"Bearer {token}"},
-                          timeout=30)
+    response = httpx.post(
+        f"{server.url}/api/v1/{verb}", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
     assert response.status_code in (200, 201), f"{verb} on {server.url}: {response.status_code} {response.text}"
     return response.json()
 
@@ -215,8 +223,11 @@ def relay_holder_pid() -> int | None:
 def paused(process: subprocess.Popen) -> None:
     """SIGSTOP ``process`` and wait until the kernel has stopped it (state T)."""
     os.kill(process.pid, signal.SIGSTOP)
-    wait_for(lambda: Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T", 5,
-             f"process {process.pid} did not stop")
+    wait_for(
+        lambda: Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T",
+        5,
+        f"process {process.pid} did not stop",
+    )
 
 
 def holder_among(pids) -> int | None:
@@ -253,7 +264,9 @@ def test_a_browser_on_one_process_sees_live_what_an_agent_does_through_the_other
     watched = cluster.servers[sockets[0].upstream]  # B: where the browser's live socket is
     agent_side = cluster.servers[1 - sockets[0].upstream]  # A: where the agent calls
 
-    created = agent_call(agent_side, team.token, "create_for", {"queue": "default", "title": "made on the other process"})
+    created = agent_call(
+        agent_side, team.token, "create_for", {"queue": "default", "title": "made on the other process"}
+    )
     todo_id = created["todo"]["id"]
     row = page.locator(f"#todo-{todo_id}")
     expect(row).to_be_visible(timeout=WAIT)
@@ -298,7 +311,8 @@ def loops_waiting_on_a_row_lock() -> bool:
     with connect() as conn:
         return conn.execute(
             """SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND state = 'active'
-                              AND query LIKE '%%UPDATE todos%%') AS waiting""").fetchone()["waiting"]
+                              AND query LIKE '%%UPDATE todos%%') AS waiting"""
+        ).fetchone()["waiting"]
 
 
 def test_a_bulk_job_started_on_a_is_followed_on_b_and_finishes_after_a_is_sigkilled(cluster, team):
@@ -317,8 +331,11 @@ def test_a_bulk_job_started_on_a_is_followed_on_b_and_finishes_after_a_is_sigkil
             assert listing.status_code == 200, cluster.a.log()
             csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', listing.text).group(1)
             htmx = {"HX-Request": "true"}
-            preview = client.post(f"{cluster.a.url}/todos/bulk/preview/", headers=htmx, data={
-                "action": "retry", "scope": "matching", "state": "dead", "csrfmiddlewaretoken": csrf})
+            preview = client.post(
+                f"{cluster.a.url}/todos/bulk/preview/",
+                headers=htmx,
+                data={"action": "retry", "scope": "matching", "state": "dead", "csrfmiddlewaretoken": csrf},
+            )
             assert preview.status_code == 200, preview.text
             assert f"{n:,} todos can be retried" in preview.text
             form = hidden_fields(preview.text)
@@ -332,7 +349,10 @@ def test_a_bulk_job_started_on_a_is_followed_on_b_and_finishes_after_a_is_sigkil
             def running_and_held():
                 fragment = job_fragment(client, cluster.b, job_id)
                 return 'data-state="running"' in fragment.text and loops_waiting_on_a_row_lock() and fragment
-            fragment = wait_for(running_and_held, 30, lambda: f"the job never ran up to the held row\n{cluster.logs()}", 0.2)
+
+            fragment = wait_for(
+                running_and_held, 30, lambda: f"the job never ran up to the held row\n{cluster.logs()}", 0.2
+            )
             assert 'hx-trigger="every 1s"' in fragment.text
             progress = re.search(r"([\d,]+) of ([\d,]+) done", fragment.text)
             assert progress and progress.group(2) == f"{n:,}" and int(progress.group(1).replace(",", "")) < n
@@ -346,9 +366,13 @@ def test_a_bulk_job_started_on_a_is_followed_on_b_and_finishes_after_a_is_sigkil
             def finished():
                 fragment = job_fragment(client, cluster.b, job_id)
                 return 'data-state="running"' not in fragment.text and fragment
+
             fragment = wait_for(finished, 30, lambda: f"the job did not finish\n{cluster.logs()}", 0.2)
             assert 'data-state="done"' in fragment.text, fragment.text
-            assert f"{n:,}</strong> changed" in fragment.text and "<strong data-skipped>0</strong> skipped" in fragment.text
+            assert (
+                f"{n:,}</strong> changed" in fragment.text
+                and "<strong data-skipped>0</strong> skipped" in fragment.text
+            )
             assert "board:bulk-finished" in fragment.headers["HX-Trigger"]
             page = client.get(f"{cluster.b.url}/todos/bulk/{job_id}/")  # the job's own page, on B
             assert page.status_code == 200 and f"{n:,}</strong> changed" in page.text
@@ -380,7 +404,9 @@ def test_the_relay_fails_over_when_its_holder_is_sigkilled_and_the_survivor_stay
     paused(cluster.loops)  # before the run's relay lets go: the loops process cannot win
     with relay.stopped():
         try:
-            holder_pid = wait_for(lambda: holder_among(daphnes), 10, lambda: f"no daphne took the relay\n{cluster.logs()}")
+            holder_pid = wait_for(
+                lambda: holder_among(daphnes), 10, lambda: f"no daphne took the relay\n{cluster.logs()}"
+            )
         finally:
             os.kill(cluster.loops.pid, signal.SIGCONT)
         holder = daphnes[holder_pid]
@@ -394,8 +420,11 @@ def test_the_relay_fails_over_when_its_holder_is_sigkilled_and_the_survivor_stay
         kill(holder.process)
         killed_at = time.monotonic()
         candidates = {survivor.process.pid, cluster.loops.pid}
-        successor = wait_for(lambda: holder_among(candidates), FAILOVER_SECONDS,
-                             lambda: f"nobody took the relay over from {holder_pid}\n{cluster.logs()}")
+        successor = wait_for(
+            lambda: holder_among(candidates),
+            FAILOVER_SECONDS,
+            lambda: f"nobody took the relay over from {holder_pid}\n{cluster.logs()}",
+        )
         took = time.monotonic() - killed_at
         assert successor != holder_pid
 
@@ -403,7 +432,9 @@ def test_the_relay_fails_over_when_its_holder_is_sigkilled_and_the_survivor_stay
         after = agent_call(survivor, team.token, "create_for", {"queue": "default", "title": "after the kill"})
         agent_call(survivor, team.token, "claim_next", {"queue": "default"})  # the oldest: "before the kill"
         expect(page.locator(f"#todo-{after['todo']['id']}")).to_be_visible(timeout=WAIT)
-        expect(page.locator(f"#todo-{before['todo']['id']}")).to_have_class(re.compile(r"\brow-claimed\b"), timeout=WAIT)
+        expect(page.locator(f"#todo-{before['todo']['id']}")).to_have_class(
+            re.compile(r"\brow-claimed\b"), timeout=WAIT
+        )
         expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
         page.context.close()
     print(f"relay failover: {holder_pid} killed, {successor} relaying after {took:.2f} s")

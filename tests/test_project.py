@@ -31,8 +31,16 @@ def _settings_in_subprocess(env: dict) -> subprocess.CompletedProcess:
     full.update(env)
     full["DJANGO_SETTINGS_MODULE"] = "board.settings"
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"],
-        cwd=ROOT, env=full, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)",
+        ],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -79,7 +87,10 @@ def test_database_url_parsing():
     assert socket_config["HOST"] == "/tmp/pg" and socket_config["OPTIONS"] == {}
 
 
-@pytest.mark.parametrize("url, message", [("mysql://x/y", "must start with postgresql://"), ("postgresql://host:5432/", "must name a database")])
+@pytest.mark.parametrize(
+    "url, message",
+    [("mysql://x/y", "must start with postgresql://"), ("postgresql://host:5432/", "must name a database")],
+)
 def test_database_url_errors(url, message):
     with pytest.raises(ImproperlyConfigured, match=message):
         parse_database_url(url)
@@ -127,11 +138,20 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
     with db.connect() as conn:
         states = {
             (r["state"], r["dead"])
-            for r in conn.execute("SELECT state, (state = 'failed' AND next_retry_at IS NULL) AS dead FROM todos").fetchall()
+            for r in conn.execute(
+                "SELECT state, (state = 'failed' AND next_retry_at IS NULL) AS dead FROM todos"
+            ).fetchall()
         }
         total = conn.execute("SELECT count(*) AS n FROM todos").fetchone()["n"]
     assert total == 200
-    assert {("pending", False), ("claimed", False), ("done", False), ("canceled", False), ("failed", True), ("failed", False)} <= states
+    assert {
+        ("pending", False),
+        ("claimed", False),
+        ("done", False),
+        ("canceled", False),
+        ("failed", True),
+        ("failed", False),
+    } <= states
 
 
 def _free_port() -> int:
@@ -148,8 +168,12 @@ def test_up_serves_board_and_stops_cleanly(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
     env.update(BOARD_DATA_DIR=str(tmp_path / "pg"), BOARD_ADMIN_PASSWORD="a-long-test-password", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "up", "--port", str(port)], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "manage.py", "up", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 90

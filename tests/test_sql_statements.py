@@ -21,7 +21,7 @@ from todos import db
 from todos.db import Statement
 from todos.sql import render
 from todos.sql.catalog import CATALOG, STATEMENT_MODULES
-from todos.sql.render import REGENERATE, Call, Constant, Captured, differences, normalise, render_all
+from todos.sql.render import REGENERATE, Call, Captured, Constant, differences, normalise, render_all
 
 
 @pytest.fixture
@@ -166,8 +166,8 @@ def test_composed_sql_is_rendered_on_a_real_connection(conn):
 
 
 def test_capture_names_a_function_that_runs_fewer_statements_than_asked():
-    from todos.sql.catalog import TEAM
     from todos.selectors import endpoints
+    from todos.sql.catalog import TEAM
 
     with pytest.raises(render.CaptureError, match="ran 1 statement"):
         render.capture(endpoints.known_queues, TEAM, nth=1)

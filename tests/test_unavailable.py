@@ -105,8 +105,14 @@ def test_the_statement_timeout_setting_reaches_the_pools_connections(settings):
 )
 def test_bad_timeout_settings_are_named(env, message):
     full = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "board.settings"}
-    out = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=full,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and message in out.stderr, out.stderr[-2000:]
 
 
@@ -187,7 +193,9 @@ def test_a_live_connection_is_kept_whatever_its_descriptor_number(store_db, one_
 def tight_server(django_db_setup):
     """daphne with one pooled connection, a short wait for it, and a statement timeout."""
     server = start_server(
-        BOARD_DB_POOL_MIN="1", BOARD_DB_POOL_MAX="1", BOARD_DB_POOL_TIMEOUT=str(POOL_TIMEOUT),
+        BOARD_DB_POOL_MIN="1",
+        BOARD_DB_POOL_MAX="1",
+        BOARD_DB_POOL_TIMEOUT=str(POOL_TIMEOUT),
         BOARD_DB_STATEMENT_TIMEOUT=str(STATEMENT_TIMEOUT),
     )
     try:
@@ -218,8 +226,9 @@ class LockedTodos:
 
 
 def call(server, token: str, verb: str, body: dict | None = None) -> httpx.Response:
-    return httpx.post(f"{server.url}/api/v1/{verb}", json=body or {}, headers={"Authorization": f"Bearer {token}"},
-                      timeout=30)
+    return httpx.post(
+        f"{server.url}/api/v1/{verb}", json=body or {}, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
 
 
 def assert_unavailable(response: httpx.Response, message: str) -> None:
@@ -249,7 +258,9 @@ def test_an_exhausted_pool_is_503_unavailable(tight_server, tenancy):
     _team, vended, _user = tenancy
     answers: dict = {}
     with LockedTodos():
-        holder = threading.Thread(target=lambda: answers.setdefault("holder", call(tight_server, vended.token, "list_todos")))
+        holder = threading.Thread(
+            target=lambda: answers.setdefault("holder", call(tight_server, vended.token, "list_todos"))
+        )
         holder.start()
         time.sleep(0.7)  # the holder is now blocked on the lock, holding the pool's one connection
         started = time.monotonic()
@@ -292,15 +303,24 @@ def test_a_board_page_that_meets_a_statement_timeout_answers_the_503_page(tight_
 
     _team, _vended, user = tenancy
     session = SessionStore()
-    session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
-                    HASH_SESSION_KEY: user.get_session_auth_hash()})
+    session.update(
+        {
+            SESSION_KEY: str(user.pk),
+            BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+            HASH_SESSION_KEY: user.get_session_auth_hash(),
+        }
+    )
     session.create()
     cookies = {"sessionid": session.session_key}
     with LockedTodos():
         page = httpx.get(f"{tight_server.url}/todos/", cookies=cookies, timeout=30)
         # The list's rows (an htmx swap of the table) read todos; the counts may not.
-        fragment = httpx.get(f"{tight_server.url}/todos/?state=pending", cookies=cookies,
-                             headers={"HX-Request": "true", "HX-Target": "todo-list"}, timeout=30)
+        fragment = httpx.get(
+            f"{tight_server.url}/todos/?state=pending",
+            cookies=cookies,
+            headers={"HX-Request": "true", "HX-Target": "todo-list"},
+            timeout=30,
+        )
     assert page.status_code == 503 and "The database is unreachable" in page.text
     assert page.headers["retry-after"]
     assert fragment.status_code == 503

@@ -62,8 +62,12 @@ def down(outage):
 
 
 def api(outage, verb: str, body: dict | None = None, timeout: float = 20.0) -> httpx.Response:
-    return httpx.post(f"{outage.url}/api/v1/{verb}", json=body or {}, timeout=timeout,
-                      headers={"Authorization": f"Bearer {outage.token}"})
+    return httpx.post(
+        f"{outage.url}/api/v1/{verb}",
+        json=body or {},
+        timeout=timeout,
+        headers={"Authorization": f"Bearer {outage.token}"},
+    )
 
 
 def api_ok(outage, verb: str, body: dict | None = None) -> bool:
@@ -103,7 +107,9 @@ def test_the_api_answers_503_unavailable_with_retry_after_and_recovers(down, out
 
     # The OpenAPI document needs no database, and says what the 503 looks like.
     document = httpx.get(f"{outage.url}/api/v1/openapi.json", timeout=10).json()
-    assert document["paths"]["/list_todos"]["post"]["responses"]["503"] == {"$ref": "#/components/responses/unavailable"}
+    assert document["paths"]["/list_todos"]["post"]["responses"]["503"] == {
+        "$ref": "#/components/responses/unavailable"
+    }
 
     outage.pg.start()
     wait_until(lambda: api_ok(outage, "list_todos"), what="the API to answer again")
@@ -133,7 +139,10 @@ def test_mcp_answers_a_json_rpc_error_never_html_and_recovers(outage):
                 with pytest.raises(MCPError) as during:
                     await client.session.call_tool("list_todos", {})
                 raw = await asyncio.to_thread(
-                    httpx.post, f"{outage.url}/mcp/", json=INITIALIZE, timeout=20,
+                    httpx.post,
+                    f"{outage.url}/mcp/",
+                    json=INITIALIZE,
+                    timeout=20,
                     headers={"Accept": MCP_ACCEPT, "Authorization": f"Bearer {outage.token}"},
                 )
                 opening = await refused(outage.url, outage.token)
@@ -175,8 +184,13 @@ def test_mcp_answers_a_json_rpc_error_never_html_and_recovers(outage):
 
 
 def board_get(outage, path: str, **headers: str) -> httpx.Response:
-    return httpx.get(f"{outage.url}{path}", cookies={"sessionid": outage.session}, headers=headers, timeout=20,
-                     follow_redirects=False)
+    return httpx.get(
+        f"{outage.url}{path}",
+        cookies={"sessionid": outage.session},
+        headers=headers,
+        timeout=20,
+        follow_redirects=False,
+    )
 
 
 def test_board_pages_answer_a_503_page_that_retries_and_recover(down, outage):
@@ -202,9 +216,11 @@ def test_board_pages_answer_a_503_page_that_retries_and_recover(down, outage):
         form = browser.get("/accounts/login/")
         assert form.status_code == 200  # the form itself needs no database
         csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
-        posted = browser.post("/accounts/login/", data={"csrfmiddlewaretoken": csrf, "username": "operator",
-                                                        "password": "pw-for-tests-1"},
-                              headers={"Referer": f"{outage.url}/accounts/login/"})
+        posted = browser.post(
+            "/accounts/login/",
+            data={"csrfmiddlewaretoken": csrf, "username": "operator", "password": "pw-for-tests-1"},
+            headers={"Referer": f"{outage.url}/accounts/login/"},
+        )
         assert posted.status_code == 503
         assert f'url={outage.url}/accounts/login/"' in posted.text  # back to the form, not a re-post
 
@@ -231,9 +247,17 @@ def test_the_worker_backs_off_on_503_and_keeps_its_lease_through_an_outage(outag
     caplog.set_level(logging.WARNING, logger="todos.worker")
 
     outage.pg.stop()
-    worker = Worker(WorkerConfig(url=outage.url, token=outage.token, queue="default",
-                                 command=("sh", "-c", "sleep 7; echo survived"), lease=9, wait_seconds=1,
-                                 claimant="outage-test"))
+    worker = Worker(
+        WorkerConfig(
+            url=outage.url,
+            token=outage.token,
+            queue="default",
+            command=("sh", "-c", "sleep 7; echo survived"),
+            lease=9,
+            wait_seconds=1,
+            claimant="outage-test",
+        )
+    )
     result: dict = {}
     thread = threading.Thread(target=lambda: result.setdefault("status", worker.run(max_todos=1)), daemon=True)
     guard = threading.Timer(120, worker.stop)

@@ -142,7 +142,9 @@ def test_up_serves_on_an_ipv6_address():
     with socket.socket(socket.AF_INET6) as probe:
         probe.bind(("::1", 0))
         port = probe.getsockname()[1]
-    env = up_environment(BOARD_ADMIN_USERNAME="ipv6-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password", ALLOWED_HOSTS="[::1]")
+    env = up_environment(
+        BOARD_ADMIN_USERNAME="ipv6-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password", ALLOWED_HOSTS="[::1]"
+    )
     process = start_up(port, "--no-loops", "--host", "::1", env=env)
     try:
         assert wait_healthy(port, process, host="[::1]").json()["ok"] is True
@@ -158,15 +160,28 @@ def postgres_processes(data_dir: Path) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["name", "cmdline", "status"]):
         cmdline = proc.info["cmdline"] or []
-        if proc.info["name"] == "postgres" and proc.info["status"] != psutil.STATUS_ZOMBIE and str(data_dir) in " ".join(cmdline):
+        if (
+            proc.info["name"] == "postgres"
+            and proc.info["status"] != psutil.STATUS_ZOMBIE
+            and str(data_dir) in " ".join(cmdline)
+        ):
             found.append(proc)
     return found
 
 
 def embedded_environment(data_dir: Path) -> dict:
     """An ``up`` environment on an embedded server in ``data_dir`` (no DATABASE_URL)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BOARD_TEST_DATABASE_URL") and not k.startswith("PYTEST_")}
-    env.update(BOARD_DATA_DIR=str(data_dir), BOARD_ADMIN_PASSWORD="a-long-test-password", PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "BOARD_TEST_DATABASE_URL") and not k.startswith("PYTEST_")
+    }
+    env.update(
+        BOARD_DATA_DIR=str(data_dir),
+        BOARD_ADMIN_PASSWORD="a-long-test-password",
+        PYTHONUNBUFFERED="1",
+        LOG_LEVEL="WARNING",
+    )
     return env
 
 
@@ -222,7 +237,9 @@ def test_sigterm_while_starting_stops_cleanly(tmp_path):
             holder.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
             second = start_up(free_port(), "--no-loops", env=env)
             deadline = time.monotonic() + 60
-            while not holder.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]:
+            while not holder.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            ).fetchone()[0]:
                 assert second.poll() is None and time.monotonic() < deadline, second.communicate()
                 time.sleep(0.2)
             started = time.monotonic()
@@ -249,8 +266,10 @@ def test_sigterm_while_starting_stops_cleanly(tmp_path):
 def test_forwarded_headers_are_trusted_only_behind_https_proxy(flag, trusted):
     port = free_port()
     env = up_environment(
-        DJANGO_SETTINGS_MODULE="tests.up.echo_settings", BEHIND_HTTPS_PROXY=flag,
-        BOARD_ADMIN_USERNAME="proxy-test-admin", BOARD_ADMIN_PASSWORD="a-long-test-password",
+        DJANGO_SETTINGS_MODULE="tests.up.echo_settings",
+        BEHIND_HTTPS_PROXY=flag,
+        BOARD_ADMIN_USERNAME="proxy-test-admin",
+        BOARD_ADMIN_PASSWORD="a-long-test-password",
     )
     process = start_up(port, "--no-loops", env=env)
     try:

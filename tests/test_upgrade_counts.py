@@ -34,8 +34,14 @@ FROM generate_series(1, 50) i;
 
 
 def migrate(url: str, *target: str) -> None:
-    done = subprocess.run([sys.executable, "manage.py", "migrate", *target, "--verbosity", "0"], cwd=ROOT,
-                          env=server_environment(DATABASE_URL=url), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", *target, "--verbosity", "0"],
+        cwd=ROOT,
+        env=server_environment(DATABASE_URL=url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -48,9 +54,12 @@ def test_migration_0006_counts_the_todos_already_there():
         migrate(url)
         with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
             counted = {(r["queue"], r["state"]): r["n"] for r in conn.execute("SELECT * FROM todo_counts").fetchall()}
-            actual = {(r["queue"], r["s"]): r["n"] for r in conn.execute(
-                "SELECT queue, todo_board_state(state, next_retry_at) AS s, count(*) AS n FROM todos GROUP BY 1, 2"
-            ).fetchall()}
+            actual = {
+                (r["queue"], r["s"]): r["n"]
+                for r in conn.execute(
+                    "SELECT queue, todo_board_state(state, next_retry_at) AS s, count(*) AS n FROM todos GROUP BY 1, 2"
+                ).fetchall()
+            }
             finished = conn.execute("SELECT sum(done) AS done, sum(dead) AS dead FROM todo_finished_minutes").fetchone()
     assert counted == actual and len(actual) == 10  # 2 queues × pending, done, retry, dead, canceled
     assert (finished["done"], finished["dead"]) == (10, 10)

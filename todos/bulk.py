@@ -26,8 +26,8 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from types import SimpleNamespace
-from typing import Callable, Iterable
 
 import psycopg
 
@@ -61,8 +61,10 @@ def worker_name() -> str:
 def _hold(conn: psycopg.Connection) -> None:
     """Bound how long this transaction may keep its row lock if its worker stops talking."""
     limit = f"{int(HOLD_SECONDS * 1000)}ms"
-    conn.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, true),"
-                 " set_config('statement_timeout', %s, true)", (limit, limit))
+    conn.execute(
+        "SELECT set_config('idle_in_transaction_session_timeout', %s, true), set_config('statement_timeout', %s, true)",
+        (limit, limit),
+    )
 
 
 # --- 1. fixing a job's ids --------------------------------------------------------------------
@@ -131,7 +133,13 @@ def collect_one() -> bool:
             raise  # the database (restarting, a timeout): the job stays queued for the next try
         except Exception as exc:  # noqa: BLE001 - the same job would fail the same way again
             logger.exception("bulk %s job %s could not collect its todos", job.action, job.id)
-            reason = exc.message if isinstance(exc, StoreError) else str(exc) if isinstance(exc, ValueError) else "an internal error"
+            reason = (
+                exc.message
+                if isinstance(exc, StoreError)
+                else str(exc)
+                if isinstance(exc, ValueError)
+                else "an internal error"
+            )
             # The reads ran on other connections: this transaction (and its lock) is intact.
             execute(store.fail(job.id, f"The job could not collect its todos: {reason}.", worker), conn)
             return True
@@ -174,8 +182,11 @@ def work_one_chunk() -> bool:
             if chunk is None:
                 raise
             logger.exception("bulk job %s failed on chunk %d", chunk.job_id, chunk.seq)
-            message = (f"The job stopped: {exc.message}" if isinstance(exc, StoreError)
-                       else "The job stopped with an internal error")
+            message = (
+                f"The job stopped: {exc.message}"
+                if isinstance(exc, StoreError)
+                else "The job stopped with an internal error"
+            )
             execute(store.fail(chunk.job_id, f"{message}; the chunks before it were applied.", worker), conn)
     return True
 

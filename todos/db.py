@@ -16,9 +16,10 @@ import logging
 import select
 import threading
 import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Generic, Iterator, Mapping, TypeVar
+from typing import Any, Generic, TypeVar
 
 import psycopg
 import psycopg._queries
@@ -116,7 +117,7 @@ def _pool_settings() -> dict:
 
 _lock = threading.Lock()
 _pool: ConnectionPool | None = None
-_apools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool]" = weakref.WeakKeyDictionary()
+_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = weakref.WeakKeyDictionary()
 
 
 def pool() -> ConnectionPool:
@@ -248,8 +249,12 @@ def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
             else:
                 with pooled_connection() as pooled:
                     rows = pooled.execute(stmt.sql, stmt.params).fetchall()
-        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation, psycopg.OperationalError,
-                psycopg.InterfaceError) as exc:
+        except (
+            psycopg.errors.ExclusionViolation,
+            psycopg.errors.UniqueViolation,
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+        ) as exc:
             _classify(exc)
             raise
         try:
@@ -270,8 +275,12 @@ async def aexecute(stmt: Statement[T], conn: psycopg.AsyncConnection | None = No
                 async with apooled_connection() as pooled:
                     cur = await pooled.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
-        except (psycopg.errors.ExclusionViolation, psycopg.errors.UniqueViolation, psycopg.OperationalError,
-                psycopg.InterfaceError) as exc:
+        except (
+            psycopg.errors.ExclusionViolation,
+            psycopg.errors.UniqueViolation,
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+        ) as exc:
             _classify(exc)
             raise
         try:

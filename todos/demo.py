@@ -71,8 +71,11 @@ MODULES = ("billing", "auth", "search", "exports", "webhooks", "scheduler")
 def _agent_scope(vended) -> AgentScope:
     ep = vended.endpoint if hasattr(vended, "endpoint") else vended
     return AgentScope(
-        endpoint_id=ep.id, team_id=ep.team_id, queues=tuple(ep.scope_queues),
-        default_lease_ttl_seconds=ep.default_lease_ttl_seconds, verbs=frozenset(ep.scope_verbs),
+        endpoint_id=ep.id,
+        team_id=ep.team_id,
+        queues=tuple(ep.scope_queues),
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
+        verbs=frozenset(ep.scope_verbs),
     )
 
 
@@ -93,7 +96,9 @@ def demo_scopes() -> dict[str, AgentScope] | None:
     if not rows:
         return None
     return {
-        slug: AgentScope(endpoint_id=eid, team_id=tid, queues=tuple(queues), default_lease_ttl_seconds=lease, verbs=frozenset(verbs))
+        slug: AgentScope(
+            endpoint_id=eid, team_id=tid, queues=tuple(queues), default_lease_ttl_seconds=lease, verbs=frozenset(verbs)
+        )
         for slug, eid, tid, queues, lease, verbs in rows
     }
 
@@ -113,10 +118,17 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
     scopes = {}
     for spec in AGENTS + (PRODUCER,):
         verbs = ["create_for", "list_todos", "get_todo"] if spec is PRODUCER else list(endpoint_store.DRAIN_VERBS)
-        vended = execute(endpoint_store.vend(
-            None, team_id=team.id, name=spec.name, slug=spec.slug, verbs=verbs, queues=list(spec.queues),
-            default_lease_ttl_seconds=60,
-        ))
+        vended = execute(
+            endpoint_store.vend(
+                None,
+                team_id=team.id,
+                name=spec.name,
+                slug=spec.slug,
+                verbs=verbs,
+                queues=list(spec.queues),
+                default_lease_ttl_seconds=60,
+            )
+        )
         scopes[spec.slug] = _agent_scope(vended)
     human = OperatorScope(user_id=admin.id, username=admin.username)
     owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
@@ -125,11 +137,19 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         scope = owners[queue]
         fate = rng.random()
         max_attempts = 3 if fate < 0.12 else rng.choice((3, 5))
-        created = execute(agent_store.create(
-            scope, queue=queue, title=_title(queue, rng), kind=queue.rstrip("s"), source="webhook",
-            payload={"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"},
-            idempotency_key=f"demo-{n}", priority=rng.choice((0, 0, 0, 5, -5)), max_attempts=max_attempts,
-        )).todo
+        created = execute(
+            agent_store.create(
+                scope,
+                queue=queue,
+                title=_title(queue, rng),
+                kind=queue.rstrip("s"),
+                source="webhook",
+                payload={"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"},
+                idempotency_key=f"demo-{n}",
+                priority=rng.choice((0, 0, 0, 5, -5)),
+                max_attempts=max_attempts,
+            )
+        ).todo
         if 0.12 <= fate < 0.45:
             continue  # pending
         try:
@@ -141,8 +161,14 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             for earlier in range(max_attempts - 1):
                 execute(agent_store.release(scope, created.id, summary=rng.choice(RELEASES)))
                 execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{earlier}"))
-            execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
-                                     result={"error": "handler_failed"}))
+            execute(
+                agent_store.fail(
+                    scope,
+                    created.id,
+                    summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                    result={"error": "handler_failed"},
+                )
+            )
         elif fate < 0.7:
             execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
         elif fate < 0.8:
@@ -195,10 +221,14 @@ class SimulatedAgents:
         scope = self.scopes[spec.slug]
         rng = random.Random(self.rng.random())
         while not self.stop.is_set():
-            claim = execute(agent_store.claim_next(
-                scope, lease_ttl_seconds=20, require_fence=rng.random() < 0.5,
-                claimant=f"{spec.slug}/worker-{worker}",
-            ))
+            claim = execute(
+                agent_store.claim_next(
+                    scope,
+                    lease_ttl_seconds=20,
+                    require_fence=rng.random() < 0.5,
+                    claimant=f"{spec.slug}/worker-{worker}",
+                )
+            )
             if claim is None:
                 if self._sleep(rng.uniform(1, 3)):
                     return
@@ -217,15 +247,25 @@ class SimulatedAgents:
                     remaining -= step
                     execute(agent_store.heartbeat(scope, todo_id, lease_ttl_seconds=20, lease_token=token))
                 if roll < spec.die_rate + spec.fail_rate:
-                    execute(agent_store.fail(
-                        scope, todo_id, lease_token=token,
-                        summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)), result={"error": "handler_failed"},
-                    ))
+                    execute(
+                        agent_store.fail(
+                            scope,
+                            todo_id,
+                            lease_token=token,
+                            summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                            result={"error": "handler_failed"},
+                        )
+                    )
                 else:
-                    execute(agent_store.complete(
-                        scope, todo_id, lease_token=token, result={"ok": True},
-                        summary=f"handled by {spec.slug}/worker-{worker}",
-                    ))
+                    execute(
+                        agent_store.complete(
+                            scope,
+                            todo_id,
+                            lease_token=token,
+                            result={"ok": True},
+                            summary=f"handled by {spec.slug}/worker-{worker}",
+                        )
+                    )
             except Conflict:
                 pass  # lost the lease (an operator force-released or canceled it): move on
 
@@ -237,9 +277,16 @@ class SimulatedAgents:
             queue = rng.choice(list(owners))
             target = owners[queue]
             # the producer hands work to the owning endpoint (create_for with endpoint=…)
-            execute(agent_store.create(
-                target, queue=queue, title=_title(queue, rng), kind=queue.rstrip("s"), source=scope.owner,
-                payload={"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"},
-                max_attempts=rng.choice((2, 3, 5)), priority=rng.choice((0, 0, 5, -5)),
-            ))
+            execute(
+                agent_store.create(
+                    target,
+                    queue=queue,
+                    title=_title(queue, rng),
+                    kind=queue.rstrip("s"),
+                    source=scope.owner,
+                    payload={"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"},
+                    max_attempts=rng.choice((2, 3, 5)),
+                    priority=rng.choice((0, 0, 5, -5)),
+                )
+            )
             time.sleep(0)

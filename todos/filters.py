@@ -11,7 +11,7 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from todos.store import inputs
@@ -49,12 +49,12 @@ class Cursor:
     priority: int | None = None
 
     def encode(self) -> str:
-        ts = self.created_at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        ts = self.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         head = f"{self.priority}~" if self.priority is not None else ""
         return f"{head}{ts}~{self.id}"
 
     @classmethod
-    def decode(cls, raw: str, *, with_priority: bool) -> "Cursor":
+    def decode(cls, raw: str, *, with_priority: bool) -> Cursor:
         parts = raw.split("~")
         try:
             if with_priority:
@@ -63,7 +63,7 @@ class Cursor:
             else:
                 ts, todo_id = parts
                 prio = None
-            created = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+            created = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
         except ValueError:
             raise BadCursor(raw) from None
         if not todo_id or len(todo_id) > 64 or _CONTROL.search(todo_id):
@@ -73,7 +73,7 @@ class Cursor:
         return cls(created, todo_id, prio)
 
     @classmethod
-    def of(cls, row, *, sort: str) -> "Cursor":
+    def of(cls, row, *, sort: str) -> Cursor:
         return cls(row.created_at, row.id, row.priority if sort == "priority" else None)
 
 
@@ -131,7 +131,7 @@ class TodoFilter:
     errors: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def from_query(cls, query) -> "TodoFilter":
+    def from_query(cls, query) -> TodoFilter:
         errors: list[str] = []
         state = query.get("state") or "all"
         if state not in STATES:
@@ -207,7 +207,7 @@ class TodoFilter:
             before=self.before.encode() if self.before else None,
         )
 
-    def first_page(self) -> "TodoFilter":
+    def first_page(self) -> TodoFilter:
         return dataclasses.replace(self, after=None, before=None)
 
     @property

@@ -25,6 +25,7 @@ WHERE (t.state = 'claimed' AND o.n <> 1) OR (t.state <> 'claimed' AND o.n <> 0)
    OR EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq > t.attempts_total)
 """
 
+
 def broken_lifecycle(conn) -> list[dict]:
     """Every todo that breaks the lifecycle invariant, on ``conn`` (a dict-row psycopg
     connection). A full scan: for tests, benchmarks and an operator's check, not for a page."""

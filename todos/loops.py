@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from django.conf import settings
 
@@ -63,11 +63,22 @@ SWEEPS = (
     Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
     Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),
     # one look per interval: what it drops is never "a full batch"
-    Sweep("change-log cap", lambda: settings.BOARD_CHANGE_LOG_CAP_INTERVAL, _cap_change_log, 2**62,
-          unit="change-log rows dropped"),
+    Sweep(
+        "change-log cap",
+        lambda: settings.BOARD_CHANGE_LOG_CAP_INTERVAL,
+        _cap_change_log,
+        2**62,
+        unit="change-log rows dropped",
+    ),
     # Bulk jobs (todos/bulk.py): each run fixes one queued job's ids or works one chunk, under row
     # locks, so every process's loop shares the chunks of a job and resumes a dead worker's.
-    Sweep("bulk", lambda: bulk.INTERVAL_SECONDS, lambda: bulk.work_once(), 1, unit="bulk steps (jobs collected, chunks worked)"),
+    Sweep(
+        "bulk",
+        lambda: bulk.INTERVAL_SECONDS,
+        lambda: bulk.work_once(),
+        1,
+        unit="bulk steps (jobs collected, chunks worked)",
+    ),
 )
 
 

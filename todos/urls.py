@@ -8,7 +8,19 @@ cover), and easy to find.
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from todos.views import action_table, activity, actions, agents, bulk, endpoints, health, metrics, overview, teams, todos
+from todos.views import (
+    action_table,
+    actions,
+    activity,
+    agents,
+    bulk,
+    endpoints,
+    health,
+    metrics,
+    overview,
+    teams,
+    todos,
+)
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),

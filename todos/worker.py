@@ -119,8 +119,9 @@ class ApiClient:
         except httpx.TransportError as exc:
             raise Unreachable(f"{verb}: {exc.__class__.__name__}: {exc}") from exc
         if response.status_code in TRANSIENT_STATUSES:
-            raise Unreachable(f"{verb}: HTTP {response.status_code}{_error_code(response)}",
-                              retry_after=retry_after_seconds(response))
+            raise Unreachable(
+                f"{verb}: HTTP {response.status_code}{_error_code(response)}", retry_after=retry_after_seconds(response)
+            )
         try:
             data = response.json()
         except ValueError:
@@ -155,7 +156,7 @@ class Tail:
 
     def feed(self, chunk: bytes) -> None:
         with self._lock:
-            self.data = (self.data + chunk)[-self.keep:]
+            self.data = (self.data + chunk)[-self.keep :]
 
     def text(self, max_bytes: int = SUMMARY_MAX_BYTES) -> str:
         """The tail as text, at most ``max_bytes`` of UTF-8 (a character cut in half is dropped)."""
@@ -346,7 +347,9 @@ class Worker:
             self.outcomes.append(Outcome(todo["id"], "lost", code))
             return
         if stopped:
-            self._report("release", todo, token, summary=f"worker stopped by a signal; command terminated (exit {code})")
+            self._report(
+                "release", todo, token, summary=f"worker stopped by a signal; command terminated (exit {code})"
+            )
             self.outcomes.append(Outcome(todo["id"], "released", code))
         elif code == 0:
             self._report("complete", todo, token, summary=out.text(), result={"exit_code": 0})
@@ -416,18 +419,27 @@ class Worker:
         while True:
             try:
                 self.client.call(verb, body)
-                logger.info("%s %s", {"complete": "completed", "fail": "failed", "release": "released"}[verb], todo["id"])
+                logger.info(
+                    "%s %s", {"complete": "completed", "fail": "failed", "release": "released"}[verb], todo["id"]
+                )
                 return
             except ApiError as exc:
                 if retried and exc.code == "conflict":
-                    logger.info("%s %s: already applied before the connection dropped, or the lease lapsed", verb, todo["id"])
+                    logger.info(
+                        "%s %s: already applied before the connection dropped, or the lease lapsed", verb, todo["id"]
+                    )
                 else:
                     logger.error("could not %s %s: %s", verb, todo["id"], exc)
                 return
             except Unreachable as exc:
                 delay = retry_delay(backoff, exc.retry_after, ceiling=REPORT_BACKOFF_MAX)
                 if time.monotonic() + delay > give_up:
-                    logger.error("could not %s %s (%s); its lease will lapse and the reaper will requeue it", verb, todo["id"], exc)
+                    logger.error(
+                        "could not %s %s (%s); its lease will lapse and the reaper will requeue it",
+                        verb,
+                        todo["id"],
+                        exc,
+                    )
                     return
                 logger.warning("could not %s %s (%s); retrying in %.0f s", verb, todo["id"], exc, delay)
                 time.sleep(delay)

@@ -19,9 +19,7 @@ def parse_database_url(url: str) -> dict:
     """Turn ``postgresql://user:pass@host:port/name?opt=v`` into a Django ``DATABASES`` entry."""
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
-        raise ImproperlyConfigured(
-            f"DATABASE_URL must start with postgresql:// (got scheme {parts.scheme!r})"
-        )
+        raise ImproperlyConfigured(f"DATABASE_URL must start with postgresql:// (got scheme {parts.scheme!r})")
     options = dict(parse_qsl(parts.query))
     host = options.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
     name = unquote(parts.path.lstrip("/"))

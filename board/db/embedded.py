@@ -17,7 +17,7 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
-_servers: dict[Path, "EmbeddedServer"] = {}
+_servers: dict[Path, EmbeddedServer] = {}
 
 
 @dataclass(frozen=True)

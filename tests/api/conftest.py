@@ -65,7 +65,9 @@ class Api:
 
     def call(self, token: str | None, verb: str, body: dict | None = None, *, timeout: float = 10.0) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        response = self.client.post(f"/api/v1/{verb}", json={} if body is None else body, headers=headers, timeout=timeout)
+        response = self.client.post(
+            f"/api/v1/{verb}", json={} if body is None else body, headers=headers, timeout=timeout
+        )
         if verb in VERBS:
             check_response(verb, response)
         return response

@@ -63,7 +63,9 @@ def test_missing_malformed_or_unknown_tokens_are_unauthorized(api, tenancy, head
 
 
 def test_the_scheme_is_case_insensitive(api, tenancy):
-    response = api.client.post("/api/v1/list_todos", json={}, headers={"Authorization": f"bearer {tenancy.worker_token}"})
+    response = api.client.post(
+        "/api/v1/list_todos", json={}, headers={"Authorization": f"bearer {tenancy.worker_token}"}
+    )
     assert response.status_code == 200
 
 
@@ -90,7 +92,9 @@ def test_an_expired_token_is_refused(api, tenancy):
 def test_last_seen_is_stamped_at_most_once_a_minute(api, tenancy):
     def last_seen():
         with db.connect() as conn:
-            return conn.execute("SELECT last_seen_at FROM endpoints WHERE id = %s", (tenancy.worker.endpoint.id,)).fetchone()["last_seen_at"]
+            return conn.execute(
+                "SELECT last_seen_at FROM endpoints WHERE id = %s", (tenancy.worker.endpoint.id,)
+            ).fetchone()["last_seen_at"]
 
     assert last_seen() is None
     api.ok(tenancy.worker_token, "list_todos")
@@ -99,7 +103,10 @@ def test_last_seen_is_stamped_at_most_once_a_minute(api, tenancy):
     api.ok(tenancy.worker_token, "list_todos")
     assert last_seen() == first
     with db.connect() as conn:
-        conn.execute("UPDATE endpoints SET last_seen_at = now() - interval '2 minutes' WHERE id = %s", (tenancy.worker.endpoint.id,))
+        conn.execute(
+            "UPDATE endpoints SET last_seen_at = now() - interval '2 minutes' WHERE id = %s",
+            (tenancy.worker.endpoint.id,),
+        )
     api.ok(tenancy.worker_token, "list_todos")
     assert last_seen() > first
 
@@ -146,9 +153,20 @@ def test_implied_verbs(api, tenancy, granted, verb):
 
 
 def test_nothing_implies_a_state_changing_verb(api, tenancy):
-    vended = f.endpoint(tenancy.team, slug="reader", queues=("default",), verbs=["list_todos", "get_todo", "claim_next"])
+    vended = f.endpoint(
+        tenancy.team, slug="reader", queues=("default",), verbs=["list_todos", "get_todo", "claim_next"]
+    )
     todo = execute(A.create(f.agent(vended), queue="default", title="x")).todo
-    for verb in ("claim", "heartbeat", "complete", "fail", "release", "complete_batch", "create_for", "set_default_lease"):
+    for verb in (
+        "claim",
+        "heartbeat",
+        "complete",
+        "fail",
+        "release",
+        "complete_batch",
+        "create_for",
+        "set_default_lease",
+    ):
         api.error(vended.token, verb, BODIES[verb](todo.id), "forbidden")
 
 
@@ -160,7 +178,9 @@ def outside(tenancy):
     """A todo of the worker's own endpoint in a queue outside its scope (created through a wider
     scope of the same endpoint, as an operator's re-scoping would leave behind)."""
     wide = AgentScope(
-        endpoint_id=tenancy.agent.endpoint_id, team_id=tenancy.agent.team_id, queues=("default", "other", "secret"),
+        endpoint_id=tenancy.agent.endpoint_id,
+        team_id=tenancy.agent.team_id,
+        queues=("default", "other", "secret"),
     )
     todo = execute(A.create(wide, queue="secret", title="outside")).todo
     claimed = execute(A.claim(wide, todo.id))
@@ -201,8 +221,13 @@ def test_naming_a_queue_outside_scope_is_forbidden(api, tenancy, verb, body):
 
 def test_claim_next_without_a_queue_only_claims_scoped_queues(api, tenancy, outside):
     with db.connect() as conn:  # make the outside todo claimable again
-        conn.execute("UPDATE todo_attempts SET ended_at = now(), outcome = 'released', disposition = 'requeued' WHERE todo_id = %s", (outside.id,))
-        conn.execute("UPDATE todos SET state = 'pending', owner = NULL, lease_expires_at = NULL WHERE id = %s", (outside.id,))
+        conn.execute(
+            "UPDATE todo_attempts SET ended_at = now(), outcome = 'released', disposition = 'requeued' WHERE todo_id = %s",
+            (outside.id,),
+        )
+        conn.execute(
+            "UPDATE todos SET state = 'pending', owner = NULL, lease_expires_at = NULL WHERE id = %s", (outside.id,)
+        )
     f.recount()
     assert api.ok(tenancy.worker_token, "claim_next") == {"empty": True}
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from tests import factories as f
-from todos.models import Endpoint
 from todos.db import execute
+from todos.models import Endpoint
 from todos.selectors.agent import credential_for
 from todos.store import agent as A
 from todos.store.endpoints import DRAIN_VERBS, VERBS, token_hash
@@ -54,9 +54,11 @@ def test_vend_expiry_and_default_lease(store_db):
     credential = execute(credential_for(token_hash(token_of(out))))
     assert credential.default_lease_ttl_seconds == 600
     expires = Endpoint.objects.values_list("expires_at", flat=True).get(slug="temp")
-    assert abs(expires - (datetime.now(timezone.utc) + timedelta(hours=24))) < timedelta(minutes=1)
+    assert abs(expires - (datetime.now(UTC) + timedelta(hours=24))) < timedelta(minutes=1)
     out, _ = vend("--team", "acme", "--name", "fixed", "--queues", "q", "--expires-at", "2099-01-01T00:00:00Z")
-    assert Endpoint.objects.values_list("expires_at", flat=True).get(slug="fixed") == datetime(2099, 1, 1, tzinfo=timezone.utc)
+    assert Endpoint.objects.values_list("expires_at", flat=True).get(slug="fixed") == datetime(
+        2099, 1, 1, tzinfo=UTC
+    )
 
 
 @pytest.mark.parametrize(

@@ -202,13 +202,28 @@ def test_an_artifact_error_does_not_echo_the_value(api, tenancy):
 
 def test_optional_fields_may_be_null(api, tenancy):
     out = api.ok(
-        tenancy.worker_token, "create_for",
-        {"queue": "default", "title": "x", "kind": None, "source": None, "priority": None, "max_attempts": None,
-         "idempotency_key": None, "endpoint": None, "payload": None},
+        tenancy.worker_token,
+        "create_for",
+        {
+            "queue": "default",
+            "title": "x",
+            "kind": None,
+            "source": None,
+            "priority": None,
+            "max_attempts": None,
+            "idempotency_key": None,
+            "endpoint": None,
+            "payload": None,
+        },
         status=201,
     )
     assert out["todo"]["priority"] == 0 and out["todo"]["max_attempts"] == 5
-    assert api.ok(tenancy.worker_token, "claim_next", {"queue": None, "wait_seconds": None, "require_fence": None})["empty"] is False
+    assert (
+        api.ok(tenancy.worker_token, "claim_next", {"queue": None, "wait_seconds": None, "require_fence": None})[
+            "empty"
+        ]
+        is False
+    )
 
 
 def test_integral_floats_count_as_integers(api, tenancy):
@@ -226,7 +241,9 @@ def test_an_unknown_verb_is_not_found(api, tenancy):
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
 def test_other_methods_on_a_verb_are_405_with_the_json_shape(api, tenancy, method):
-    response = api.client.request(method, "/api/v1/claim_next", headers={"Authorization": f"Bearer {tenancy.worker_token}"})
+    response = api.client.request(
+        method, "/api/v1/claim_next", headers={"Authorization": f"Bearer {tenancy.worker_token}"}
+    )
     assert_error(response, 405, "method_not_allowed")
     assert response.headers["allow"] == "POST"
 
@@ -257,7 +274,9 @@ def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_
 
     async def scenario():
         return await AsyncClient().post(
-            "/api/v1/get_default_lease", data={}, content_type="application/json",
+            "/api/v1/get_default_lease",
+            data={},
+            content_type="application/json",
             headers={"Authorization": f"Bearer {tenancy.worker_token}"},
         )
 
@@ -279,7 +298,9 @@ def test_in_process_calls_enforce_the_body_limit_too(store_db, tenancy, settings
 
     async def scenario():
         return await AsyncClient().post(
-            "/api/v1/list_todos", data=b"{" + b" " * 2000 + b"}", content_type="application/json",
+            "/api/v1/list_todos",
+            data=b"{" + b" " * 2000 + b"}",
+            content_type="application/json",
             headers={"Authorization": f"Bearer {tenancy.worker_token}"},
         )
 

@@ -17,7 +17,10 @@ from tests import factories as f
 pytestmark = pytest.mark.usefixtures("store_db")
 
 SECURITY_HEADERS = {
-    b"content-security-policy", b"x-frame-options", b"x-content-type-options", b"referrer-policy",
+    b"content-security-policy",
+    b"x-frame-options",
+    b"x-content-type-options",
+    b"referrer-policy",
 }
 
 
@@ -26,9 +29,19 @@ def call(app, path, body: bytes, *, host=b"testserver", method="POST", token=Non
     headers = [(b"host", host), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode()))
-    scope = {"type": "http", "http_version": "1.1", "method": method, "path": path, "raw_path": path.encode(),
-             "query_string": b"", "root_path": "", "scheme": "http", "headers": headers,
-             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
     sent = []
 
     async def main():
@@ -82,8 +95,12 @@ def worker():
 def test_a_verb_is_answered_without_django_s_request_machinery(worker, settings):
     settings.ALLOWED_HOSTS = ["testserver"]
     with django_requests() as started:
-        (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
-            {"queue": "default", "title": "fast"}).encode(), token=worker.token)
+        (status, headers, body), _ = call(
+            application,
+            "/api/v1/create_for",
+            json.dumps({"queue": "default", "title": "fast"}).encode(),
+            token=worker.token,
+        )
     assert status == 201, body
     assert json.loads(body)["todo"]["title"] == "fast"
     assert started == []  # Django's handler never ran
@@ -101,8 +118,13 @@ def test_the_openapi_document_and_the_board_still_go_through_django(settings):
 
 def test_a_host_not_allowed_is_refused_with_the_api_s_error_and_nothing_runs(worker, settings, caplog):
     settings.ALLOWED_HOSTS = ["board.example"]
-    (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
-        {"queue": "default", "title": "never"}).encode(), host=b"evil.example", token=worker.token)
+    (status, headers, body), _ = call(
+        application,
+        "/api/v1/create_for",
+        json.dumps({"queue": "default", "title": "never"}).encode(),
+        host=b"evil.example",
+        token=worker.token,
+    )
     assert status == 400 and json.loads(body)["error"]["code"] == "invalid" and headers[b"x-request-id"]
     assert "ALLOWED_HOSTS" in caplog.text
     from todos.db import connect
@@ -128,8 +150,12 @@ def test_a_request_that_cannot_be_built_is_an_internal_error_not_a_traceback(wor
 
     settings.ALLOWED_HOSTS = ["testserver"]
     monkeypatch.setattr(fast_path, "ASGIRequest", broken)
-    (status, headers, body), _ = call(application, "/api/v1/create_for", json.dumps(
-        {"queue": "default", "title": "never"}).encode(), token=worker.token)
+    (status, headers, body), _ = call(
+        application,
+        "/api/v1/create_for",
+        json.dumps({"queue": "default", "title": "never"}).encode(),
+        token=worker.token,
+    )
     error = json.loads(body)["error"]
     assert status == 500 and error["code"] == "internal"
     assert headers[b"x-request-id"].decode() in error["message"]  # the id to look for in the log

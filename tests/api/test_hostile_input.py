@@ -141,7 +141,9 @@ def held(api, tenancy):
     return todo["id"]
 
 
-@pytest.mark.parametrize("text", ["a\x00b", "a\nb", "a\rb", "a\x1bb", "a\x7fb", "a\x85b"], ids=["nul", "lf", "cr", "esc", "del", "c1"])
+@pytest.mark.parametrize(
+    "text", ["a\x00b", "a\nb", "a\rb", "a\x1bb", "a\x7fb", "a\x85b"], ids=["nul", "lf", "cr", "esc", "del", "c1"]
+)
 @pytest.mark.parametrize("verb, body, field", string_fields(), ids=lambda v: v if isinstance(v, str) else "")
 def test_control_characters_in_a_string_field_are_invalid_naming_it(api, tenancy, held, verb, body, field, text):
     before = snapshot(held)
@@ -174,7 +176,9 @@ def test_nul_anywhere_in_a_json_document_is_invalid_naming_it(api, tenancy, fiel
 def test_nul_in_a_result_is_invalid_and_the_todo_stays_held(api, tenancy, held, verb):
     before = snapshot(held)
     refused(api, tenancy.worker_token, verb, {"id": held, "result": {"log": "x\x00y"}}, "result")
-    refused(api, tenancy.worker_token, "complete_batch", {"items": [{"id": held, "result": ["\x00"]}]}, "items[0].result")
+    refused(
+        api, tenancy.worker_token, "complete_batch", {"items": [{"id": held, "result": ["\x00"]}]}, "items[0].result"
+    )
     assert snapshot(held) == before
 
 
@@ -207,7 +211,12 @@ def nested(depth: int):
 
 
 def test_a_payload_at_the_nesting_limit_is_accepted(api, tenancy):
-    out = api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": "x", "payload": nested(JSON_MAX_DEPTH)}, status=201)
+    out = api.ok(
+        tenancy.worker_token,
+        "create_for",
+        {"queue": "default", "title": "x", "payload": nested(JSON_MAX_DEPTH)},
+        status=201,
+    )
     assert out["todo"]["payload"] == nested(JSON_MAX_DEPTH)
 
 
@@ -225,7 +234,13 @@ def test_a_result_nested_past_the_limit_is_invalid_and_the_todo_stays_held(api, 
     refused(api, tenancy.worker_token, "complete", f'{{"id": "{held}", "result": {deep}}}'.encode(), "result")
     refused(api, tenancy.worker_token, "fail", f'{{"id": "{held}", "result": {deep}}}'.encode(), "result")
     field = "items[0].result" if depth < 1000 else "items"
-    refused(api, tenancy.worker_token, "complete_batch", f'{{"items": [{{"id": "{held}", "result": {deep}}}]}}'.encode(), field)
+    refused(
+        api,
+        tenancy.worker_token,
+        "complete_batch",
+        f'{{"items": [{{"id": "{held}", "result": {deep}}}]}}'.encode(),
+        field,
+    )
     assert snapshot(held) == before
 
 
@@ -275,12 +290,23 @@ def raw_request(url: str, head: bytes, body: bytes = b"{}") -> tuple[int, bytes]
 
 @pytest.mark.parametrize(
     "authorization",
-    [b"Bearer bd_\x01abc", b"Bearer bd_\x7fabc", b"Bearer bd_\xff\xfe", b"Bearer " + b"a" * 5000, b"Bearer\x00x", b"\xe2\x82\xac"],
+    [
+        b"Bearer bd_\x01abc",
+        b"Bearer bd_\x7fabc",
+        b"Bearer bd_\xff\xfe",
+        b"Bearer " + b"a" * 5000,
+        b"Bearer\x00x",
+        b"\xe2\x82\xac",
+    ],
     ids=["ctl", "del", "latin1", "long", "nul", "utf8"],
 )
 def test_a_garbled_authorization_header_is_unauthorized_never_500(api, asgi_server, tenancy, authorization):
     before = counts()
-    head = b"POST /api/v1/create_for HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: " + authorization + b"\r\n"
+    head = (
+        b"POST /api/v1/create_for HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: "
+        + authorization
+        + b"\r\n"
+    )
     status, body = raw_request(asgi_server.url, head, b'{"queue": "default", "title": "x"}')
     assert status in (400, 401), (status, body[:300])
     if status == 401:
@@ -296,7 +322,10 @@ def test_a_garbled_authorization_header_is_unauthorized_never_500(api, asgi_serv
 def test_garbage_in_other_headers_is_never_500(api, asgi_server, tenancy, header):
     head = (
         b"POST /api/v1/list_todos HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
-        + tenancy.worker_token.encode() + b"\r\n" + header + b"\r\n"
+        + tenancy.worker_token.encode()
+        + b"\r\n"
+        + header
+        + b"\r\n"
     )
     status, body = raw_request(asgi_server.url, head)
     assert status < 500, (status, body[:300])

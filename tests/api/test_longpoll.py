@@ -31,8 +31,10 @@ class Poll(threading.Thread):
     def run(self):
         try:
             response = httpx.post(
-                f"{self.url}/api/v1/claim_next", json=self.body,
-                headers={"Authorization": f"Bearer {self.token}"}, timeout=self.timeout,
+                f"{self.url}/api/v1/claim_next",
+                json=self.body,
+                headers={"Authorization": f"Bearer {self.token}"},
+                timeout=self.timeout,
             )
             self.status, self.result = response.status_code, response.json()
         except Exception as exc:  # noqa: BLE001 - the test looks at it
@@ -99,8 +101,10 @@ def test_another_endpoints_work_does_not_end_the_wait(warm, tenancy):
 def test_the_wait_ends_empty_at_its_deadline(warm, tenancy):
     started = time.monotonic()
     response = httpx.post(
-        f"{warm.url}/api/v1/claim_next", json={"wait_seconds": 1},
-        headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10,
+        f"{warm.url}/api/v1/claim_next",
+        json={"wait_seconds": 1},
+        headers={"Authorization": f"Bearer {tenancy.worker_token}"},
+        timeout=10,
     )
     elapsed = time.monotonic() - started
     assert response.json() == {"empty": True}
@@ -111,8 +115,10 @@ def test_work_already_there_is_claimed_at_once(warm, tenancy):
     execute(A.create(tenancy.agent, queue="default", title="ready"))
     started = time.monotonic()
     response = httpx.post(
-        f"{warm.url}/api/v1/claim_next", json={"wait_seconds": 30},
-        headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10,
+        f"{warm.url}/api/v1/claim_next",
+        json={"wait_seconds": 30},
+        headers={"Authorization": f"Bearer {tenancy.worker_token}"},
+        timeout=10,
     )
     assert response.json()["empty"] is False and time.monotonic() - started < 1
 
@@ -142,13 +148,21 @@ def test_waiting_holds_no_database_connection(store_db, tenancy):
     """With a pool of 2 connections, 6 concurrent long polls leave the server free to answer."""
     server = start_server(BOARD_DB_POOL_MIN="1", BOARD_DB_POOL_MAX="2")
     try:
-        httpx.post(f"{server.url}/api/v1/claim_next", json={"wait_seconds": 0.2},
-                   headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10)
+        httpx.post(
+            f"{server.url}/api/v1/claim_next",
+            json={"wait_seconds": 0.2},
+            headers={"Authorization": f"Bearer {tenancy.worker_token}"},
+            timeout=10,
+        )
         waiters = [poll(server.url, tenancy.worker_token, {"wait_seconds": 2}) for _ in range(6)]
         time.sleep(0.5)
         started = time.monotonic()
-        response = httpx.post(f"{server.url}/api/v1/list_todos", json={},
-                              headers={"Authorization": f"Bearer {tenancy.worker_token}"}, timeout=10)
+        response = httpx.post(
+            f"{server.url}/api/v1/list_todos",
+            json={},
+            headers={"Authorization": f"Bearer {tenancy.worker_token}"},
+            timeout=10,
+        )
         # A pool held by the waiters would make this wait for the pool's 30 s timeout.
         assert response.status_code == 200 and time.monotonic() - started < 5.0
         todo = execute(A.create(tenancy.agent, queue="default", title="for one of six")).todo
@@ -254,8 +268,11 @@ def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(st
         async def attempt():
             return await aexecute(A.claim_next(tenancy.agent))
 
-        waiting = asyncio.ensure_future(longpoll.claim_with_wait(
-            attempt, endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=20))
+        waiting = asyncio.ensure_future(
+            longpoll.claim_with_wait(
+                attempt, endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=20
+            )
+        )
         await asyncio.sleep(0.2)
         async with await aconnect() as conn:
             await conn.execute("SELECT pg_terminate_backend(%s)", (listener.backend_pid,))

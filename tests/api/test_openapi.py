@@ -37,7 +37,9 @@ def test_every_verb_is_a_post_operation_with_its_schemas(document):
         success = "201" if name == "create_for" else "200"
         assert operation["responses"][success]["content"]["application/json"]["schema"]
     assert document["components"]["securitySchemes"]["bearer"] == {
-        "type": "http", "scheme": "bearer", "description": document["components"]["securitySchemes"]["bearer"]["description"],
+        "type": "http",
+        "scheme": "bearer",
+        "description": document["components"]["securitySchemes"]["bearer"]["description"],
     }
 
 
@@ -65,7 +67,9 @@ def test_inputs_are_strict_everywhere():
 
 
 def _resolved(document, pointer: str):
-    registry = Registry().with_resource("urn:board", Resource.from_contents(document, default_specification=DRAFT202012))
+    registry = Registry().with_resource(
+        "urn:board", Resource.from_contents(document, default_specification=DRAFT202012)
+    )
     return jsonschema.Draft202012Validator({"$ref": f"urn:board#{pointer}"}, registry=registry)
 
 

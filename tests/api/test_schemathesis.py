@@ -11,8 +11,8 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
-from schemathesis.config import SchemathesisConfig
 from schemathesis.checks import not_a_server_error
+from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -71,7 +71,10 @@ def test_every_operation_conforms(verb, mode, operations, asgi_server, fuzz_toke
     operation = operations[verb]
 
     @settings(
-        max_examples=EXAMPLES_PER_VERB, deadline=None, derandomize=True, database=None,
+        max_examples=EXAMPLES_PER_VERB,
+        deadline=None,
+        derandomize=True,
+        database=None,
         suppress_health_check=list(HealthCheck),
     )
     @given(case=operation.as_strategy(generation_mode=mode))

@@ -16,13 +16,40 @@ from todos.store import agent as A
 from todos.store import background
 
 TODO_KEYS = {
-    "id", "queue", "source", "kind", "title", "state", "owner", "assignee", "priority", "attempt",
-    "max_attempts", "attempts_total", "lease_expires_at", "next_retry_at", "dead_letter", "created_at",
-    "updated_at", "payload",
+    "id",
+    "queue",
+    "source",
+    "kind",
+    "title",
+    "state",
+    "owner",
+    "assignee",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "attempts_total",
+    "lease_expires_at",
+    "next_retry_at",
+    "dead_letter",
+    "created_at",
+    "updated_at",
+    "payload",
 }
 ATTEMPT_KEYS = {
-    "seq", "attempt", "claimer_kind", "claimant", "claimed_at", "last_heartbeat_at", "lease_expires_at",
-    "ended_at", "outcome", "disposition", "died", "summary", "summary_truncated", "artifact",
+    "seq",
+    "attempt",
+    "claimer_kind",
+    "claimant",
+    "claimed_at",
+    "last_heartbeat_at",
+    "lease_expires_at",
+    "ended_at",
+    "outcome",
+    "disposition",
+    "died",
+    "summary",
+    "summary_truncated",
+    "artifact",
 }
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
@@ -35,9 +62,18 @@ def create(api, token, **body):
 
 def test_create_for_returns_the_full_row_and_201(api, tenancy):
     out = api.ok(
-        tenancy.worker_token, "create_for",
-        {"queue": "default", "title": "Fix CI", "kind": "ci", "source": "github", "payload": {"run": 42},
-         "priority": -1, "max_attempts": 3, "assignee": None},
+        tenancy.worker_token,
+        "create_for",
+        {
+            "queue": "default",
+            "title": "Fix CI",
+            "kind": "ci",
+            "source": "github",
+            "payload": {"run": 42},
+            "priority": -1,
+            "max_attempts": 3,
+            "assignee": None,
+        },
         status=201,
     )
     todo = out["todo"]
@@ -52,15 +88,21 @@ def test_create_for_returns_the_full_row_and_201(api, tenancy):
 
 
 def test_create_for_with_a_live_idempotency_key_returns_the_existing_todo_with_200(api, tenancy):
-    first = api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": "once", "idempotency_key": "k1"}, status=201)
-    again = api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": "twice", "idempotency_key": "k1"}, status=200)
+    first = api.ok(
+        tenancy.worker_token, "create_for", {"queue": "default", "title": "once", "idempotency_key": "k1"}, status=201
+    )
+    again = api.ok(
+        tenancy.worker_token, "create_for", {"queue": "default", "title": "twice", "idempotency_key": "k1"}, status=200
+    )
     assert again["created"] is False
     assert again["todo"]["id"] == first["todo"]["id"] and again["todo"]["title"] == "once"
 
 
 def test_create_for_hands_work_to_another_endpoint_of_the_team(api, tenancy):
     target = f.endpoint(tenancy.team, slug="target", queues=("handoff",))
-    out = api.ok(tenancy.worker_token, "create_for", {"queue": "handoff", "title": "for you", "endpoint": "target"}, status=201)
+    out = api.ok(
+        tenancy.worker_token, "create_for", {"queue": "handoff", "title": "for you", "endpoint": "target"}, status=201
+    )
     # The todo belongs to the target: it can claim it; the caller cannot even see it.
     claimed = api.ok(target.token, "claim_next", {})
     assert claimed["empty"] is False and claimed["todo"]["id"] == out["todo"]["id"]
@@ -137,7 +179,9 @@ def test_list_todos_state_and_dead_letter_filters(api, tenancy):
 def test_get_todo_has_result_and_attempts_newest_first_with_the_open_one(api, tenancy):
     todo = create(api, tenancy.worker_token, max_attempts=5)
     first = api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "claimant": "run-1"})
-    api.ok(tenancy.worker_token, "release", {"id": todo["id"], "summary": "not now", "artifact": "https://ci.example/1"})
+    api.ok(
+        tenancy.worker_token, "release", {"id": todo["id"], "summary": "not now", "artifact": "https://ci.example/1"}
+    )
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "claimant": "run-2"})
     got = api.ok(tenancy.worker_token, "get_todo", {"id": todo["id"]})
     assert set(got) == {"todo", "attempts", "attempts_total", "attempts_pruned"}
@@ -159,7 +203,12 @@ def test_claim_next_empty_then_a_claim_with_its_fields(api, tenancy):
     todo = create(api, tenancy.worker_token)
     out = api.ok(tenancy.worker_token, "claim_next", {"queue": "default", "lease_ttl_seconds": 120, "claimant": "w1"})
     assert out["empty"] is False and "lease_token" not in out  # unfenced: no token key at all
-    assert (out["todo"]["id"], out["todo"]["state"], out["attempt_seq"], out["attempts_total"]) == (todo["id"], "claimed", 1, 1)
+    assert (out["todo"]["id"], out["todo"]["state"], out["attempt_seq"], out["attempts_total"]) == (
+        todo["id"],
+        "claimed",
+        1,
+        1,
+    )
     assert out["prior_attempts"] == []
     lease = datetime.fromisoformat(out["todo"]["lease_expires_at"]) - datetime.fromisoformat(out["todo"]["updated_at"])
     assert 119 <= lease.total_seconds() <= 121
@@ -171,10 +220,16 @@ def test_fenced_claim_returns_a_token_that_reports_must_present(api, tenancy):
     token = out["lease_token"]
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", token)
     api.error(tenancy.worker_token, "heartbeat", {"id": todo["id"]}, "conflict")
-    api.error(tenancy.worker_token, "heartbeat", {"id": todo["id"], "lease_token": "AAAAAAAAAAAAAAAAAAAAAA"}, "conflict")
+    api.error(
+        tenancy.worker_token, "heartbeat", {"id": todo["id"], "lease_token": "AAAAAAAAAAAAAAAAAAAAAA"}, "conflict"
+    )
     beat = api.ok(tenancy.worker_token, "heartbeat", {"id": todo["id"], "lease_token": token, "lease_ttl_seconds": 600})
     assert beat["todo"]["state"] == "claimed"
-    done = api.ok(tenancy.worker_token, "complete", {"id": todo["id"], "lease_token": token, "result": {"ok": 1}, "summary": "fixed"})
+    done = api.ok(
+        tenancy.worker_token,
+        "complete",
+        {"id": todo["id"], "lease_token": token, "result": {"ok": 1}, "summary": "fixed"},
+    )
     assert done["todo"]["state"] == "done" and done["todo"]["owner"] is None
 
 
@@ -204,7 +259,11 @@ def test_heartbeat_extends_the_lease(api, tenancy):
 def test_complete_stores_result_and_closes_the_attempt(api, tenancy):
     todo = create(api, tenancy.worker_token)
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"]})
-    done = api.ok(tenancy.worker_token, "complete", {"id": todo["id"], "result": {"pr": 7}, "summary": "s" * 3000, "artifact": "mcp://cairn/x1"})
+    done = api.ok(
+        tenancy.worker_token,
+        "complete",
+        {"id": todo["id"], "result": {"pr": 7}, "summary": "s" * 3000, "artifact": "mcp://cairn/x1"},
+    )
     assert done["todo"]["state"] == "done"
     got = api.ok(tenancy.worker_token, "get_todo", {"id": todo["id"]})
     assert got["todo"]["result"] == {"pr": 7}
@@ -217,7 +276,9 @@ def test_complete_stores_result_and_closes_the_attempt(api, tenancy):
 def test_fail_schedules_a_retry_then_dead_letters(api, tenancy):
     todo = create(api, tenancy.worker_token, max_attempts=2)
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"]})
-    failed = api.ok(tenancy.worker_token, "fail", {"id": todo["id"], "result": {"err": "flaky"}, "summary": "flaky"})["todo"]
+    failed = api.ok(tenancy.worker_token, "fail", {"id": todo["id"], "result": {"err": "flaky"}, "summary": "flaky"})[
+        "todo"
+    ]
     assert failed["state"] == "failed" and failed["next_retry_at"] is not None and failed["dead_letter"] is False
     from todos import db
 
@@ -261,16 +322,25 @@ def test_get_and_set_default_lease(api, tenancy):
         "min_default_lease_ttl_seconds": 60,
         "max_lease_ttl_seconds": 86400,
     }
-    assert api.ok(tenancy.worker_token, "set_default_lease", {"default_lease_ttl_seconds": 900})["effective_lease_ttl_seconds"] == 900
+    assert (
+        api.ok(tenancy.worker_token, "set_default_lease", {"default_lease_ttl_seconds": 900})[
+            "effective_lease_ttl_seconds"
+        ]
+        == 900
+    )
     assert api.ok(tenancy.worker_token, "get_default_lease")["default_lease_ttl_seconds"] == 900
     # The next claim uses it.
     create(api, tenancy.worker_token)
     claim = api.ok(tenancy.worker_token, "claim_next", {})
-    lease_s = datetime.fromisoformat(claim["todo"]["lease_expires_at"]) - datetime.fromisoformat(claim["todo"]["updated_at"])
+    lease_s = datetime.fromisoformat(claim["todo"]["lease_expires_at"]) - datetime.fromisoformat(
+        claim["todo"]["updated_at"]
+    )
     assert 899 <= lease_s.total_seconds() <= 901
     reset = api.ok(tenancy.worker_token, "set_default_lease", {"default_lease_ttl_seconds": None})
     assert reset["default_lease_ttl_seconds"] is None and reset["effective_lease_ttl_seconds"] == 300
-    assert "default_lease_ttl_seconds" in api.error(tenancy.worker_token, "set_default_lease", {"default_lease_ttl_seconds": 59}, "invalid")
+    assert "default_lease_ttl_seconds" in api.error(
+        tenancy.worker_token, "set_default_lease", {"default_lease_ttl_seconds": 59}, "invalid"
+    )
     assert "default_lease_ttl_seconds" in api.error(tenancy.worker_token, "set_default_lease", {}, "invalid")
 
 
@@ -283,7 +353,14 @@ def test_never_returns_token_hash_session_or_claimer_endpoint(api, tenancy):
     todo = create(api, tenancy.worker_token)
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "require_fence": True})
     text = api.call(tenancy.worker_token, "get_todo", {"id": todo["id"]}).text
-    for secret in ("lease_token_hash", "claimer_session", "claimer_endpoint_id", "credential", "idempotency_key", "endpoint_id"):
+    for secret in (
+        "lease_token_hash",
+        "claimer_session",
+        "claimer_endpoint_id",
+        "credential",
+        "idempotency_key",
+        "endpoint_id",
+    ):
         assert secret not in text
 
 

@@ -22,9 +22,30 @@ from todos.store import background
 from todos.worker import Tail, Worker, WorkerConfig
 
 
-def run_worker(url: str, token: str, command: list[str], *, todos: int, lease: int = 30, fence: bool = True, concurrency: int = 1, limit: float = 60) -> Worker:
-    worker = Worker(WorkerConfig(url=url, token=token, queue="default", command=tuple(command), lease=lease,
-                                 fence=fence, concurrency=concurrency, wait_seconds=1, claimant="test-worker"))
+def run_worker(
+    url: str,
+    token: str,
+    command: list[str],
+    *,
+    todos: int,
+    lease: int = 30,
+    fence: bool = True,
+    concurrency: int = 1,
+    limit: float = 60,
+) -> Worker:
+    worker = Worker(
+        WorkerConfig(
+            url=url,
+            token=token,
+            queue="default",
+            command=tuple(command),
+            lease=lease,
+            fence=fence,
+            concurrency=concurrency,
+            wait_seconds=1,
+            claimant="test-worker",
+        )
+    )
     guard = threading.Timer(limit, worker.stop)
     guard.start()
     try:
@@ -55,7 +76,10 @@ def todo_row(todo_id: str) -> dict:
 
 def test_a_succeeding_command_completes_each_todo_with_its_stdout(asgi_server, tenancy):
     payloads = [{"n": n, "text": "héllo"} for n in range(3)]
-    ids = [execute(A.create(tenancy.agent, queue="default", title=f"t{n}", payload=p)).todo.id for n, p in enumerate(payloads)]
+    ids = [
+        execute(A.create(tenancy.agent, queue="default", title=f"t{n}", payload=p)).todo.id
+        for n, p in enumerate(payloads)
+    ]
     worker = run_worker(asgi_server.url, tenancy.worker_token, ["cat"], todos=3, concurrency=2)
     assert sorted(o.todo_id for o in worker.outcomes) == sorted(ids)
     for todo_id, payload in zip(ids, payloads):
@@ -111,8 +135,25 @@ def test_tail_keeps_the_end_and_never_splits_a_character():
 def start_work_process(url: str, token: str, script: str, *, lease: int) -> subprocess.Popen:
     env = server_environment(BOARD_URL=url, BOARD_TOKEN=token)
     return subprocess.Popen(
-        [sys.executable, "manage.py", "work", "--queue", "default", "--lease", str(lease), "--wait", "1", "--", "sh", "-c", script],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "manage.py",
+            "work",
+            "--queue",
+            "default",
+            "--lease",
+            str(lease),
+            "--wait",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -172,17 +213,31 @@ def test_sigterm_terminates_the_command_releases_the_lease_and_exits_0(asgi_serv
 
 
 def test_a_refused_token_stops_the_worker_with_an_error(asgi_server, tenancy):
-    worker = Worker(WorkerConfig(url=asgi_server.url, token="bd_wrong", queue="default", command=("cat",), wait_seconds=1))
+    worker = Worker(
+        WorkerConfig(url=asgi_server.url, token="bd_wrong", queue="default", command=("cat",), wait_seconds=1)
+    )
     assert worker.run() == 1
 
 
 def test_the_command_line_reports_missing_options(tenancy):
     env = {k: v for k, v in server_environment().items() if k not in ("BOARD_URL", "BOARD_TOKEN")}
-    result = subprocess.run([sys.executable, "manage.py", "work", "--queue", "q", "--", "cat"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "work", "--queue", "q", "--", "cat"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0 and "--url" in result.stderr
-    result = subprocess.run([sys.executable, "manage.py", "work", "--url", "http://x", "--token", "t", "--queue", "q"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "work", "--url", "http://x", "--token", "t", "--queue", "q"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0 and "command" in result.stderr
 
 
@@ -195,7 +250,9 @@ def test_the_worker_rides_out_a_server_restart(store_db, tenancy):
     result: dict = {}
 
     def work():
-        result["worker"] = run_worker(server.url, tenancy.worker_token, ["sh", "-c", "sleep 6; echo survived"], todos=1, lease=3)
+        result["worker"] = run_worker(
+            server.url, tenancy.worker_token, ["sh", "-c", "sleep 6; echo survived"], todos=1, lease=3
+        )
 
     thread = threading.Thread(target=work)
     thread.start()
@@ -218,8 +275,17 @@ def test_a_lost_lease_stops_the_command_and_drops_the_todo(asgi_server, tenancy,
     pidfile = tmp_path / "child.pid"
     todo = execute(A.create(tenancy.agent, queue="default", title="contested")).todo
     result: dict = {}
-    thread = threading.Thread(target=lambda: result.update(worker=run_worker(
-        asgi_server.url, tenancy.worker_token, ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 60"], todos=1, lease=3)))
+    thread = threading.Thread(
+        target=lambda: result.update(
+            worker=run_worker(
+                asgi_server.url,
+                tenancy.worker_token,
+                ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 60"],
+                todos=1,
+                lease=3,
+            )
+        )
+    )
     thread.start()
     wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), what="the command to start")
     child = int(pidfile.read_text())
@@ -231,5 +297,8 @@ def test_a_lost_lease_stops_the_command_and_drops_the_todo(asgi_server, tenancy,
     assert not alive(child)
     got = detail(tenancy.agent, todo.id)
     assert got.todo.state == "claimed" and got.todo.attempts_total == taken.attempt_seq == 2
-    assert [(a.seq, a.outcome, a.claimant) for a in got.attempts] == [(2, None, "usurper"), (1, "lease_expired", "test-worker")]
+    assert [(a.seq, a.outcome, a.claimant) for a in got.attempts] == [
+        (2, None, "usurper"),
+        (1, "lease_expired", "test-worker"),
+    ]
     execute(A.release(tenancy.agent, todo.id))  # leave no lease behind

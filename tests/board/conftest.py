@@ -42,14 +42,20 @@ def world(store_db):
     vera_user = f.user("vera")
     adam_user = f.user("adam")
     return SimpleNamespace(
-        acme=acme, globex=globex,
-        agent=f.agent(acme_ep), globex_agent=f.agent(globex_ep),
-        acme_ep=acme_ep.endpoint, globex_ep=globex_ep.endpoint,
-        alice_user=alice_user, bob_user=bob_user, vera_user=vera_user, adam_user=adam_user,
-        alice=f.member(acme, alice_user, "operator"),   # operator of acme
-        bob=f.member(globex, bob_user, "operator"),     # operator of globex (the outsider)
-        vera=f.member(acme, vera_user, "viewer"),       # viewer of acme
-        adam=f.member(acme, adam_user, "admin"),        # admin of acme
+        acme=acme,
+        globex=globex,
+        agent=f.agent(acme_ep),
+        globex_agent=f.agent(globex_ep),
+        acme_ep=acme_ep.endpoint,
+        globex_ep=globex_ep.endpoint,
+        alice_user=alice_user,
+        bob_user=bob_user,
+        vera_user=vera_user,
+        adam_user=adam_user,
+        alice=f.member(acme, alice_user, "operator"),  # operator of acme
+        bob=f.member(globex, bob_user, "operator"),  # operator of globex (the outsider)
+        vera=f.member(acme, vera_user, "viewer"),  # viewer of acme
+        adam=f.member(acme, adam_user, "admin"),  # admin of acme
     )
 
 

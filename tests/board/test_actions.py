@@ -17,12 +17,17 @@ pytestmark = pytest.mark.usefixtures("store_db")
 
 def state_of(todo_id: str) -> dict:
     with connect() as conn:
-        return conn.execute("SELECT state, owner, assignee, priority, result, next_retry_at FROM todos WHERE id = %s", (todo_id,)).fetchone()
+        return conn.execute(
+            "SELECT state, owner, assignee, priority, result, next_retry_at FROM todos WHERE id = %s", (todo_id,)
+        ).fetchone()
 
 
 def audit_actions(todo_id: str) -> list[str]:
     with connect() as conn:
-        return [r["action"] for r in conn.execute("SELECT action FROM audit_log WHERE todo_id = %s ORDER BY id", (todo_id,)).fetchall()]
+        return [
+            r["action"]
+            for r in conn.execute("SELECT action FROM audit_log WHERE todo_id = %s ORDER BY id", (todo_id,)).fetchall()
+        ]
 
 
 def toasts(response) -> list[dict]:
@@ -42,7 +47,13 @@ def test_claim_complete_from_the_drawer(world, alice_client):
     assert toasts(response)[0]["level"] == "success"
     assert json.loads(response["HX-Trigger"])["board:todo-changed"] == {"id": todo.id, "source": "drawer"}
     assert state_of(todo.id)["owner"] == f"human:{world.alice_user.id}"
-    response = post(alice_client, "todo_complete", todo.id, {"fragment": "drawer", "note": "checked by hand", "result": '{"ok": true, "n": 3}'}, **htmx("drawer"))
+    response = post(
+        alice_client,
+        "todo_complete",
+        todo.id,
+        {"fragment": "drawer", "note": "checked by hand", "result": '{"ok": true, "n": 3}'},
+        **htmx("drawer"),
+    )
     assert response.status_code == 200
     row = state_of(todo.id)
     assert row["state"] == "done" and row["result"] == {"ok": True, "n": 3}
@@ -62,7 +73,9 @@ def test_row_actions_answer_the_row(world, alice_client):
 
 def test_invalid_json_result_names_the_field_and_writes_nothing(world, alice_client):
     todo = make(world, "mine")
-    response = post(alice_client, "todo_complete", todo.id, {"fragment": "drawer", "result": "{not json"}, **htmx("drawer"))
+    response = post(
+        alice_client, "todo_complete", todo.id, {"fragment": "drawer", "result": "{not json"}, **htmx("drawer")
+    )
     assert response.status_code == 422
     body = response.content.decode()
     assert "result: not valid JSON" in body and 'aria-invalid="true"' in body
@@ -82,9 +95,13 @@ def test_invalid_json_without_javascript_shows_the_page_with_the_message(world, 
 
 def test_invalid_priority_names_the_field(world, alice_client):
     todo = make(world, "pending")
-    response = post(alice_client, "todo_priority", todo.id, {"fragment": "drawer", "priority": "soon"}, **htmx("drawer"))
+    response = post(
+        alice_client, "todo_priority", todo.id, {"fragment": "drawer", "priority": "soon"}, **htmx("drawer")
+    )
     assert response.status_code == 422 and "priority: must be a whole number" in response.content.decode()
-    response = post(alice_client, "todo_priority", todo.id, {"fragment": "drawer", "priority": "99999"}, **htmx("drawer"))
+    response = post(
+        alice_client, "todo_priority", todo.id, {"fragment": "drawer", "priority": "99999"}, **htmx("drawer")
+    )
     assert response.status_code == 422 and "priority: must be from -32768 to 32767" in response.content.decode()
     assert state_of(todo.id)["priority"] == 0
     response = post(alice_client, "todo_priority", todo.id, {"fragment": "drawer", "priority": "-5"}, **htmx("drawer"))
@@ -115,7 +132,12 @@ def test_conflict_on_terminal_todo(world, alice_client):
 
 def test_every_action_happy_path(world, alice_client, bob_client):
     pending = make(world, "pending")
-    assert post(alice_client, "todo_assign", pending.id, {"assignee": f"human:{world.alice_user.id}"}, **htmx()).status_code == 200
+    assert (
+        post(
+            alice_client, "todo_assign", pending.id, {"assignee": f"human:{world.alice_user.id}"}, **htmx()
+        ).status_code
+        == 200
+    )
     assert state_of(pending.id)["assignee"] == f"human:{world.alice_user.id}"
     drawer = alice_client.get(reverse("todo_drawer", args=[pending.id])).content.decode()
     assert "Assignee</dt><dd>alice" in drawer
@@ -135,7 +157,14 @@ def test_every_action_happy_path(world, alice_client, bob_client):
     assert state_of(agent_held.id)["state"] == "pending"
     assert post(alice_client, "todo_cancel", agent_held.id, {}, **htmx()).status_code == 200
     assert state_of(agent_held.id)["state"] == "canceled"
-    assert audit_actions(pending.id) == ["todo.assign", "todo.unassign", "todo.claim", "todo.extend", "todo.fail", "todo.retry"]
+    assert audit_actions(pending.id) == [
+        "todo.assign",
+        "todo.unassign",
+        "todo.claim",
+        "todo.extend",
+        "todo.fail",
+        "todo.retry",
+    ]
     assert audit_actions(agent_held.id) == ["todo.force_release", "todo.cancel"]
 
 
@@ -170,12 +199,23 @@ def test_create_a_todo_by_hand(world, alice_client):
     body = page.content.decode()
     target = f"{world.acme_ep.id}|email"
     assert f'value="{target}"' in body and "globex" not in body.lower()
-    response = alice_client.post(reverse("todo_new"), {"target": target, "title": "call the customer", "payload": '{"phone": "555"}', "priority": "3"})
+    response = alice_client.post(
+        reverse("todo_new"),
+        {"target": target, "title": "call the customer", "payload": '{"phone": "555"}', "priority": "3"},
+    )
     assert response.status_code == 302
     todo_id = response["Location"].split("/")[2]
     with connect() as conn:
-        row = conn.execute("SELECT queue, title, payload, priority, source FROM todos WHERE id = %s", (todo_id,)).fetchone()
-    assert row == {"queue": "email", "title": "call the customer", "payload": {"phone": "555"}, "priority": 3, "source": "board"}
+        row = conn.execute(
+            "SELECT queue, title, payload, priority, source FROM todos WHERE id = %s", (todo_id,)
+        ).fetchone()
+    assert row == {
+        "queue": "email",
+        "title": "call the customer",
+        "payload": {"phone": "555"},
+        "priority": 3,
+        "source": "board",
+    }
     bad = alice_client.post(reverse("todo_new"), {"target": target, "title": "x", "payload": "{oops"})
     assert bad.status_code == 422 and b"payload: not valid JSON" in bad.content
     foreign = alice_client.post(reverse("todo_new"), {"target": f"{world.globex_ep.id}|default", "title": "sneaky"})

@@ -26,8 +26,16 @@ CHROMIUM = "/usr/bin/chromium"
 # Waits use locators and ``expect`` (never ``wait_for_function``): the Board's CSP forbids eval,
 # and that is part of what this test checks.
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -59,7 +67,9 @@ def browser():
 
 @pytest.fixture
 def page(browser, asgi_server):  # noqa: F811
-    context = browser.new_context(base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, color_scheme="light")
+    context = browser.new_context(
+        base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, color_scheme="light"
+    )
     page = context.new_page()
     page.set_default_timeout(10_000)
     problems: list[str] = []
@@ -100,8 +110,15 @@ def search(page, term: str, rows: int) -> None:
 
 
 def test_operator_flow_in_a_real_browser(world, page):
-    execute(A.create(world.agent, queue="email", title="Send the welcome email", kind="email.send",
-                     payload={"to": "ada@example.com", "template": "welcome", "api_key": "sk-live-123"}))
+    execute(
+        A.create(
+            world.agent,
+            queue="email",
+            title="Send the welcome email",
+            kind="email.send",
+            payload={"to": "ada@example.com", "template": "welcome", "api_key": "sk-live-123"},
+        )
+    )
     pending = make(world, "pending", title="Reconcile invoices for March")
     to_fail = make(world, "pending", title="Resize the uploaded avatar")
     make(world, "claimed", title="Crawl the partner catalogue")
@@ -214,7 +231,9 @@ def test_operator_flow_in_a_real_browser(world, page):
 def test_overview_and_no_javascript_fallback(world, browser, asgi_server):  # noqa: F811
     for state in ("pending", "pending", "claimed", "retry", "dead", "done"):
         make(world, state)
-    context = browser.new_context(base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, java_script_enabled=False)
+    context = browser.new_context(
+        base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, java_script_enabled=False
+    )
     page = context.new_page()
     sign_in(page, "alice")
     todo = make(world, "pending", title="claimed without JavaScript")
@@ -254,8 +273,15 @@ def test_every_page_renders_without_csp_violations(world, page):
     execute(O.pause_queue(world.alice, world.acme.id, "email"))
     f.member(world.acme, f.user("carol"), "viewer")
     sign_in(page, "adam")
-    for name, path in (("overview", "/"), ("agents", "/agents/"), ("activity", "/activity/"), ("teams", "/teams/"),
-                       ("team", "/teams/acme/"), ("new-todo", "/todos/new/"), ("dead-letters", "/todos/dead-letters/")):
+    for name, path in (
+        ("overview", "/"),
+        ("agents", "/agents/"),
+        ("activity", "/activity/"),
+        ("teams", "/teams/"),
+        ("team", "/teams/acme/"),
+        ("new-todo", "/todos/new/"),
+        ("dead-letters", "/todos/dead-letters/"),
+    ):
         page.goto(path)
         page.locator("main").wait_for()
         shot(page, f"page-{name}")

@@ -11,7 +11,6 @@ import json
 import time
 
 import pytest
-
 from django.urls import reverse
 
 from tests.board.conftest import htmx, make
@@ -76,7 +75,9 @@ def job_id_of(response) -> str:
 
 def audits_per_todo(action: str) -> dict[str, int]:
     with connect() as conn:
-        rows = conn.execute("SELECT todo_id, count(*) AS n FROM audit_log WHERE action = %s GROUP BY todo_id", (action,)).fetchall()
+        rows = conn.execute(
+            "SELECT todo_id, count(*) AS n FROM audit_log WHERE action = %s GROUP BY todo_id", (action,)
+        ).fetchall()
     return {r["todo_id"]: r["n"] for r in rows}
 
 
@@ -91,7 +92,9 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
     insert_dead_letters(world.acme_ep.id, 10_000)
     make(world, "pending")  # not a dead letter: never touched
 
-    preview = alice_client.post(reverse("bulk_preview"), {"plan": "retry:matching", "state": "dead"}, **htmx("bulk-panel"))
+    preview = alice_client.post(
+        reverse("bulk_preview"), {"plan": "retry:matching", "state": "dead"}, **htmx("bulk-panel")
+    )
     assert preview.status_code == 200
     body = preview.content.decode()
     assert "10,000 todos can be retried." in body and "Retry 10,000" in body
@@ -100,8 +103,12 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
 
     # Half-way through, someone cancels 100 of the rows the job has not reached yet (the oldest).
     with connect() as conn:
-        late = [r["id"] for r in conn.execute(
-            "SELECT id FROM todos WHERE state = 'failed' ORDER BY created_at ASC, id ASC LIMIT 100").fetchall()]
+        late = [
+            r["id"]
+            for r in conn.execute(
+                "SELECT id FROM todos WHERE state = 'failed' ORDER BY created_at ASC, id ASC LIMIT 100"
+            ).fetchall()
+        ]
     sizes: list[int] = []
     original = bulk.run_chunk
 
@@ -113,7 +120,11 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
 
     monkeypatch.setattr(bulk, "run_chunk", chunk_and_interfere)
     started = time.monotonic()
-    response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "matching", "state": "dead", "note": "mass retry"}, **htmx("bulk-panel"))
+    response = alice_client.post(
+        reverse("bulk_start"),
+        {"action": "retry", "scope": "matching", "state": "dead", "note": "mass retry"},
+        **htmx("bulk-panel"),
+    )
     assert response.status_code == 200
     text = response.content.decode()
     assert 'hx-trigger="every 1s"' in text and "Collecting matching todos" in text  # queued: polls
@@ -138,10 +149,17 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
     assert "9,900</strong> changed" in text and "100</strong> skipped" in text
     assert "hx-trigger" not in text  # stops polling
     trigger = json.loads(report["HX-Trigger"])
-    assert "board:bulk-finished" in trigger and "9,900 changed, 100 skipped" in trigger["board:toast"]["items"][0]["message"]
+    assert (
+        "board:bulk-finished" in trigger
+        and "9,900 changed, 100 skipped" in trigger["board:toast"]["items"][0]["message"]
+    )
     # and without JavaScript the same report is a page
     page = alice_client.get(reverse("bulk_job", args=[job_id]))
-    assert b"<html" in page.content and b"9,900</strong> changed" in page.content and b'http-equiv="refresh"' not in page.content
+    assert (
+        b"<html" in page.content
+        and b"9,900</strong> changed" in page.content
+        and b'http-equiv="refresh"' not in page.content
+    )
 
 
 def test_bulk_cancel_of_a_selection_reports_rows_whose_state_moved(world, alice_client):
@@ -177,17 +195,22 @@ def test_bulk_errors_name_the_field(world, alice_client, vera_client):
     # the same errors on the confirmation, which is the only request that writes: nothing written
     response = alice_client.post(reverse("bulk_start"), {"plan": "explode:selected", "ids": [todo.id]}, **htmx())
     assert response.status_code == 400 and "action: must be retry or cancel" in response.content.decode()
-    response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id], "note": "a\x00b"})
+    response = alice_client.post(
+        reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id], "note": "a\x00b"}
+    )
     # the Board's guard refuses control characters in any field before the view runs
     assert response.status_code == 400 and b"note: must not contain NUL or other control characters" in response.content
     assert job_count() == 0 and audit_count("todo.retry") == 0
 
 
-@pytest.mark.parametrize("query, message", [
-    ({"state": "bogus"}, "state: unknown state &#x27;bogus&#x27;"),
-    ({"state": "dead", "sort": "sideways"}, "sort: unknown order &#x27;sideways&#x27;"),
-    ({"state": "dead", "q": "\x00"}, "q: must not contain NUL or other control characters"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"state": "bogus"}, "state: unknown state &#x27;bogus&#x27;"),
+        ({"state": "dead", "sort": "sideways"}, "sort: unknown order &#x27;sideways&#x27;"),
+        ({"state": "dead", "q": "\x00"}, "q: must not contain NUL or other control characters"),
+    ],
+)
 def test_a_filter_that_does_not_parse_is_refused_not_widened(world, alice_client, query, message):
     """A list page shows "all" for an unknown state; a bulk action must not act on "all"."""
     make(world, "dead")
@@ -223,12 +246,17 @@ def test_someone_elses_job_is_not_found_byte_for_byte(world, alice_client, bob_c
 
 def test_stopping_a_job_leaves_the_rest_alone(world, alice_client, monkeypatch):
     insert_dead_letters(world.acme_ep.id, 1_200)  # three chunks
-    response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "matching", "state": "dead"}, **htmx())
+    response = alice_client.post(
+        reverse("bulk_start"), {"action": "retry", "scope": "matching", "state": "dead"}, **htmx()
+    )
     job_id = job_id_of(response)
     assert bulk.collect_one() and bulk.work_one_chunk()  # ids fixed, one chunk of 500 done
     stopped = alice_client.post(reverse("bulk_stop", args=[job_id]), **htmx())
     assert stopped.status_code == 200 and "hx-trigger" not in stopped.content.decode()
-    assert "500</strong> changed" in stopped.content.decode() and "the other 700 planned were left alone" in stopped.content.decode()
+    assert (
+        "500</strong> changed" in stopped.content.decode()
+        and "the other 700 planned were left alone" in stopped.content.decode()
+    )
     assert not bulk.work_one_chunk()  # no chunk of a stopped job is taken
     job = work(world.alice_user, job_id)
     assert (job.state, job.processed, job.changed) == ("canceled", 500, 500)
@@ -247,12 +275,18 @@ def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
     assert "http # from upstream req-&lt;hex&gt;" in body
     assert "user &lt;uuid&gt; not found" in body
     assert "boom on" in body
-    counts = {int(c.replace(",", "")) for c in __import__("re").findall(r'<td class="num"><strong>([\d,]+)</strong>', body)}
+    counts = {
+        int(c.replace(",", "")) for c in __import__("re").findall(r'<td class="num"><strong>([\d,]+)</strong>', body)
+    }
     assert counts == {100, 1}
 
-    preview = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:group", "group": "user <uuid> not found"}, **htmx())
+    preview = alice_client.post(
+        reverse("bulk_preview"), {"plan": "cancel:group", "group": "user <uuid> not found"}, **htmx()
+    )
     assert "100 dead letters in this group can be canceled." in preview.content.decode()
-    response = alice_client.post(reverse("bulk_start"), {"action": "cancel", "scope": "group", "group": "user <uuid> not found"})
+    response = alice_client.post(
+        reverse("bulk_start"), {"action": "cancel", "scope": "group", "group": "user <uuid> not found"}
+    )
     job = work(world.alice_user, job_id_of(response))
     assert job.state == "done" and job.changed == 100 and job.skipped == 0
     assert states() == {"failed": 201, "canceled": 100}

@@ -46,8 +46,11 @@ def job_row(job_id) -> dict:
 
 def chunk_rows(job_id) -> list[dict]:
     with connect() as conn:
-        return conn.execute("SELECT seq, done_at, worker, cardinality(todo_ids) AS n, todo_ids FROM bulk_job_chunks"
-                            " WHERE job_id = %s ORDER BY seq", (job_id,)).fetchall()
+        return conn.execute(
+            "SELECT seq, done_at, worker, cardinality(todo_ids) AS n, todo_ids FROM bulk_job_chunks"
+            " WHERE job_id = %s ORDER BY seq",
+            (job_id,),
+        ).fetchall()
 
 
 def work_until_finished(job_id, timeout: float = 60.0) -> dict:
@@ -177,7 +180,9 @@ def test_a_worker_that_hangs_holding_a_chunk_is_cut_off_and_its_chunk_resumed(wo
     assert hung.wait(30)
     started = time.monotonic()
     row = work_until_finished(job_id, timeout=30)
-    assert time.monotonic() - started < 6, "the chunk waited for the hung worker to wake instead of the timeout cutting it off"
+    assert time.monotonic() - started < 6, (
+        "the chunk waited for the hung worker to wake instead of the timeout cutting it off"
+    )
     thread.join(30)
     assert failures and isinstance(failures[0], psycopg.errors.IdleInTransactionSessionTimeout)  # cut off by the server
     assert (row["state"], row["processed"], row["changed"]) == ("done", 1_000, 1_000)
@@ -193,15 +198,22 @@ def test_a_loops_process_sigkilled_mid_chunk_is_resumed_by_another_worker(world,
     chunks = chunk_rows(job_id)
     blocker = connect(autocommit=False)
     blocker.execute("SELECT id FROM todos WHERE id = %s FOR UPDATE", (chunks[1]["todo_ids"][-1],))
-    process = subprocess.Popen([sys.executable, "manage.py", "reaper"], cwd=ROOT, env=server_environment(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "reaper"],
+        cwd=ROOT,
+        env=server_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             assert process.poll() is None, process.stderr.read().decode()
             with connect() as conn:
-                waiting = conn.execute("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                                       " AND query LIKE '%%UPDATE todos%%'").fetchone()["n"]
+                waiting = conn.execute(
+                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND query LIKE '%%UPDATE todos%%'"
+                ).fetchone()["n"]
             if waiting and chunk_rows(job_id)[0]["done_at"] is not None:
                 break
             time.sleep(0.1)
@@ -234,7 +246,10 @@ def test_store_refuses_bad_jobs_and_writes_nothing(world):
         (dict(action="retry", scope="selected", selected_ids=["td_x"] * 1001), "ids: at most 1000 selected todos"),
         (dict(action="retry", scope="selected", selected_ids=[7]), "ids: must be a string"),
         (dict(action="retry", scope="group", group_reason=""), "group: choose a failure-reason group"),
-        (dict(action="retry", scope="matching", filter_params={"state": ["dead"]}), "filter: must be the filter's parameters"),
+        (
+            dict(action="retry", scope="matching", filter_params={"state": ["dead"]}),
+            "filter: must be the filter's parameters",
+        ),
         (dict(action="retry", scope="matching", note="a\x00b"), "note: must not contain NUL characters"),
     ]
     for kwargs, message in cases:
@@ -242,7 +257,9 @@ def test_store_refuses_bad_jobs_and_writes_nothing(world):
             execute(store.create(alice, description="d", **kwargs))
         assert message in raised.value.message
     with pytest.raises(Forbidden):  # a viewer acts on no team
-        execute(store.create(OperatorScope(world.vera_user.id, "vera"), action="retry", scope="matching", description="d"))
+        execute(
+            store.create(OperatorScope(world.vera_user.id, "vera"), action="retry", scope="matching", description="d")
+        )
     assert job_count() == 0
 
 
@@ -316,8 +333,12 @@ def test_a_job_started_on_one_server_is_followed_on_another_and_outlives_the_fir
         page = session.get(f"{a.url}/todos/?state=dead", timeout=30)
         assert page.status_code == 200, a.log()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-        started = session.post(f"{a.url}/todos/bulk/", data={"action": "retry", "scope": "matching", "state": "dead",
-                               "csrfmiddlewaretoken": token}, headers={"HX-Request": "true", "Referer": a.url + "/todos/"}, timeout=30)
+        started = session.post(
+            f"{a.url}/todos/bulk/",
+            data={"action": "retry", "scope": "matching", "state": "dead", "csrfmiddlewaretoken": token},
+            headers={"HX-Request": "true", "Referer": a.url + "/todos/"},
+            timeout=30,
+        )
         assert started.status_code == 200, started.text
         job_id = re.search(r'id="bulk-job-([0-9a-f-]+)"', started.text).group(1)
         a.process.send_signal(signal.SIGKILL)  # the process that started the job is gone
@@ -325,8 +346,13 @@ def test_a_job_started_on_one_server_is_followed_on_another_and_outlives_the_fir
         queued = session.get(f"{b.url}/todos/bulk/{job_id}/", headers={"HX-Request": "true"}, timeout=30)
         assert queued.status_code == 200 and 'hx-trigger="every 1s"' in queued.text
 
-        loops = subprocess.Popen([sys.executable, "manage.py", "reaper"], cwd=ROOT, env=server_environment(),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        loops = subprocess.Popen(
+            [sys.executable, "manage.py", "reaper"],
+            cwd=ROOT,
+            env=server_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             fragment = session.get(f"{b.url}/todos/bulk/{job_id}/", headers={"HX-Request": "true"}, timeout=30)
@@ -351,8 +377,9 @@ def test_a_job_whose_filter_no_longer_parses_fails_with_a_message_and_changes_no
     """The page refuses such a filter; a row written otherwise (an older version, by hand) fails
     when its ids are collected, instead of being read as "all"."""
     make(world, "pending")
-    job_id = execute(store.create(world.alice, action="cancel", scope="matching", description="d",
-                                  filter_params={"state": "bogus"}))
+    job_id = execute(
+        store.create(world.alice, action="cancel", scope="matching", description="d", filter_params={"state": "bogus"})
+    )
     assert bulk.collect_one()
     row = job_row(job_id)
     assert row["state"] == "failed" and "state: unknown state 'bogus'" in row["error"]
@@ -370,12 +397,16 @@ def test_a_job_no_loop_has_touched_says_it_is_waiting_for_one(world, alice_clien
     assert "No Board process has worked this job" in stalled and 'hx-trigger="every 1s"' in stalled
 
 
-@pytest.mark.parametrize("error", [
-    psycopg.errors.IdleInTransactionSessionTimeout("terminating connection due to idle-in-transaction timeout"),
-    psycopg.errors.DeadlockDetected("deadlock detected"),
-    psycopg.OperationalError("server closed the connection unexpectedly"),
-    Conflict("another live todo already holds this idempotency key"),
-], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "error",
+    [
+        psycopg.errors.IdleInTransactionSessionTimeout("terminating connection due to idle-in-transaction timeout"),
+        psycopg.errors.DeadlockDetected("deadlock detected"),
+        psycopg.OperationalError("server closed the connection unexpectedly"),
+        Conflict("another live todo already holds this idempotency key"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_a_chunk_that_meets_a_database_error_is_left_for_the_next_try(world, alice_client, monkeypatch, error):
     todo = make(world, "dead")
     job_id = start_retry_of_dead_letters(alice_client)
@@ -400,5 +431,7 @@ def test_a_chunk_that_meets_a_bug_fails_the_job_with_a_message(world, alice_clie
     row = job_row(job_id)
     assert row["state"] == "failed" and row["error"].startswith("The job stopped with an internal error")
     page = alice_client.get(reverse("bulk_job", args=[job_id]), **htmx())
-    assert "The job stopped with an internal error" in page.content.decode() and "hx-trigger" not in page.content.decode()
+    assert (
+        "The job stopped with an internal error" in page.content.decode() and "hx-trigger" not in page.content.decode()
+    )
     assert not bulk.work_one_chunk() and audit_count("todo.retry") == 0

@@ -47,7 +47,10 @@ def test_a_nul_in_the_queue_filter_answers_the_page_with_a_message(world, alice_
 
 
 GET_PAGES = [
-    ("todo_list", ["state", "queue", "endpoint", "team", "mine", "q", "sort", "after", "before", "fragment", "newer_than"]),
+    (
+        "todo_list",
+        ["state", "queue", "endpoint", "team", "mine", "q", "sort", "after", "before", "fragment", "newer_than"],
+    ),
     ("todo_counts", ["state", "queue", "endpoint", "team", "q", "sort"]),
     ("activity", ["person", "action", "period", "before"]),
     ("overview", ["team", "next"]),
@@ -71,7 +74,9 @@ def test_control_characters_in_any_query_parameter_never_answer_500(world, alice
     before = counts()
     for param in params:
         for headers in ({}, htmx()):
-            response = alice_client.get(reverse(name), {param: text, "fragment": "rows"} if param == "newer_than" else {param: text}, **headers)
+            response = alice_client.get(
+                reverse(name), {param: text, "fragment": "rows"} if param == "newer_than" else {param: text}, **headers
+            )
             assert response.status_code < 500, (name, param, response.status_code)
             if response.status_code == 400:
                 assert param.encode() in response.content or param in json.dumps(toasts(response))
@@ -81,7 +86,11 @@ def test_control_characters_in_any_query_parameter_never_answer_500(world, alice
 @pytest.mark.parametrize("param", ["after", "before", "newer_than"])
 def test_a_page_cursor_with_a_nul_or_a_huge_priority_is_a_filter_error(world, alice_client, param):
     make(world, "pending")
-    for raw in ["2026-01-01T00:00:00.000000Z~td_\x00", f"{HUGE}~2026-01-01T00:00:00.000000Z~td_x", "99999999~2026-01-01T00:00:00.000000Z~td_x"]:
+    for raw in [
+        "2026-01-01T00:00:00.000000Z~td_\x00",
+        f"{HUGE}~2026-01-01T00:00:00.000000Z~td_x",
+        "99999999~2026-01-01T00:00:00.000000Z~td_x",
+    ]:
         query = {param: raw, "sort": "priority"}
         if param == "newer_than":
             query["fragment"] = "rows"
@@ -92,7 +101,11 @@ def test_a_page_cursor_with_a_nul_or_a_huge_priority_is_a_filter_error(world, al
 
 
 def test_an_activity_cursor_past_bigint_or_the_digit_limit(world, alice_client):
-    for raw in [f"2026-01-01T00:00:00.000000Z~{10**30}", f"2026-01-01T00:00:00.000000Z~{HUGE}", "9999-12-31T23:59:59.999999Z~-1"]:
+    for raw in [
+        f"2026-01-01T00:00:00.000000Z~{10**30}",
+        f"2026-01-01T00:00:00.000000Z~{HUGE}",
+        "9999-12-31T23:59:59.999999Z~-1",
+    ]:
         response = alice_client.get(reverse("activity"), {"before": raw})
         assert response.status_code in (200, 400), response.status_code
 
@@ -104,7 +117,17 @@ def test_a_search_for_a_nul_escape_or_a_lone_surrogate_in_a_payload_match(world,
         assert response.status_code == 200, (q, response.status_code)
 
 
-@pytest.mark.parametrize("url", ["/todos/%00/", "/todos/td_%00/drawer/", "/todos/%1B/row/", "/todos/bulk/%00/", "/teams/%00/", "/endpoints/%00/edit/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/todos/%00/",
+        "/todos/td_%00/drawer/",
+        "/todos/%1B/row/",
+        "/todos/bulk/%00/",
+        "/teams/%00/",
+        "/endpoints/%00/edit/",
+    ],
+)
 def test_a_nul_in_a_url_is_the_one_404(world, alice_client, url):
     response = alice_client.get(url)
     assert response.status_code in (400, 404), response.status_code
@@ -139,14 +162,20 @@ def test_a_result_nested_thousands_deep_is_a_form_error_and_writes_nothing(world
         assert response.status_code == 422, response.status_code
         assert toasts(response)[0]["message"].startswith("result:")
         assert f"{JSON_MAX_DEPTH} levels" in toasts(response)[0]["message"]
-    plain = alice_client.post(reverse("todo_complete", args=[todo.id]), {"fragment": "drawer", "result": deep(5000), "next": "/todos/"})
+    plain = alice_client.post(
+        reverse("todo_complete", args=[todo.id]), {"fragment": "drawer", "result": deep(5000), "next": "/todos/"}
+    )
     assert plain.status_code == 422 and b"result:" in plain.content
     assert snapshot(todo.id) == before
 
 
 def test_a_result_at_the_nesting_limit_is_kept(world, alice_client):
     todo = make(world, "mine")
-    response = alice_client.post(reverse("todo_complete", args=[todo.id]), {"fragment": "drawer", "result": deep(JSON_MAX_DEPTH)}, **htmx("drawer"))
+    response = alice_client.post(
+        reverse("todo_complete", args=[todo.id]),
+        {"fragment": "drawer", "result": deep(JSON_MAX_DEPTH)},
+        **htmx("drawer"),
+    )
     assert response.status_code == 200
 
 
@@ -154,11 +183,17 @@ def test_numbers_past_the_digit_limit_in_forms_are_named(world, alice_client):
     todo = make(world, "mine")
     before = snapshot(todo.id)
     for field, value in [("result", f'{{"n": {HUGE}}}'), ("result", "1e999"), ("result", "NaN")]:
-        response = alice_client.post(reverse("todo_complete", args=[todo.id]), {"fragment": "drawer", field: value}, **htmx("drawer"))
-        assert response.status_code == 422 and toasts(response)[0]["message"].startswith(f"{field}:"), response.content[:300]
+        response = alice_client.post(
+            reverse("todo_complete", args=[todo.id]), {"fragment": "drawer", field: value}, **htmx("drawer")
+        )
+        assert response.status_code == 422 and toasts(response)[0]["message"].startswith(f"{field}:"), response.content[
+            :300
+        ]
         assert "sys.set_int_max_str_digits" not in toasts(response)[0]["message"]
     pending = make(world, "pending")
-    response = alice_client.post(reverse("todo_priority", args=[pending.id]), {"fragment": "drawer", "priority": HUGE}, **htmx("drawer"))
+    response = alice_client.post(
+        reverse("todo_priority", args=[pending.id]), {"fragment": "drawer", "priority": HUGE}, **htmx("drawer")
+    )
     assert response.status_code == 422 and toasts(response)[0]["message"].startswith("priority:")
     assert snapshot(todo.id) == before
 
@@ -219,8 +254,12 @@ def test_bad_input_in_an_action_form_is_named_and_writes_nothing(world, alice_cl
 
 def test_bad_input_in_the_queue_pause_form_writes_nothing(world, alice_client):
     before = counts()
-    for data in ({"team": "acme", "queue": "email\x00"}, {"team": "acme", "queue": "email\n"}, {"team": "ac\x00me", "queue": "email"},
-                 {"team": "acme", "queue": "email", "note": "\x00"}):
+    for data in (
+        {"team": "acme", "queue": "email\x00"},
+        {"team": "acme", "queue": "email\n"},
+        {"team": "ac\x00me", "queue": "email"},
+        {"team": "acme", "queue": "email", "note": "\x00"},
+    ):
         response = alice_client.post(reverse("queue_pause"), data, **htmx("overview-table"))
         assert response.status_code in (400, 404, 422), (data, response.status_code)
     assert counts() == before
@@ -229,8 +268,12 @@ def test_bad_input_in_the_queue_pause_form_writes_nothing(world, alice_client):
 def test_bad_input_in_the_bulk_forms_writes_nothing(world, alice_client):
     todo = make(world, "dead")
     before = counts()
-    for data in ({"action": "retry", "ids": [todo.id + "\x00"]}, {"action": "retry\x00", "ids": [todo.id]},
-                 {"action": "retry", "ids": [todo.id], "note": "\x00"}, {"action": "retry", "queue": "\x00", "state": "dead"}):
+    for data in (
+        {"action": "retry", "ids": [todo.id + "\x00"]},
+        {"action": "retry\x00", "ids": [todo.id]},
+        {"action": "retry", "ids": [todo.id], "note": "\x00"},
+        {"action": "retry", "queue": "\x00", "state": "dead"},
+    ):
         for name in ("bulk_preview", "bulk_start"):
             response = alice_client.post(reverse(name), data, **htmx())
             assert response.status_code < 500, (name, data, response.status_code)
@@ -248,16 +291,61 @@ def test_bad_input_in_team_and_endpoint_forms_writes_nothing(world):
         (adam, reverse("team_member_set", args=["acme"]), {"user_id": "1\x00", "role": "viewer"}),
         (adam, reverse("team_member_set", args=["acme"]), {"user_id": HUGE, "role": "viewer"}),
         (adam, reverse("team_member_set", args=["acme"]), {"username": "bob", "role": "viewer\x00"}),
-        (adam, reverse("endpoint_vend") + "?team=acme", {"team": "acme", "name": "N\x00", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default"]}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n\nx", "scope_verbs": ["claim_next"], "scope_queues": ["default"]}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next\x00"], "scope_queues": ["default"]}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default\n"]}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues_extra": "a\x00b"}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default"],
-                                          "default_lease_ttl_seconds": HUGE}),
-        (adam, reverse("endpoint_vend"), {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default"],
-                                          "lifetime": "custom", "expires_at": "9999-12-31T23:59:59\x00"}),
-        (adam, reverse("endpoint_edit", args=["acme-worker"]), {"scope_verbs": ["claim_next"], "scope_queues": ["default\x00"]}),
+        (
+            adam,
+            reverse("endpoint_vend") + "?team=acme",
+            {"team": "acme", "name": "N\x00", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default"]},
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {"team": "acme", "name": "N", "slug": "n\nx", "scope_verbs": ["claim_next"], "scope_queues": ["default"]},
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next\x00"], "scope_queues": ["default"]},
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues": ["default\n"]},
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {"team": "acme", "name": "N", "slug": "n", "scope_verbs": ["claim_next"], "scope_queues_extra": "a\x00b"},
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {
+                "team": "acme",
+                "name": "N",
+                "slug": "n",
+                "scope_verbs": ["claim_next"],
+                "scope_queues": ["default"],
+                "default_lease_ttl_seconds": HUGE,
+            },
+        ),
+        (
+            adam,
+            reverse("endpoint_vend"),
+            {
+                "team": "acme",
+                "name": "N",
+                "slug": "n",
+                "scope_verbs": ["claim_next"],
+                "scope_queues": ["default"],
+                "lifetime": "custom",
+                "expires_at": "9999-12-31T23:59:59\x00",
+            },
+        ),
+        (
+            adam,
+            reverse("endpoint_edit", args=["acme-worker"]),
+            {"scope_verbs": ["claim_next"], "scope_queues": ["default\x00"]},
+        ),
         (adam, reverse("endpoint_rotate", args=["acme-worker"]), {"prefix": "bd_\x00"}),
         (adam, reverse("endpoint_revoke", args=["acme-worker"]), {"note": "\x00"}),
     ]
@@ -272,13 +360,17 @@ def test_a_form_body_that_is_not_utf8_never_answers_500(world, alice_client):
     todo = make(world, "mine")
     before = snapshot(todo.id)
     response = alice_client.post(
-        reverse("todo_complete", args=[todo.id]), b"fragment=drawer&result=%FF%FE&note=caf%E9",
-        content_type="application/x-www-form-urlencoded", **htmx("drawer"),
+        reverse("todo_complete", args=[todo.id]),
+        b"fragment=drawer&result=%FF%FE&note=caf%E9",
+        content_type="application/x-www-form-urlencoded",
+        **htmx("drawer"),
     )
     assert response.status_code < 500
     response = alice_client.post(
-        reverse("todo_complete", args=[todo.id]), b"\xff\xfe\x00",
-        content_type="application/x-www-form-urlencoded", **htmx("drawer"),
+        reverse("todo_complete", args=[todo.id]),
+        b"\xff\xfe\x00",
+        content_type="application/x-www-form-urlencoded",
+        **htmx("drawer"),
     )
     assert response.status_code < 500
     if response.status_code == 200:
@@ -298,7 +390,7 @@ def test_a_form_body_that_is_not_utf8_never_answers_500(world, alice_client):
         b"Accept-Language: \xff\xfe\x01",
         b"Referer: \x01\x02",
         b"Cookie: sessionid=\x01; csrftoken=\xff",
-        b"If-None-Match: \"\x01\"",
+        b'If-None-Match: "\x01"',
     ],
     ids=["hx-current-url", "hx-target", "hx-request", "accept-language", "referer", "cookie", "if-none-match"],
 )

@@ -95,8 +95,12 @@ def test_every_route_is_covered():
 def snapshot() -> dict:
     with connect() as conn:
         return {
-            "todos": conn.execute("SELECT id, state, owner, assignee, priority, attempt, result, updated_at FROM todos ORDER BY id").fetchall(),
-            "attempts": conn.execute("SELECT todo_id, seq, ended_at, outcome FROM todo_attempts ORDER BY 1, 2").fetchall(),
+            "todos": conn.execute(
+                "SELECT id, state, owner, assignee, priority, attempt, result, updated_at FROM todos ORDER BY id"
+            ).fetchall(),
+            "attempts": conn.execute(
+                "SELECT todo_id, seq, ended_at, outcome FROM todo_attempts ORDER BY 1, 2"
+            ).fetchall(),
             "audit": conn.execute("SELECT count(*) AS n FROM audit_log").fetchone()["n"],
             "members": conn.execute("SELECT team_id, user_id, role FROM team_members ORDER BY 1, 2").fetchall(),
             "pauses": conn.execute("SELECT team_id, queue FROM queue_pauses ORDER BY 1, 2").fetchall(),
@@ -109,10 +113,16 @@ def snapshot() -> dict:
 
 @pytest.fixture
 def acme_things(world):
-    todos = {state: make(world, state, title=f"ACME-SECRET {state}") for state in ("pending", "claimed", "mine", "retry", "dead", "done")}
+    todos = {
+        state: make(world, state, title=f"ACME-SECRET {state}")
+        for state in ("pending", "claimed", "mine", "retry", "dead", "done")
+    }
     # alice's job, queued (a foreign stop must not stop it); "td_none" is no todo of anyone's
-    job = SimpleNamespace(id=execute(bulk_jobs.create(
-        world.alice, action="cancel", scope="selected", selected_ids=["td_none"], description="x")))
+    job = SimpleNamespace(
+        id=execute(
+            bulk_jobs.create(world.alice, action="cancel", scope="selected", selected_ids=["td_none"], description="x")
+        )
+    )
     execute(O.pause_queue(world.alice, world.acme.id, "email"))
     return todos, job
 
@@ -187,7 +197,10 @@ def test_listings_show_nothing_of_another_team(world, acme_things, bob_client):
     filtered = bob_client.get(reverse("todo_list"), {"endpoint": "acme-worker"}).content.decode()
     assert "endpoint: none of your teams has an endpoint" in filtered
     # the same messages for a team or endpoint that does not exist
-    assert "team: you are not a member of a team &#x27;nope&#x27;" in bob_client.get(reverse("todo_list"), {"team": "nope"}).content.decode()
+    assert (
+        "team: you are not a member of a team &#x27;nope&#x27;"
+        in bob_client.get(reverse("todo_list"), {"team": "nope"}).content.decode()
+    )
 
 
 def test_bulk_on_all_matching_never_reaches_another_team(world, acme_things, bob_client):

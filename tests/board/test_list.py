@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC
 
 import pytest
 from django.urls import reverse
@@ -29,7 +30,9 @@ def spread(n: int) -> list:
     todos = [execute(A.create(worldless_agent[0], queue="default", title=f"item {i:03d}")).todo for i in range(n)]
     with connect() as conn:
         for i, t in enumerate(todos):
-            conn.execute("UPDATE todos SET created_at = now() - make_interval(secs => %s) WHERE id = %s", (1000 - i, t.id))
+            conn.execute(
+                "UPDATE todos SET created_at = now() - make_interval(secs => %s) WHERE id = %s", (1000 - i, t.id)
+            )
     return todos
 
 
@@ -81,9 +84,9 @@ def test_oldest_and_priority_orders(world, agent, alice_client):
 
 
 def test_cursor_keeps_full_precision():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    c = Cursor(datetime(2025, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc), "td_abc")
+    c = Cursor(datetime(2025, 1, 2, 3, 4, 5, 123456, tzinfo=UTC), "td_abc")
     assert Cursor.decode(c.encode(), with_priority=False) == c
 
 
@@ -111,7 +114,13 @@ def test_counts_per_state_are_the_relays_exact_counts(world, agent, alice_client
     relayed()
     counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert {k: str(v) for k, v in counts.items()} == {
-        "pending": "2", "claimed": "1", "retry": "1", "dead": "1", "done": "1", "canceled": "1", "all": "7",
+        "pending": "2",
+        "claimed": "1",
+        "retry": "1",
+        "dead": "1",
+        "done": "1",
+        "canceled": "1",
+        "all": "7",
     }
     assert not any(c.capped for c in counts.values())
     # filtered by queue, team and endpoint: still the counts
@@ -149,8 +158,25 @@ def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alic
 
 
 def test_search_text_id_and_payload(world, agent, alice_client):
-    a = execute(A.create(agent, queue="default", title="Invoice 42 for ACME", kind="billing", payload={"customer": {"id": 7}, "note": "urgent"})).todo
-    b = execute(A.create(agent, queue="default", title="Reminder", source="crm-sync", idempotency_key="order-991", payload={"customer": {"id": "8"}, "password": "p4ss"})).todo
+    a = execute(
+        A.create(
+            agent,
+            queue="default",
+            title="Invoice 42 for ACME",
+            kind="billing",
+            payload={"customer": {"id": 7}, "note": "urgent"},
+        )
+    ).todo
+    b = execute(
+        A.create(
+            agent,
+            queue="default",
+            title="Reminder",
+            source="crm-sync",
+            idempotency_key="order-991",
+            payload={"customer": {"id": "8"}, "password": "p4ss"},
+        )
+    ).todo
     get = lambda q: ids_in(alice_client.get(reverse("todo_list"), {"q": q}).content.decode())  # noqa: E731
     assert get("invoice") == [a.id]
     assert get("billing") == [a.id]
@@ -193,9 +219,13 @@ def test_rows_fragment_newer_than(world, agent, alice_client):
     assert cursor.endswith(first[-1].id)
     new_default = make(world, "pending", title="fresh")
     make(world, "pending", title="fresh in email", queue="email")
-    newer = alice_client.get(reverse("todo_list"), {"fragment": "rows", "newer_than": cursor, "queue": "default"}).content.decode()
+    newer = alice_client.get(
+        reverse("todo_list"), {"fragment": "rows", "newer_than": cursor, "queue": "default"}
+    ).content.decode()
     assert ids_in(newer) == [new_default.id]
-    assert 'data-newest-cursor="' in newer and new_default.id in re.search(r'data-newest-cursor="([^"]+)"', newer).group(1)
+    assert 'data-newest-cursor="' in newer and new_default.id in re.search(
+        r'data-newest-cursor="([^"]+)"', newer
+    ).group(1)
     assert "No todos match" not in newer
     bad = alice_client.get(reverse("todo_list"), {"fragment": "rows", "newer_than": "garbage"})
     assert bad.status_code == 400 and b"newer_than: not a row cursor" in bad.content
@@ -203,7 +233,9 @@ def test_rows_fragment_newer_than(world, agent, alice_client):
 
 def test_bad_filter_values_are_named_not_fatal(world, agent, alice_client):
     make(world, "pending")
-    body = alice_client.get(reverse("todo_list"), {"state": "exploded", "sort": "random", "after": "nope"}).content.decode()
+    body = alice_client.get(
+        reverse("todo_list"), {"state": "exploded", "sort": "random", "after": "nope"}
+    ).content.decode()
     assert "state: unknown state &#x27;exploded&#x27;" in body
     assert "sort: unknown order &#x27;random&#x27;" in body
     assert "after: not a page cursor" in body
@@ -219,7 +251,10 @@ def test_filters_live_in_the_url(world, agent, alice_client):
 
 
 def test_pending_in_claim_order_across_queues_and_pages(world, agent):
-    todos = [execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", priority=(i * 7) % 5)).todo for i in range(12)]
+    todos = [
+        execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", priority=(i * 7) % 5)).todo
+        for i in range(12)
+    ]
     viewer = viewer_for(world.alice_user)
     expected = [t.id for t in sorted(todos, key=lambda t: (t.priority, t.created_at, t.id))]
     seen, cursor = [], None
@@ -273,7 +308,15 @@ def test_mine_is_what_is_assigned_to_me_or_leased_by_me_in_every_state_page_and_
     assert walked == listed  # keyset pages: newest first, each exactly once
 
     counts = {k: str(v) for k, v in selectors.state_counts(viewer, TodoFilter(mine=True)).items()}
-    assert counts == {"all": "6", "pending": "1", "claimed": "2", "retry": "0", "dead": "1", "done": "1", "canceled": "1"}
+    assert counts == {
+        "all": "6",
+        "pending": "1",
+        "claimed": "2",
+        "retry": "0",
+        "dead": "1",
+        "done": "1",
+        "canceled": "1",
+    }
     leased = ids_in(alice_client.get(reverse("todo_list") + "?mine=1&state=claimed").content.decode())
     assert len(leased) == 2 and set(leased) <= expected
 

@@ -82,18 +82,50 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
     from todos.db import execute
     from todos.store import agent as A
 
-    created = execute(A.create(world.agent, queue="default", title="with history", payload={"user": "x", "password": "hunter2", "nested": {"api_key": "k-123"}}, idempotency_key="key-42", kind="email.send", source="crm"))
+    created = execute(
+        A.create(
+            world.agent,
+            queue="default",
+            title="with history",
+            payload={"user": "x", "password": "hunter2", "nested": {"api_key": "k-123"}},
+            idempotency_key="key-42",
+            kind="email.send",
+            source="crm",
+        )
+    )
     todo = created.todo
     claim = execute(A.claim(world.agent, todo.id, require_fence=True, claimant="worker-9"))
-    execute(A.fail(world.agent, todo.id, lease_token=claim.lease_token, summary="smtp timeout", artifact="https://logs.example.com/run/1"))
+    execute(
+        A.fail(
+            world.agent,
+            todo.id,
+            lease_token=claim.lease_token,
+            summary="smtp timeout",
+            artifact="https://logs.example.com/run/1",
+        )
+    )
     from todos.store import operator as O
 
     execute(O.retry(world.alice, todo.id, note="try again now"))
     execute(A.claim(world.agent, todo.id, claimant="worker-9", require_fence=True))
     body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
-    for text in ("with history", "email.send", "crm", "key-42", "default", "acme-worker", "worker-9", "smtp timeout",
-                 "failed <span aria-hidden=\"true\">→</span>", "retry_scheduled", "in progress", "Attempt history", "2 in total",
-                 "todo.retry", "try again now"):
+    for text in (
+        "with history",
+        "email.send",
+        "crm",
+        "key-42",
+        "default",
+        "acme-worker",
+        "worker-9",
+        "smtp timeout",
+        'failed <span aria-hidden="true">→</span>',
+        "retry_scheduled",
+        "in progress",
+        "Attempt history",
+        "2 in total",
+        "todo.retry",
+        "try again now",
+    ):
         assert text in body, text
     assert '<a href="https://logs.example.com/run/1" rel="noopener noreferrer nofollow"' in body
     assert "hunter2" not in body and "k-123" not in body and "••••••" in body
@@ -112,7 +144,9 @@ def test_drawer_marks_died_attempts_and_pruned_history(world, alice_client):
     execute(A.claim(world.agent, todo.id, lease_ttl_seconds=1))
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 minute' WHERE id = %s", (todo.id,))
-        conn.execute("UPDATE todo_attempts SET lease_expires_at = now() - interval '1 minute' WHERE todo_id = %s", (todo.id,))
+        conn.execute(
+            "UPDATE todo_attempts SET lease_expires_at = now() - interval '1 minute' WHERE todo_id = %s", (todo.id,)
+        )
     assert execute(B.reap()).count == 1
     with connect() as conn:
         conn.execute("UPDATE todos SET attempts_pruned = 3 WHERE id = %s", (todo.id,))
@@ -150,8 +184,13 @@ def test_the_actions_that_fit_each_state(world, alice_client, todos):
     for state, actions in expect.items():
         assert _drawer_actions(alice_client, todos[state].id) == actions, state
     rows = {
-        "pending": {"claim"}, "claimed": {"force-release"}, "mine": {"complete", "release"},
-        "retry": {"retry"}, "dead": {"retry"}, "done": set(), "canceled": set(),
+        "pending": {"claim"},
+        "claimed": {"force-release"},
+        "mine": {"complete", "release"},
+        "retry": {"retry"},
+        "dead": {"retry"},
+        "done": set(),
+        "canceled": set(),
     }
     for state, actions in rows.items():
         assert _row_actions(alice_client, todos[state].id) == actions, state
@@ -168,7 +207,13 @@ def test_a_viewer_sees_everything_but_no_action(world, vera_client, todos):
 
 
 def test_every_page_requires_sign_in(world, client, todos):
-    for url in (reverse("overview"), reverse("todo_list"), reverse("todo_detail", args=[todos["pending"].id]), reverse("activity"), reverse("teams")):
+    for url in (
+        reverse("overview"),
+        reverse("todo_list"),
+        reverse("todo_detail", args=[todos["pending"].id]),
+        reverse("activity"),
+        reverse("teams"),
+    ):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next="), url
     response = client.get(reverse("todo_list"), **htmx("todo-list"))
@@ -187,9 +232,15 @@ def test_sign_in_sign_out_and_password_change(world, client):
     assert client.get(reverse("overview")).status_code == 200
     form = client.get(reverse("password_change"))
     assert form.status_code == 200 and b"Change password" in form.content
-    mismatch = client.post(reverse("password_change"), {"old_password": "pw-for-tests-1", "new_password1": "a-Long-new-pass-9", "new_password2": "different-9"})
+    mismatch = client.post(
+        reverse("password_change"),
+        {"old_password": "pw-for-tests-1", "new_password1": "a-Long-new-pass-9", "new_password2": "different-9"},
+    )
     assert mismatch.status_code == 200 and b"form-error" in mismatch.content
-    changed = client.post(reverse("password_change"), {"old_password": "pw-for-tests-1", "new_password1": "a-Long-new-pass-9", "new_password2": "a-Long-new-pass-9"})
+    changed = client.post(
+        reverse("password_change"),
+        {"old_password": "pw-for-tests-1", "new_password1": "a-Long-new-pass-9", "new_password2": "a-Long-new-pass-9"},
+    )
     assert changed.status_code == 302 and changed["Location"] == reverse("password_change_done")
     assert client.post(reverse("logout")).status_code == 302
     assert client.get(reverse("overview")).status_code == 302
@@ -209,6 +260,12 @@ def test_security_headers_and_no_inline_script_or_style(world, alice_client, tod
 
 
 def test_static_files_are_served(world, alice_client):
-    for path in ("/static/board/board.css", "/static/board/board.js", "/static/board/theme.js", "/static/board/live.js", "/static/django_htmx/htmx-2.min.js"):
+    for path in (
+        "/static/board/board.css",
+        "/static/board/board.js",
+        "/static/board/theme.js",
+        "/static/board/live.js",
+        "/static/django_htmx/htmx-2.min.js",
+    ):
         response = alice_client.get(path)
         assert response.status_code == 200, path

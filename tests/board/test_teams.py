@@ -32,19 +32,33 @@ def test_site_admin_creates_a_team_and_adds_people(world):
     assert taken.status_code == 422 and b"slug: &#x27;initech&#x27; is already taken" in taken.content
     bad = root.post(reverse("team_create"), {"name": "", "slug": "Bad Slug"})
     assert bad.status_code == 422
-    assert root.post(reverse("team_member_set", args=["initech"]), {"username": "bob", "role": "admin"}).status_code == 302
+    assert (
+        root.post(reverse("team_member_set", args=["initech"]), {"username": "bob", "role": "admin"}).status_code == 302
+    )
     assert members("initech") == {"bob": "admin"}
     with connect() as conn:
-        assert conn.execute("SELECT count(*) AS n FROM audit_log WHERE action IN ('team.create', 'member.set')").fetchone()["n"] >= 2
+        assert (
+            conn.execute(
+                "SELECT count(*) AS n FROM audit_log WHERE action IN ('team.create', 'member.set')"
+            ).fetchone()["n"]
+            >= 2
+        )
 
 
 def test_team_admin_manages_own_members(world):
     adam = login(world.adam_user)
     page = adam.get(reverse("team_detail", args=["acme"])).content.decode()
     assert "Add member" in page and "Remove" in page
-    assert adam.post(reverse("team_member_set", args=["acme"]), {"username": "bob", "role": "viewer"}).status_code == 302
+    assert (
+        adam.post(reverse("team_member_set", args=["acme"]), {"username": "bob", "role": "viewer"}).status_code == 302
+    )
     assert members("acme")["bob"] == "viewer"
-    assert adam.post(reverse("team_member_set", args=["acme"]), {"user_id": world.bob_user.id, "role": "operator"}).status_code == 302
+    assert (
+        adam.post(
+            reverse("team_member_set", args=["acme"]), {"user_id": world.bob_user.id, "role": "operator"}
+        ).status_code
+        == 302
+    )
     assert members("acme")["bob"] == "operator"
     unknown = adam.post(reverse("team_member_set", args=["acme"]), {"username": "nobody", "role": "viewer"})
     assert unknown.status_code == 422 and "username: no active user named “nobody”".encode() in unknown.content
@@ -75,6 +89,8 @@ def test_operators_and_viewers_see_but_cannot_change(world, who):
 def test_endpoint_list_is_read_only_and_never_shows_the_credential_hash(world, alice_client):
     page = alice_client.get(reverse("team_detail", args=["acme"])).content.decode()
     with connect() as conn:
-        row = conn.execute("SELECT encode(credential_hash, 'hex') AS h, credential_prefix FROM endpoints WHERE slug = 'acme-worker'").fetchone()
+        row = conn.execute(
+            "SELECT encode(credential_hash, 'hex') AS h, credential_prefix FROM endpoints WHERE slug = 'acme-worker'"
+        ).fetchone()
     assert row["credential_prefix"] in page and row["h"] not in page
     assert "rotate" not in page.lower() and "revoke" not in page.lower()

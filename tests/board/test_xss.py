@@ -31,21 +31,43 @@ def assert_inert(body: str) -> None:
 
 @override_settings(BOARD_ARTIFACT_SCHEMES=["mcp", "javascript"])
 def test_everything_untrusted_is_escaped(world, alice_client):
-    todo = execute(A.create(world.agent, queue="default", title=EVIL, kind=IMG, source=SCRIPT, idempotency_key=IMG,
-                            payload={"html": EVIL, SCRIPT: IMG})).todo
+    todo = execute(
+        A.create(
+            world.agent,
+            queue="default",
+            title=EVIL,
+            kind=IMG,
+            source=SCRIPT,
+            idempotency_key=IMG,
+            payload={"html": EVIL, SCRIPT: IMG},
+        )
+    ).todo
     execute(A.claim(world.agent, todo.id, claimant=EVIL))
     execute(A.fail(world.agent, todo.id, summary=EVIL, artifact="javascript://alert(3)", result={"error": EVIL}))
     execute(O.retry(world.alice, todo.id, note=EVIL))
     execute(A.claim(world.agent, todo.id, claimant=SCRIPT))
-    execute(A.complete(world.agent, todo.id, summary=IMG, artifact="mcp://x/" + "%22%3E%3Cimg%3E", result={"error": EVIL, "list": [SCRIPT]}))
+    execute(
+        A.complete(
+            world.agent,
+            todo.id,
+            summary=IMG,
+            artifact="mcp://x/" + "%22%3E%3Cimg%3E",
+            result={"error": EVIL, "list": [SCRIPT]},
+        )
+    )
 
     drawer = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
     assert_inert(drawer)
     # artifacts: a link only for https://
-    assert 'href="javascript' not in drawer and "<a href=\"mcp" not in drawer
+    assert 'href="javascript' not in drawer and '<a href="mcp' not in drawer
     assert "<code>javascript://alert(3)</code>" in drawer
-    for url in (reverse("todo_list"), reverse("todo_list") + "?q=" + "%3Cscript%3E", reverse("todo_detail", args=[todo.id]),
-                reverse("activity"), reverse("dead_letter_groups")):
+    for url in (
+        reverse("todo_list"),
+        reverse("todo_list") + "?q=" + "%3Cscript%3E",
+        reverse("todo_detail", args=[todo.id]),
+        reverse("activity"),
+        reverse("dead_letter_groups"),
+    ):
         assert_inert_page = alice_client.get(url).content.decode()
         assert "<script>alert" not in assert_inert_page and "<img src=x" not in assert_inert_page, url
     row = alice_client.get(reverse("todo_row", args=[todo.id])).content.decode()

@@ -31,8 +31,14 @@ def adam_client(world):
 
 def vend_data(**overrides) -> dict:
     data = {
-        "team": "acme", "name": "CI fixer", "slug": "", "scope_verbs": ["claim_next", "complete", "create_for"],
-        "scope_queues": ["default"], "scope_queues_extra": "", "default_lease_ttl_seconds": "", "lifetime": "never",
+        "team": "acme",
+        "name": "CI fixer",
+        "slug": "",
+        "scope_verbs": ["claim_next", "complete", "create_for"],
+        "scope_queues": ["default"],
+        "scope_queues_extra": "",
+        "default_lease_ttl_seconds": "",
+        "lifetime": "never",
         "expires_at": "",
     }
     data.update(overrides)

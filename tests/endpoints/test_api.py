@@ -35,8 +35,15 @@ def code(response: httpx.Response) -> tuple[int, str | None]:
 
 
 def test_a_vended_token_has_exactly_the_chosen_scopes(world, adam_client, http):
-    token = token_of(vend(adam_client, name="Builder", scope_verbs=["create_for", "claim_next", "complete"],
-                          scope_queues=["builds"], default_lease_ttl_seconds="120"))
+    token = token_of(
+        vend(
+            adam_client,
+            name="Builder",
+            scope_verbs=["create_for", "claim_next", "complete"],
+            scope_queues=["builds"],
+            default_lease_ttl_seconds="120",
+        )
+    )
     created = call(http, token, "create_for", {"queue": "builds", "title": "compile"})
     assert created.status_code == 201, created.text
     todo_id = created.json()["todo"]["id"]
@@ -51,9 +58,16 @@ def test_a_vended_token_has_exactly_the_chosen_scopes(world, adam_client, http):
     assert code(call(http, token, "create_for", {"queue": "default", "title": "x"})) == (403, "forbidden")
     assert code(call(http, token, "claim_next", {"queue": "default"})) == (403, "forbidden")
     # verbs not chosen (nor implied)
-    for verb, body in (("list_todos", {}), ("get_todo", {"id": todo_id}), ("heartbeat", {"id": todo_id}),
-                       ("fail", {"id": todo_id}), ("release", {"id": todo_id}), ("claim", {"id": todo_id}),
-                       ("get_default_lease", {}), ("set_default_lease", {"default_lease_ttl_seconds": 60})):
+    for verb, body in (
+        ("list_todos", {}),
+        ("get_todo", {"id": todo_id}),
+        ("heartbeat", {"id": todo_id}),
+        ("fail", {"id": todo_id}),
+        ("release", {"id": todo_id}),
+        ("claim", {"id": todo_id}),
+        ("get_default_lease", {}),
+        ("set_default_lease", {"default_lease_ttl_seconds": 60}),
+    ):
         assert code(call(http, token, verb, body)) == (403, "forbidden"), verb
     # the Board's list shows it was seen
     assert endpoint("builder")["last_seen_at"] is not None
@@ -62,10 +76,14 @@ def test_a_vended_token_has_exactly_the_chosen_scopes(world, adam_client, http):
 
 
 def test_narrowed_scopes_apply_to_the_next_request(world, adam_client, http):
-    token = token_of(vend(adam_client, name="Narrow", scope_verbs=["create_for", "list_todos"], scope_queues=["a", "b"]))
+    token = token_of(
+        vend(adam_client, name="Narrow", scope_verbs=["create_for", "list_todos"], scope_queues=["a", "b"])
+    )
     assert call(http, token, "create_for", {"queue": "b", "title": "x"}).status_code == 201
-    adam_client.post(reverse("endpoint_edit", args=["narrow"]),
-                     {"scope_verbs": ["create_for"], "scope_queues": ["a"], "confirm": "narrow"})
+    adam_client.post(
+        reverse("endpoint_edit", args=["narrow"]),
+        {"scope_verbs": ["create_for"], "scope_queues": ["a"], "confirm": "narrow"},
+    )
     assert code(call(http, token, "create_for", {"queue": "b", "title": "y"})) == (403, "forbidden")
     assert code(call(http, token, "list_todos")) == (403, "forbidden")
     assert call(http, token, "create_for", {"queue": "a", "title": "z"}).status_code == 201
@@ -85,10 +103,14 @@ def _live_work(http, token: str) -> dict[str, str]:
     """Through the API: a pending todo, one claimed, one failed with a retry scheduled, one done."""
     ids = {}
     for key in ("retry", "claimed", "done", "pending"):
-        ids[key] = call(http, token, "create_for", {"queue": "default", "title": key, "max_attempts": 3}).json()["todo"]["id"]
+        ids[key] = call(http, token, "create_for", {"queue": "default", "title": key, "max_attempts": 3}).json()[
+            "todo"
+        ]["id"]
         if key != "pending":
             assert call(http, token, "claim", {"id": ids[key]}).status_code == 200
-    assert call(http, token, "fail", {"id": ids["retry"], "summary": "flaky"}).json()["todo"]["next_retry_at"] is not None
+    assert (
+        call(http, token, "fail", {"id": ids["retry"], "summary": "flaky"}).json()["todo"]["next_retry_at"] is not None
+    )
     assert call(http, token, "complete", {"id": ids["done"]}).status_code == 200
     return ids
 
@@ -97,13 +119,20 @@ def _assert_dead_lettered(ids: dict[str, str], slug: str) -> None:
     todos = {r["id"]: r for r in sql("SELECT * FROM todos WHERE id = ANY(%s)", (list(ids.values()),))}
     for key in ("pending", "claimed", "retry"):
         todo = todos[ids[key]]
-        assert (todo["state"], todo["next_retry_at"], todo["owner"], todo["lease_expires_at"]) == ("failed", None, None, None), key
+        assert (todo["state"], todo["next_retry_at"], todo["owner"], todo["lease_expires_at"]) == (
+            "failed",
+            None,
+            None,
+            None,
+        ), key
         assert todo["result"]["error"] == "endpoint_revoked" and todo["result"]["endpoint"] == slug, key
     assert todos[ids["done"]]["state"] == "done"
 
     def outcomes(key):
-        return [(a["outcome"], a["disposition"]) for a in sql(
-            "SELECT outcome, disposition FROM todo_attempts WHERE todo_id = %s ORDER BY seq", (ids[key],))]
+        return [
+            (a["outcome"], a["disposition"])
+            for a in sql("SELECT outcome, disposition FROM todo_attempts WHERE todo_id = %s ORDER BY seq", (ids[key],))
+        ]
 
     assert outcomes("claimed") == [("revoked", "dead_lettered")]  # the open attempt, closed by the revoke
     assert outcomes("retry") == [("failed", "retry_scheduled")]  # closed before; nothing to close now

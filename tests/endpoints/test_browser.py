@@ -22,8 +22,16 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = ROOT / "test-artifacts"
 WAIT = 10_000  # ms
 
@@ -49,7 +57,9 @@ def chromium():
 
 
 def test_vend_in_the_browser_then_the_token_s_work_appears_live(chromium, asgi_server, world):  # noqa: F811
-    context = chromium.new_context(base_url=asgi_server.url, viewport={"width": 1400, "height": 1000}, color_scheme="light")
+    context = chromium.new_context(
+        base_url=asgi_server.url, viewport={"width": 1400, "height": 1000}, color_scheme="light"
+    )
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=asgi_server.url)
     context.add_cookies([{"name": "sessionid", "value": session_cookie(world.adam_user), "url": asgi_server.url}])
     problems: list[str] = []
@@ -113,8 +123,11 @@ def test_vend_in_the_browser_then_the_token_s_work_appears_live(chromium, asgi_s
 
     # the token at work: it creates a todo through the API
     with httpx.Client(base_url=asgi_server.url, timeout=10) as http:
-        created = http.post("/api/v1/create_for", json={"queue": "browser-q", "title": "Made by the browser bot"},
-                            headers={"Authorization": f"Bearer {token}"})
+        created = http.post(
+            "/api/v1/create_for",
+            json={"queue": "browser-q", "title": "Made by the browser bot"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
     assert created.status_code == 201, created.text
     todo_id = created.json()["todo"]["id"]
     expect(todos_page.locator(f"#todo-{todo_id}")).to_be_visible()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.urls import reverse
@@ -54,8 +54,17 @@ def test_the_list_shows_every_field_and_no_controls_to_an_operator(world, alice_
     assert 'data-live-page="endpoints"' in body and 'data-live-region="endpoints"' in body
     assert 'href="/endpoints/" aria-current="page"' in body  # the nav link
     row = re.search(r'<tr id="endpoint-acme-worker".*?</tr>', body, re.S).group(0)
-    for text in ("acme-worker", "● active", "create_for, list_todos", "default", "email", "server default",
-                 world.acme_ep.credential_prefix + "…", " ago", "never"):
+    for text in (
+        "acme-worker",
+        "● active",
+        "create_for, list_todos",
+        "default",
+        "email",
+        "server default",
+        world.acme_ep.credential_prefix + "…",
+        " ago",
+        "never",
+    ):
         assert text in row, text
     assert "Acme" in body and "you: operator" in body
     assert "Vend an endpoint" not in body and "/edit/" not in body and "/rotate/" not in body and "/revoke/" not in body
@@ -64,12 +73,22 @@ def test_the_list_shows_every_field_and_no_controls_to_an_operator(world, alice_
 
 def test_admins_get_the_controls_and_revoked_endpoints_are_dimmed_with_a_delete_button(world, adam_client):
     execute(E.revoke(None, world.acme_ep.id))
-    f.endpoint(world.acme, slug="acme-mailer", queues=("email",), lease=600, expires_at=datetime.now(timezone.utc) + timedelta(days=7))
+    f.endpoint(
+        world.acme,
+        slug="acme-mailer",
+        queues=("email",),
+        lease=600,
+        expires_at=datetime.now(UTC) + timedelta(days=7),
+    )
     body = page(adam_client.get(reverse("endpoints")))
     assert "Vend an endpoint" in body and "/endpoints/new/?team=acme" in body
     mailer = re.search(r'<tr id="endpoint-acme-mailer".*?</tr>', body, re.S).group(0)
     assert 'class="endpoint-row"' in mailer and "600 s" in mailer and "data-countdown" in mailer
-    assert "/endpoints/acme-mailer/edit/" in mailer and "/endpoints/acme-mailer/revoke/" in mailer and "/delete/" not in mailer
+    assert (
+        "/endpoints/acme-mailer/edit/" in mailer
+        and "/endpoints/acme-mailer/revoke/" in mailer
+        and "/delete/" not in mailer
+    )
     revoked = re.search(r'<tr id="endpoint-acme-worker".*?</tr>', body, re.S).group(0)
     assert 'class="endpoint-row is-revoked"' in revoked and "⊘ revoked" in revoked and "<time" in revoked
     assert "/endpoints/acme-worker/delete/" in revoked and "/edit/" not in revoked and "/rotate/" not in revoked
@@ -126,9 +145,15 @@ def test_the_vend_form_preselects_the_drain_verbs_and_offers_the_team_s_queues(w
 
 
 def test_vend_reveals_the_token_once_with_everything_needed_to_use_it(world, adam_client):
-    before = datetime.now(timezone.utc)
-    response = vend(adam_client, name="CI fixer", scope_queues=["default"], scope_queues_extra="builds, ci  nightly",
-                    default_lease_ttl_seconds="600", lifetime="24h")
+    before = datetime.now(UTC)
+    response = vend(
+        adam_client,
+        name="CI fixer",
+        scope_queues=["default"],
+        scope_queues_extra="builds, ci  nightly",
+        default_lease_ttl_seconds="600",
+        lifetime="24h",
+    )
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
     token = token_of(response)
@@ -138,17 +163,26 @@ def test_vend_reveals_the_token_once_with_everything_needed_to_use_it(world, ada
     assert row["scope_verbs"] == ["create_for", "claim_next", "complete"]
     assert row["scope_queues"] == ["builds", "ci", "default", "nightly"]
     assert row["default_lease_ttl_seconds"] == 600
-    assert before + timedelta(hours=24) <= row["expires_at"] <= datetime.now(timezone.utc) + timedelta(hours=24)
+    assert before + timedelta(hours=24) <= row["expires_at"] <= datetime.now(UTC) + timedelta(hours=24)
     assert bytes(row["credential_hash"]) == hashlib.sha256(token.encode()).digest()
     assert row["credential_prefix"] == token[:10]
     # the curl example, the worker configuration and the MCP client configuration
     base = "http://testserver"
-    assert (f"curl -X POST {base}/api/v1/claim_next -H &#x27;Authorization: Bearer {token}&#x27; "
-            "-H &#x27;Content-Type: application/json&#x27; -d &#x27;{&quot;wait_seconds&quot;: 30}&#x27;") in body
-    assert f"export BOARD_URL={base}\nexport BOARD_TOKEN={token}\npython manage.py work --queue builds -- ./handle-todo.sh" in body
+    assert (
+        f"curl -X POST {base}/api/v1/claim_next -H &#x27;Authorization: Bearer {token}&#x27; "
+        "-H &#x27;Content-Type: application/json&#x27; -d &#x27;{&quot;wait_seconds&quot;: 30}&#x27;"
+    ) in body
+    assert (
+        f"export BOARD_URL={base}\nexport BOARD_TOKEN={token}\npython manage.py work --queue builds -- ./handle-todo.sh"
+        in body
+    )
     mcp = re.search(r'<pre id="mcp-config" class="json">(.*?)</pre>', body, re.S).group(1)
     config = json.loads(mcp.replace("&quot;", '"'))
-    assert config["mcpServers"]["board"] == {"type": "http", "url": f"{base}/mcp/", "headers": {"Authorization": f"Bearer {token}"}}
+    assert config["mcpServers"]["board"] == {
+        "type": "http",
+        "url": f"{base}/mcp/",
+        "headers": {"Authorization": f"Bearer {token}"},
+    }
     assert 'data-copy="token-value"' in body and "board/endpoints.js" in body
     # the worker needs heartbeat, fail and release, which this endpoint lacks: the page says so
     assert "This endpoint lacks heartbeat, fail, release" in body
@@ -156,15 +190,23 @@ def test_vend_reveals_the_token_once_with_everything_needed_to_use_it(world, ada
     assert token not in str(sql("SELECT * FROM audit_log")) and token not in str(row)
     assert token not in str(dict(adam_client.session)) and token not in str(adam_client.cookies)
     [entry] = [a for a in audit("endpoint.vend") if a["user_id"] is not None]
-    assert entry["user_id"] == world.adam_user.id and entry["actor"] == "adam" and entry["detail"]["queues"] == ["builds", "ci", "default", "nightly"]
+    assert (
+        entry["user_id"] == world.adam_user.id
+        and entry["actor"] == "adam"
+        and entry["detail"]["queues"] == ["builds", "ci", "default", "nightly"]
+    )
 
 
 def test_the_reveal_cannot_be_replayed(world, adam_client):
     token = token_of(vend(adam_client, name="Replay", slug="replay"))
     pages = [
-        (reverse("endpoints"), {}), (reverse("endpoints_panel"), {}), (reverse("endpoint_vend"), {"team": "acme"}),
+        (reverse("endpoints"), {}),
+        (reverse("endpoints_panel"), {}),
+        (reverse("endpoint_vend"), {"team": "acme"}),
         *[(reverse(name, args=["replay"]), {}) for name in ("endpoint_edit", "endpoint_rotate", "endpoint_revoke")],
-        (reverse("activity"), {}), (reverse("team_detail", args=["acme"]), {}), (reverse("agents"), {}),
+        (reverse("activity"), {}),
+        (reverse("team_detail", args=["acme"]), {}),
+        (reverse("agents"), {}),
     ]
     for url, params in pages:
         response = adam_client.get(url, params)
@@ -178,8 +220,13 @@ def test_the_reveal_cannot_be_replayed(world, adam_client):
 
 
 def test_lifetimes(world, adam_client):
-    for lifetime, span in (("never", None), ("1h", timedelta(hours=1)), ("7d", timedelta(days=7)), ("30d", timedelta(days=30))):
-        now = datetime.now(timezone.utc)
+    for lifetime, span in (
+        ("never", None),
+        ("1h", timedelta(hours=1)),
+        ("7d", timedelta(days=7)),
+        ("30d", timedelta(days=30)),
+    ):
+        now = datetime.now(UTC)
         assert vend(adam_client, slug=f"life-{lifetime}", lifetime=lifetime).status_code == 200
         expires = endpoint(f"life-{lifetime}")["expires_at"]
         if span is None:
@@ -187,9 +234,12 @@ def test_lifetimes(world, adam_client):
         else:
             assert abs(expires - (now + span)) < timedelta(seconds=30), lifetime
     assert vend(adam_client, slug="life-custom", lifetime="custom", expires_at="2099-03-04T05:06").status_code == 200
-    assert endpoint("life-custom")["expires_at"] == datetime(2099, 3, 4, 5, 6, tzinfo=timezone.utc)
-    assert vend(adam_client, slug="life-offset", lifetime="custom", expires_at="2099-03-04T05:06:00+02:00").status_code == 200
-    assert endpoint("life-offset")["expires_at"] == datetime(2099, 3, 4, 3, 6, tzinfo=timezone.utc)
+    assert endpoint("life-custom")["expires_at"] == datetime(2099, 3, 4, 5, 6, tzinfo=UTC)
+    assert (
+        vend(adam_client, slug="life-offset", lifetime="custom", expires_at="2099-03-04T05:06:00+02:00").status_code
+        == 200
+    )
+    assert endpoint("life-offset")["expires_at"] == datetime(2099, 3, 4, 3, 6, tzinfo=UTC)
 
 
 INVALID_VENDS = [
@@ -212,13 +262,17 @@ INVALID_VENDS = [
 ]
 
 
-@pytest.mark.parametrize(("field", "change", "problem"), INVALID_VENDS, ids=[f"{c[0]}-{i}" for i, c in enumerate(INVALID_VENDS)])
+@pytest.mark.parametrize(
+    ("field", "change", "problem"), INVALID_VENDS, ids=[f"{c[0]}-{i}" for i, c in enumerate(INVALID_VENDS)]
+)
 def test_invalid_vends_name_the_field_and_write_nothing(world, adam_client, field, change, problem):
     before = written()
     response = vend(adam_client, **change)
     assert response.status_code == 422
     body = page(response)
-    assert re.search(rf'<p class="form-error"[^>]*role="alert">{field}: [^<]*{re.escape(problem)}', body.replace("&#x27;", "'")), body
+    assert re.search(
+        rf'<p class="form-error"[^>]*role="alert">{field}: [^<]*{re.escape(problem)}', body.replace("&#x27;", "'")
+    ), body
     assert "token-value" not in body
     assert written() == before
     # the form comes back with what was typed
@@ -238,7 +292,10 @@ def test_vend_without_a_team_picks_the_only_team_one_administers_or_asks(world, 
 def _every_action(client, slug: str, *, team: str = "acme") -> list:
     """Every endpoint action, as a page and as its POST, plus vending for ``team``."""
     data = {"scope_verbs": ["claim"], "scope_queues": ["default"], "confirm": "narrow", "prefix": "x", "note": "n"}
-    answers = [client.get(reverse("endpoint_vend"), {"team": team}), client.post(reverse("endpoint_vend"), vend_data(team=team, slug="nope-nope"))]
+    answers = [
+        client.get(reverse("endpoint_vend"), {"team": team}),
+        client.post(reverse("endpoint_vend"), vend_data(team=team, slug="nope-nope")),
+    ]
     for name in ACTIONS:
         answers.append(client.get(reverse(name, args=[slug])))
         answers.append(client.post(reverse(name, args=[slug]), data))
@@ -311,30 +368,50 @@ def test_edit_shows_the_current_scopes(world, adam_client):
 
 
 def test_edit_saves_scopes_and_lease_audited_from_what_to_what(world, adam_client):
-    response = adam_client.post(reverse("endpoint_edit", args=["acme-worker"]), {
-        "scope_verbs": ["claim_next", "complete"], "scope_queues": ["default", "email"], "scope_queues_extra": "reports",
-        "default_lease_ttl_seconds": "120",
-    })
+    response = adam_client.post(
+        reverse("endpoint_edit", args=["acme-worker"]),
+        {
+            "scope_verbs": ["claim_next", "complete"],
+            "scope_queues": ["default", "email"],
+            "scope_queues_extra": "reports",
+            "default_lease_ttl_seconds": "120",
+        },
+    )
     assert response.status_code == 302 and response["Location"] == "/endpoints/#endpoint-acme-worker"
     row = endpoint("acme-worker")
-    assert (row["scope_verbs"], row["scope_queues"], row["default_lease_ttl_seconds"]) == (["claim_next", "complete"], ["default", "email", "reports"], 120)
+    assert (row["scope_verbs"], row["scope_queues"], row["default_lease_ttl_seconds"]) == (
+        ["claim_next", "complete"],
+        ["default", "email", "reports"],
+        120,
+    )
     [scopes] = audit("endpoint.scopes")
     assert scopes["user_id"] == world.adam_user.id and scopes["actor"] == "adam"
-    assert scopes["detail"] == {"verbs": {"from": list(E.VERBS), "to": ["claim_next", "complete"]},
-                                "queues": {"from": ["default", "email"], "to": ["default", "email", "reports"]}}
+    assert scopes["detail"] == {
+        "verbs": {"from": list(E.VERBS), "to": ["claim_next", "complete"]},
+        "queues": {"from": ["default", "email"], "to": ["default", "email", "reports"]},
+    }
     [lease] = audit("endpoint.lease")
     assert lease["detail"] == {"from": None, "to": 120} and lease["user_id"] == world.adam_user.id
     assert "Saved acme-worker" in page(adam_client.get(reverse("endpoints")))
     # only what changed is written: the lease alone
-    adam_client.post(reverse("endpoint_edit", args=["acme-worker"]), {
-        "scope_verbs": ["claim_next", "complete"], "scope_queues": ["default", "email", "reports"], "default_lease_ttl_seconds": "",
-    })
+    adam_client.post(
+        reverse("endpoint_edit", args=["acme-worker"]),
+        {
+            "scope_verbs": ["claim_next", "complete"],
+            "scope_queues": ["default", "email", "reports"],
+            "default_lease_ttl_seconds": "",
+        },
+    )
     assert len(audit("endpoint.scopes")) == 1 and audit("endpoint.lease")[-1]["detail"] == {"from": 120, "to": None}
     # and nothing at all
     before = written()
-    response = adam_client.post(reverse("endpoint_edit", args=["acme-worker"]), {
-        "scope_verbs": ["claim_next", "complete"], "scope_queues": ["default", "email", "reports"],
-    })
+    response = adam_client.post(
+        reverse("endpoint_edit", args=["acme-worker"]),
+        {
+            "scope_verbs": ["claim_next", "complete"],
+            "scope_queues": ["default", "email", "reports"],
+        },
+    )
     assert response.status_code == 302 and written() == before
     assert "Nothing changed on acme-worker" in page(adam_client.get(reverse("endpoints")))
 
@@ -366,13 +443,16 @@ def test_removing_an_empty_queue_still_asks_and_says_nothing_is_left_behind(worl
     assert "<strong>0 live todos</strong>" in body and "Nothing is left behind" in body
 
 
-@pytest.mark.parametrize(("field", "change"), [
-    ("scope_verbs", {"scope_verbs": ["nope"]}),
-    ("scope_verbs", {"scope_verbs": []}),
-    ("scope_queues", {"scope_queues": []}),
-    ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": "30"}),
-    ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": "1.5"}),
-])
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("scope_verbs", {"scope_verbs": ["nope"]}),
+        ("scope_verbs", {"scope_verbs": []}),
+        ("scope_queues", {"scope_queues": []}),
+        ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": "30"}),
+        ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": "1.5"}),
+    ],
+)
 def test_invalid_edits_name_the_field_and_write_nothing(world, adam_client, field, change):
     before = written()
     data = {"scope_verbs": ["claim"], "scope_queues": ["default", "email"], "default_lease_ttl_seconds": "", **change}
@@ -387,7 +467,9 @@ def test_a_revoked_endpoint_cannot_be_edited_rotated_or_revoked_again(world, ada
     before = written()
     for name in ("endpoint_edit", "endpoint_rotate", "endpoint_revoke"):
         for call in (adam_client.get, adam_client.post):
-            response = call(reverse(name, args=["acme-worker"]), {"scope_verbs": ["claim"], "scope_queues": ["q"], "prefix": "x"})
+            response = call(
+                reverse(name, args=["acme-worker"]), {"scope_verbs": ["claim"], "scope_queues": ["q"], "prefix": "x"}
+            )
             assert response.status_code == 302, name
     assert written() == before
     body = page(adam_client.get(reverse("endpoints")))  # the six messages, shown together
@@ -406,7 +488,9 @@ def test_rotate_confirms_then_reveals_a_new_token_once(world, adam_client):
     response = adam_client.post(reverse("endpoint_rotate", args=["acme-worker"]), {"prefix": old_prefix})
     assert response.status_code == 200 and "no-store" in response["Cache-Control"]
     token = token_of(response)
-    assert "New token for acme-worker" in page(response) and "The previous token stopped working at once" in page(response)
+    assert "New token for acme-worker" in page(response) and "The previous token stopped working at once" in page(
+        response
+    )
     row = endpoint("acme-worker")
     assert bytes(row["credential_hash"]) == hashlib.sha256(token.encode()).digest()
     assert audit("endpoint.rotate")[-1]["detail"] == {"prefix": {"from": old_prefix, "to": token[:10]}}
@@ -437,13 +521,23 @@ def test_revoke_states_what_will_be_dead_lettered_then_does_it_in_one_call(world
     states = {r["id"]: r for r in sql("SELECT id, state, next_retry_at, result FROM todos")}
     for key in ("pending", "claimed", "retry", "default"):
         todo = states[ids[key]]
-        assert (todo["state"], todo["next_retry_at"], todo["result"]["error"]) == ("failed", None, "endpoint_revoked"), key
+        assert (todo["state"], todo["next_retry_at"], todo["result"]["error"]) == (
+            "failed",
+            None,
+            "endpoint_revoked",
+        ), key
     assert states[ids["done"]]["state"] == "done"
     held = sql("SELECT outcome, disposition FROM todo_attempts WHERE todo_id = %s ORDER BY seq", (ids["claimed"],))
     assert [(a["outcome"], a["disposition"]) for a in held] == [("revoked", "dead_lettered")]
     [entry] = audit("endpoint.revoke")
-    assert (entry["user_id"], entry["note"], entry["detail"]) == (world.adam_user.id, "leaked in a log", {"dead_lettered": 4})
-    assert "Revoked acme-worker: its token is refused from now on; 4 live todos dead-lettered." in page(adam_client.get(reverse("endpoints")))
+    assert (entry["user_id"], entry["note"], entry["detail"]) == (
+        world.adam_user.id,
+        "leaked in a log",
+        {"dead_lettered": 4},
+    )
+    assert "Revoked acme-worker: its token is refused from now on; 4 live todos dead-lettered." in page(
+        adam_client.get(reverse("endpoints"))
+    )
 
 
 def test_a_too_long_revoke_note_is_refused_naming_the_field(world, adam_client):

@@ -16,8 +16,12 @@ import pytest
 
 from tests import factories as f
 from tests.live.conftest import session_cookie
-from tests.live_server import asgi_server  # noqa: F401 - the shared daphne fixture
-from tests.live_server import ROOT, free_port, server_environment
+from tests.live_server import (
+    ROOT,
+    asgi_server,  # noqa: F401 - the shared daphne fixture
+    free_port,
+    server_environment,
+)
 from todos.db import connect, execute
 from todos.store import agent as A
 from todos.store import background as B
@@ -29,8 +33,16 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = ROOT / "test-artifacts"
 WAIT = 10_000  # ms: how long a change may take to appear
 
@@ -114,7 +126,9 @@ def test_the_list_and_the_open_drawer_follow_an_agent_the_reaper_and_a_retry(chr
     expect(page.locator("#drawer .attempt-open")).to_be_visible(timeout=WAIT)
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", [first.id])
-        conn.execute("UPDATE todo_attempts SET lease_expires_at = now() - interval '1 second' WHERE todo_id = %s", [first.id])
+        conn.execute(
+            "UPDATE todo_attempts SET lease_expires_at = now() - interval '1 second' WHERE todo_id = %s", [first.id]
+        )
     assert execute(B.reap()).count == 1
     expect(page.locator("#drawer .attempt-died")).to_have_count(1, timeout=WAIT)
     expect(row(page, first.id)).to_have_class(re.compile(r"\brow-pending\b"), timeout=WAIT)
@@ -178,7 +192,10 @@ def start_daphne(port: int, log_path: Path) -> subprocess.Popen:
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             [str(daphne), "-b", "127.0.0.1", "-p", str(port), "board.asgi:application"],
-            cwd=ROOT, env=server_environment(), stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=server_environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60
     import socket

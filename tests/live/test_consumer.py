@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from django.conf import settings
 from django.test import override_settings
 
@@ -45,7 +44,8 @@ def test_a_forged_or_expired_session_is_anonymous(store_db):
         from django.conf import settings
 
         comm = WebsocketCommunicator(
-            application(), WS_PATH,
+            application(),
+            WS_PATH,
             headers=[(b"origin", b"http://testserver"), (b"cookie", f"{settings.SESSION_COOKIE_NAME}=forged".encode())],
         )
         await comm.connect(timeout=10)
@@ -65,8 +65,12 @@ def test_a_deactivated_user_is_refused(store_db):
         from django.conf import settings
 
         comm = WebsocketCommunicator(
-            application(), WS_PATH,
-            headers=[(b"origin", b"http://testserver"), (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode())],
+            application(),
+            WS_PATH,
+            headers=[
+                (b"origin", b"http://testserver"),
+                (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+            ],
         )
         await comm.connect(timeout=10)
         return await poll(comm, 5)
@@ -80,8 +84,12 @@ def test_a_foreign_origin_is_rejected(tenancy):
         from django.conf import settings
 
         comm = WebsocketCommunicator(
-            application(), WS_PATH,
-            headers=[(b"origin", b"http://evil.example"), (b"cookie", f"{settings.SESSION_COOKIE_NAME}={tenancy.cookie_a}".encode())],
+            application(),
+            WS_PATH,
+            headers=[
+                (b"origin", b"http://evil.example"),
+                (b"cookie", f"{settings.SESSION_COOKIE_NAME}={tenancy.cookie_a}".encode()),
+            ],
         )
         connected, _ = await comm.connect(timeout=10)
         return connected
@@ -102,7 +110,10 @@ def test_a_committed_transition_reaches_its_team_only(tenancy):
 
     todo_a, todo_b, got_a, got_b, rest_a = run(scenario)
     assert got_a == {
-        "type": "changed", "ids": [todo_a.id], "queues": ["default"], "ops": ["create"],
+        "type": "changed",
+        "ids": [todo_a.id],
+        "queues": ["default"],
+        "ops": ["create"],
         "teams": [str(tenancy.team_a.id)],
     }
     assert got_b["ids"] == [todo_b.id] and got_b["teams"] == [str(tenancy.team_b.id)]
@@ -316,9 +327,16 @@ def test_bad_client_messages_get_an_error_and_the_socket_keeps_working(tenancy):
     async def scenario():
         replies = []
         async with board_socket(tenancy.cookie_a) as a:
-            for bad in ("not json", '["subscribe"]', '{"hello": 1}', '{"subscribe": {"page": 5}}',
-                        '{"subscribe": {"page": "todos", "todo": true}}', '{"subscribe": {"page": "todos", "filter": 7}}',
-                        '{"subscribe": "todos"}', "x" * 5000):
+            for bad in (
+                "not json",
+                '["subscribe"]',
+                '{"hello": 1}',
+                '{"subscribe": {"page": 5}}',
+                '{"subscribe": {"page": "todos", "todo": true}}',
+                '{"subscribe": {"page": "todos", "filter": 7}}',
+                '{"subscribe": "todos"}',
+                "x" * 5000,
+            ):
                 await a.send_to(text_data=bad)
                 replies.append(await next_message(a))
             await a.send_to(bytes_data=b"\x00")
@@ -338,8 +356,13 @@ def test_malformed_notifications_are_ignored_and_the_listener_carries_on(tenancy
     async def scenario():
         async with board_socket(tenancy.cookie_a) as a:
             conn = await aconnect()
-            for payload in ("garbage", "[1, 2]", '{"op": "create"}', '{"team": "not-a-uuid", "op": "create"}',
-                            '{"team": "%s"}' % tenancy.team_a.id):
+            for payload in (
+                "garbage",
+                "[1, 2]",
+                '{"op": "create"}',
+                '{"team": "not-a-uuid", "op": "create"}',
+                '{"team": "%s"}' % tenancy.team_a.id,
+            ):
                 await conn.execute("SELECT pg_notify('board_events', %s)", [payload])
             await conn.close()
             created = await aexecute(A.create(tenancy.agent_a, queue="default", title="fine"))

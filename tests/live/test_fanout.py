@@ -25,8 +25,11 @@ async def setup(interval=0.1):
     layer = BoardChannelLayer()
     fanout = FanOut(listener, layer, interval=interval)
     inbox = {}
-    for name, groups in {"a": [team_group(TEAM_A), EVERYONE], "b": [team_group(TEAM_B), EVERYONE],
-                         "u7": [user_group(7)]}.items():
+    for name, groups in {
+        "a": [team_group(TEAM_A), EVERYONE],
+        "b": [team_group(TEAM_B), EVERYONE],
+        "u7": [user_group(7)],
+    }.items():
         inbox[name] = await layer.new_channel()
         for group in groups:
             await layer.group_add(group, inbox[name])
@@ -58,8 +61,15 @@ def test_a_team_hears_only_its_own_notifications_merged_per_window():
 
     first, at_first, other, at_other, merged, at_merged, empty = asyncio.run(scenario())
     text = first.pop("text")
-    assert first == {"type": "board.changed", "team": TEAM_A, "ids": ["t1"], "queues": ["q"], "ops": ["claim"],
-                     "endpoints": [], "users": []}
+    assert first == {
+        "type": "board.changed",
+        "team": TEAM_A,
+        "ids": ["t1"],
+        "queues": ["q"],
+        "ops": ["claim"],
+        "endpoints": [],
+        "users": [],
+    }
     # the browser's message, encoded once for every tab of the team
     assert json.loads(text) == {"type": "changed", "ids": ["t1"], "queues": ["q"], "ops": ["claim"], "teams": [TEAM_A]}
     assert at_first < 0.09  # the first of a quiet window leaves at once (well before its end)
@@ -111,7 +121,10 @@ def test_recovery_and_state_go_to_everyone_and_junk_goes_nowhere(caplog):
         return got, layer.channels.get(inbox["a"])
 
     got, leftover = asyncio.run(scenario())
-    assert got == [{"type": "board.status", "state": "reconnecting"}, {"type": "board.status", "state": "live"},
-                   {"type": "board.resync"}]
+    assert got == [
+        {"type": "board.status", "state": "reconnecting"},
+        {"type": "board.status", "state": "live"},
+        {"type": "board.resync"},
+    ]
     assert leftover is None
     assert sum(r.levelname == "ERROR" for r in caplog.records) == 3

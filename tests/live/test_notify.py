@@ -81,8 +81,13 @@ def test_each_single_todo_transition_sends_exactly_one_notification(tap):
     created, notes = tap.after(steps[0][1])
     todo = created.todo.id
     (event,) = [check_small(n) for n in notes]
-    assert event == {"op": "create", "team": str(team.id), "ids": [todo], "queues": ["default"],
-                     "endpoints": [str(ep.endpoint_id)]}
+    assert event == {
+        "op": "create",
+        "team": str(team.id),
+        "ids": [todo],
+        "queues": ["default"],
+        "endpoints": [str(ep.endpoint_id)],
+    }
     claim, notes = tap.after(steps[1][1])
     token = claim.lease_token
     sequence = [

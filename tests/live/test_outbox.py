@@ -109,8 +109,14 @@ def test_more_ids_than_the_cap_become_an_overflow():
         await asyncio.sleep(0.2)
 
     messages = [m for _, m in scenario(body)]
-    assert messages[2] == {"type": "changed", "ids": [], "queues": [], "ops": ["cancel", "retry"], "teams": [],
-                           "overflow": True}
+    assert messages[2] == {
+        "type": "changed",
+        "ids": [],
+        "queues": [],
+        "ops": ["cancel", "retry"],
+        "teams": [],
+        "overflow": True,
+    }
 
 
 def test_a_failing_socket_stops_the_outbox_quietly():

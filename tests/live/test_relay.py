@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -42,8 +41,10 @@ def exact_counts() -> None:
     """Once relayed, the counts are GROUP BY over todos, row for row."""
     relayed()
     with connect() as conn:
-        counted = {(r["endpoint_id"], r["queue"], r["state"]): r["n"]
-                   for r in conn.execute("SELECT * FROM todo_counts WHERE n <> 0").fetchall()}
+        counted = {
+            (r["endpoint_id"], r["queue"], r["state"]): r["n"]
+            for r in conn.execute("SELECT * FROM todo_counts WHERE n <> 0").fetchall()
+        }
         actual = {(r["endpoint_id"], r["queue"], r["state"]): r["n"] for r in conn.execute(GROUP_BY).fetchall()}
         assert not conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
     assert counted == actual
@@ -67,9 +68,11 @@ def wait_for(predicate, timeout: float, what: str):
 def relay_process() -> subprocess.Popen:
     """A loops process (``manage.py reaper``): a relay candidate in a process of its own."""
     return subprocess.Popen(
-        [sys.executable, "manage.py", "reaper"], cwd=ROOT,
+        [sys.executable, "manage.py", "reaper"],
+        cwd=ROOT,
         env=server_environment(BOARD_RELAY="1", BOARD_RELAY_ELECTION_SECONDS="0.2"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -102,7 +105,9 @@ def test_a_rolled_back_transition_records_nothing_and_a_committed_one_records_it
         execute(A.fail(ep, todo.id))
         rows = log_rows()
     assert [(r["op"], r["todo_id"], r["state_before"], r["state_after"]) for r in rows] == [
-        ("create", todo.id, None, "pending"), ("claim", todo.id, "pending", "claimed"), ("fail", todo.id, "claimed", "retry"),
+        ("create", todo.id, None, "pending"),
+        ("claim", todo.id, "pending", "claimed"),
+        ("fail", todo.id, "claimed", "retry"),
     ]
     assert all(r["team_id"] == team.id and r["endpoint_id"] == ep.endpoint_id and r["queue"] == "default" for r in rows)
     assert "s3" not in json.dumps([str(r) for r in rows])  # never a payload
@@ -157,7 +162,7 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
         return todo_id
 
     spare = f.endpoint(t.team_a, slug="spare-ep")
-    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    past = datetime.now(UTC) - timedelta(minutes=1)
     steps = [
         ("create", lambda: todo()),
         ("claim", lambda: execute(A.claim_next(ep))),
@@ -189,8 +194,23 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
         ("seen", lambda: execute(E.touch_last_seen(spare.endpoint.id))),
         ("revoke", lambda: execute(E.revoke(None, spare.endpoint.id))),
         ("endpoint", lambda: execute(E.delete(admin, spare.endpoint.id))),
-        ("revoke", lambda: (execute(E.vend(None, team_id=t.team_a.id, name="x", slug="expiring", verbs=["claim"],
-                                           queues=["default"], expires_at=past)), execute(E.expire_due()))),
+        (
+            "revoke",
+            lambda: (
+                execute(
+                    E.vend(
+                        None,
+                        team_id=t.team_a.id,
+                        name="x",
+                        slug="expiring",
+                        verbs=["claim"],
+                        queues=["default"],
+                        expires_at=past,
+                    )
+                ),
+                execute(E.expire_due()),
+            ),
+        ),
         ("membership", lambda: execute(T.set_member(None, team_id=t.team_a.id, user_id=f.user().id, role="viewer"))),
     ]
 
@@ -260,7 +280,8 @@ def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
                     with connect() as conn:
                         return conn.execute(
                             "SELECT wait_event_type = 'Lock' AND state = 'active' AS w FROM pg_stat_activity WHERE pid = %s",
-                            (relay_pid,)).fetchone()["w"]
+                            (relay_pid,),
+                        ).fetchone()["w"]
 
                 wait_for(waiting, 10, "the relay's pass never reached the lock")
                 process.send_signal(signal.SIGKILL)
@@ -349,14 +370,26 @@ def test_after_a_mixed_workload_and_a_relay_crash_every_count_equals_group_by(re
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (lapse,))
     execute(B.reap())
-    dead = [r["id"] for r in connect().execute("SELECT id FROM todos WHERE state = 'failed' AND next_retry_at IS NULL").fetchall()]
+    dead = [
+        r["id"]
+        for r in connect().execute("SELECT id FROM todos WHERE state = 'failed' AND next_retry_at IS NULL").fetchall()
+    ]
     execute(O.retry_many(human, dead[: len(dead) // 2]))
     pending = [r["id"] for r in connect().execute("SELECT id FROM todos WHERE state = 'pending' LIMIT 10").fetchall()]
     execute(O.cancel_many(human, pending))
     execute(B.purge_terminal(older_than_days=0))
     execute(E.revoke(None, eps[1].endpoint.id))
-    execute(E.vend(None, team_id=team.id, name="short", slug="short-lived", verbs=["claim"], queues=["default"],
-                   expires_at=datetime.now(timezone.utc) - timedelta(seconds=1)))
+    execute(
+        E.vend(
+            None,
+            team_id=team.id,
+            name="short",
+            slug="short-lived",
+            verbs=["claim"],
+            queues=["default"],
+            expires_at=datetime.now(UTC) - timedelta(seconds=1),
+        )
+    )
     execute(E.expire_due())
     exact_counts()
     with connect() as conn:
@@ -383,8 +416,11 @@ def test_the_cap_drops_an_undrained_log_and_the_next_relay_rebuilds_the_counts(r
             assert conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
             assert broken_counts(conn)  # the pending todos are not counted
     # the relay comes back: it rebuilds first
-    wait_for(lambda: not connect().execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"], 10,
-             "the relay did not rebuild")
+    wait_for(
+        lambda: not connect().execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"],
+        10,
+        "the relay did not rebuild",
+    )
     exact_counts()
 
 

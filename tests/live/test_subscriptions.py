@@ -16,9 +16,18 @@ def event(op="claim", ids=("td_1",), queues=("default",), team=TEAM, endpoints=(
 
 @pytest.mark.parametrize(
     "raw",
-    [None, "todos", {"page": ""}, {"page": 7}, {"page": "x" * 33}, {"page": "todos", "filter": ["a"]},
-     {"page": "todos", "filter": "q=" + "x" * 2000}, {"page": "drawer", "todo": True},
-     {"page": "drawer", "todo": {"id": 1}}, {"page": "drawer", "todo": "x" * 65}],
+    [
+        None,
+        "todos",
+        {"page": ""},
+        {"page": 7},
+        {"page": "x" * 33},
+        {"page": "todos", "filter": ["a"]},
+        {"page": "todos", "filter": "q=" + "x" * 2000},
+        {"page": "drawer", "todo": True},
+        {"page": "drawer", "todo": {"id": 1}},
+        {"page": "drawer", "todo": "x" * 65},
+    ],
 )
 def test_invalid_subscriptions_are_refused(raw):
     with pytest.raises(InvalidSubscription):

@@ -48,7 +48,7 @@ class Inbox:
             self.changed.clear()
             try:
                 await asyncio.wait_for(self.changed.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return queue in self.queues
         return True
 
@@ -69,7 +69,9 @@ class Connected:
 
 
 @asynccontextmanager
-async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/", transport=None):
+async def mcp_client(
+    base_url: str, token: str | None, *, inbox: Inbox | None = None, path: str = "/mcp/", transport=None
+):
     """An initialized MCP session for ``token`` (no Authorization header when None); ``transport``
     replaces httpx's own (the balanced tests route each request through a round robin)."""
     seen: dict = {}
@@ -84,7 +86,9 @@ async def mcp_client(base_url: str, token: str | None, *, inbox: Inbox | None = 
     async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [watch]}, **extra) as http:
         async with streamable_http_client(base_url + path, http_client=http) as (read, write):
             bindings = [inbox.binding()] if inbox is not None else []
-            async with ClientSession(read, write, read_timeout_seconds=TIMEOUT, notification_bindings=bindings) as session:
+            async with ClientSession(
+                read, write, read_timeout_seconds=TIMEOUT, notification_bindings=bindings
+            ) as session:
                 await session.initialize()
                 yield Connected(session, seen)
 
@@ -176,8 +180,15 @@ def hold_stream(app, headers: dict) -> HeldStream:
         sent.append(message)
 
     scope = {
-        "type": "http", "http_version": "1.1", "method": "GET", "scheme": "http", "path": "/mcp/",
-        "raw_path": b"/mcp/", "root_path": "", "query_string": b"", "client": ("127.0.0.1", 1),
+        "type": "http",
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/mcp/",
+        "raw_path": b"/mcp/",
+        "root_path": "",
+        "query_string": b"",
+        "client": ("127.0.0.1", 1),
         "server": ("testserver", 80),
         "headers": [(k.lower().encode(), v.encode()) for k, v in {"Host": "testserver", **headers}.items()],
     }

@@ -24,7 +24,12 @@ ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelco
 
 
 def tool_call(name: str, arguments: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments, "_meta": ENVELOPE}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": ENVELOPE},
+    }
 
 
 async def post(app, token: str | None, body: dict, *, host: str = "testserver", path: str = "/mcp/") -> httpx.Response:
@@ -52,14 +57,26 @@ def test_the_mount_sends_only_mcp_http_paths_to_mcp():
 
     async def scenario():
         for kind, path in [
-            ("http", "/mcp"), ("http", "/mcp/"), ("http", "/mcp/tools"), ("http", "/mcpx"),
-            ("http", "/api/v1/claim"), ("http", "/"), ("websocket", "/mcp/"), ("lifespan", ""),
+            ("http", "/mcp"),
+            ("http", "/mcp/"),
+            ("http", "/mcp/tools"),
+            ("http", "/mcpx"),
+            ("http", "/api/v1/claim"),
+            ("http", "/"),
+            ("websocket", "/mcp/"),
+            ("lifespan", ""),
         ]:
             await mount({"type": kind, "path": path}, None, None)
 
     asyncio.run(scenario())
     assert mcp.paths == [("http", "/mcp"), ("http", "/mcp/"), ("http", "/mcp/tools")]
-    assert django.paths == [("http", "/mcpx"), ("http", "/api/v1/claim"), ("http", "/"), ("websocket", "/mcp/"), ("lifespan", "")]
+    assert django.paths == [
+        ("http", "/mcpx"),
+        ("http", "/api/v1/claim"),
+        ("http", "/"),
+        ("websocket", "/mcp/"),
+        ("lifespan", ""),
+    ]
 
 
 def test_paths_below_the_endpoint_are_not_found():
@@ -149,7 +166,9 @@ def test_a_notification_stream_is_registered_for_todo_ready_while_it_is_open(ten
     from todos.mcp import ready
 
     initialize = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
     }
     headers = {"Authorization": f"Bearer {tenancy.token}", "Accept": "application/json, text/event-stream"}

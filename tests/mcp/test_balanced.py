@@ -29,7 +29,9 @@ from todos.store import agent as store
 ACCEPT = "application/json, text/event-stream"
 VERSION = "2025-11-25"
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
     "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -135,7 +137,9 @@ def test_a_client_alternating_between_two_processes_works_the_queue(url, second,
             claimed = await ok(s, "claim_next", {"queue": "default", "require_fence": True, "lease_ttl_seconds": 120})
             todo_id, token = claimed["todo"]["id"], claimed["lease_token"]
             beat = await ok(s, "heartbeat", {"id": todo_id, "lease_token": token, "lease_ttl_seconds": 300})
-            done = await ok(s, "complete", {"id": todo_id, "lease_token": token, "summary": "done across two processes"})
+            done = await ok(
+                s, "complete", {"id": todo_id, "lease_token": token, "summary": "done across two processes"}
+            )
             recorded = session_row(client.session_id)
             return client.session_id, listed, created, claimed, beat, done, recorded
 
@@ -166,7 +170,8 @@ def test_todo_ready_reaches_the_client_whichever_process_the_work_arrives_throug
     async def create_through(base: str, title: str) -> None:
         async with httpx.AsyncClient(base_url=base, timeout=20) as http:
             response = await http.post(
-                "/api/v1/create_for", json={"queue": "other", "title": title},
+                "/api/v1/create_for",
+                json={"queue": "other", "title": title},
                 headers={"Authorization": f"Bearer {tenancy.token}"},
             )
             assert response.status_code == 201, response.text
@@ -198,13 +203,24 @@ def raw_session(http: httpx.Client, base: str, token: str) -> str:
     opened = http.post(base + "/mcp/", json=INITIALIZE, headers=auth)
     assert opened.status_code == 200, opened.text
     session_id = opened.headers["mcp-session-id"]
-    sent = http.post(base + "/mcp/", json=INITIALIZED, headers={**auth, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+    sent = http.post(
+        base + "/mcp/",
+        json=INITIALIZED,
+        headers={**auth, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION},
+    )
     assert sent.status_code == 202
     return session_id
 
 
-def on(http: httpx.Client, base: str, token: str, session_id: str, method: str = "POST", body: dict | None = LISTING) -> httpx.Response:
-    headers = {"Accept": ACCEPT, "Authorization": f"Bearer {token}", "Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
+def on(
+    http: httpx.Client, base: str, token: str, session_id: str, method: str = "POST", body: dict | None = LISTING
+) -> httpx.Response:
+    headers = {
+        "Accept": ACCEPT,
+        "Authorization": f"Bearer {token}",
+        "Mcp-Session-Id": session_id,
+        "MCP-Protocol-Version": VERSION,
+    }
     if method == "POST":
         return http.post(base + "/mcp/", json=body, headers=headers)
     return http.request(method, base + "/mcp/", headers=headers)
@@ -245,7 +261,9 @@ def test_an_expired_session_is_404_on_every_process(url, second, tenancy):
     with httpx.Client(timeout=20) as http:
         session_id = raw_session(http, url, tenancy.token)
         with connect() as conn:
-            conn.execute("UPDATE mcp_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = %s", (session_id,))
+            conn.execute(
+                "UPDATE mcp_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = %s", (session_id,)
+            )
         assert on(http, second.url, tenancy.token, session_id).status_code == 404
         assert on(http, url, tenancy.token, session_id).status_code == 404
 
@@ -331,7 +349,9 @@ def test_when_the_process_holding_the_stream_dies_the_session_goes_on_elsewhere(
             after = await announced()
             claimed = await ok(client.session, "claim_next", {"queue": "other", "require_fence": True})
             done = await ok(
-                client.session, "complete", {"id": claimed["todo"]["id"], "lease_token": claimed["lease_token"], "summary": "ok"}
+                client.session,
+                "complete",
+                {"id": claimed["todo"]["id"], "lease_token": claimed["lease_token"], "summary": "ok"},
             )
             return client.session_id, before, after, claimed, done
 

@@ -7,7 +7,9 @@ import pytest
 from todos.mcp import client_config, mcp_url
 
 
-@pytest.mark.parametrize("base", ["https://board.example.com", "https://board.example.com/", " https://board.example.com "])
+@pytest.mark.parametrize(
+    "base", ["https://board.example.com", "https://board.example.com/", " https://board.example.com "]
+)
 def test_client_config_is_the_common_mcp_servers_shape(base):
     assert client_config(base, "brd_secret") == {
         "mcpServers": {
@@ -26,7 +28,9 @@ def test_the_server_key_and_a_path_prefix_are_kept():
     assert mcp_url("http://localhost:8000") == "http://localhost:8000/mcp/"
 
 
-@pytest.mark.parametrize(("base", "token"), [("", "t"), ("   ", "t"), ("https://b.example", ""), ("https://b.example", "  ")])
+@pytest.mark.parametrize(
+    ("base", "token"), [("", "t"), ("   ", "t"), ("https://b.example", ""), ("https://b.example", "  ")]
+)
 def test_a_config_needs_a_url_and_a_token(base, token):
     with pytest.raises(ValueError):
         client_config(base, token)

@@ -58,7 +58,11 @@ def test_claim_heartbeat_fail_claim_complete_with_the_fence(url, tenancy):
             beat = await ok(s, "heartbeat", {"id": todo_id, "lease_token": token_1, "lease_ttl_seconds": 300})
             assert beat["todo"]["lease_expires_at"] > first["todo"]["lease_expires_at"]
 
-            failed = await ok(s, "fail", {"id": todo_id, "lease_token": token_1, "summary": "tests red on py3.11", "result": {"exit": 1}})
+            failed = await ok(
+                s,
+                "fail",
+                {"id": todo_id, "lease_token": token_1, "summary": "tests red on py3.11", "result": {"exit": 1}},
+            )
             assert failed["todo"]["state"] == "failed"
             assert failed["todo"]["next_retry_at"] is not None and failed["todo"]["dead_letter"] is False
 
@@ -74,7 +78,11 @@ def test_claim_heartbeat_fail_claim_complete_with_the_fence(url, tenancy):
             stale = await s.call_tool("heartbeat", {"id": todo_id, "lease_token": token_1})
             assert stale.is_error and stale.content[0].text.startswith("conflict: ")
 
-            done = await ok(s, "complete", {"id": todo_id, "lease_token": token_2, "summary": "pinned the toolchain", "result": {"ok": True}})
+            done = await ok(
+                s,
+                "complete",
+                {"id": todo_id, "lease_token": token_2, "summary": "pinned the toolchain", "result": {"ok": True}},
+            )
             assert done["todo"]["state"] == "done"
 
             detail = await ok(s, "get_todo", {"id": todo_id})
@@ -171,7 +179,12 @@ def test_sessionless_clients_are_served_without_a_session(url, tenancy):
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "claim_next", "arguments": {}, "_meta": envelope}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "claim_next", "arguments": {}, "_meta": envelope},
+    }
     headers = {
         "Authorization": f"Bearer {tenancy.token}",
         "MCP-Protocol-Version": "2026-07-28",
@@ -196,7 +209,9 @@ def test_a_long_poll_whose_client_hangs_up_claims_nothing(url, tenancy):
     instead of being leased to nobody."""
     accept = "application/json, text/event-stream"
     initialize = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
     }
 
@@ -206,7 +221,12 @@ def test_a_long_poll_whose_client_hangs_up_claims_nothing(url, tenancy):
             opened = await http.post("/mcp/", json=initialize)
             common = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
             await http.post("/mcp/", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=common)
-            poll = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "claim_next", "arguments": {"wait_seconds": 20}}}
+            poll = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "claim_next", "arguments": {"wait_seconds": 20}},
+            }
             async with http.stream("POST", "/mcp/", json=poll, headers=common) as response:
                 assert response.status_code == 200
                 await asyncio.sleep(1.0)

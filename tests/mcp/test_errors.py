@@ -3,7 +3,7 @@ is not a tool at all, and HTTP 401 (before the MCP layer) for a bad token, on ev
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -182,20 +182,27 @@ def test_a_refused_request_is_a_401_with_a_bearer_challenge(url, tenancy):
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="board"'
     body = response.json()
-    assert body["error"]["data"] == {"code": "unauthorized", "message": "missing bearer token (send Authorization: Bearer <token>)"}
+    assert body["error"]["data"] == {
+        "code": "unauthorized",
+        "message": "missing bearer token (send Authorization: Bearer <token>)",
+    }
 
-    response = httpx.post(url + "/mcp/", json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": "Bearer nope"}, timeout=20)
+    response = httpx.post(
+        url + "/mcp/", json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": "Bearer nope"}, timeout=20
+    )
     assert response.status_code == 401
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
     assert response.json()["error"]["message"] == "unauthorized: unknown bearer token"
 
     # The long GET of server notifications is refused the same way.
-    response = httpx.get(url + "/mcp/", headers={"Accept": "text/event-stream", "Authorization": "Bearer nope"}, timeout=20)
+    response = httpx.get(
+        url + "/mcp/", headers={"Accept": "text/event-stream", "Authorization": "Bearer nope"}, timeout=20
+    )
     assert response.status_code == 401
 
 
 def test_an_expired_token_is_refused(url, tenancy):
-    expired = f.endpoint(tenancy.team, expires_at=datetime.now(timezone.utc) - timedelta(minutes=1))
+    expired = f.endpoint(tenancy.team, expires_at=datetime.now(UTC) - timedelta(minutes=1))
     assert run(refused(url, expired.token)).error.message == "unauthorized: this endpoint's token has expired"
 
 
@@ -233,17 +240,26 @@ def test_a_rotated_token_stops_working_at_once(url, tenancy):
 def test_a_session_answers_only_the_credential_that_opened_it(url, tenancy):
     other = f.endpoint(tenancy.team, slug="other-worker")
     with httpx.Client(base_url=url, timeout=20) as http:
-        opened = http.post("/mcp/", json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": f"Bearer {tenancy.token}"})
+        opened = http.post(
+            "/mcp/", json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": f"Bearer {tenancy.token}"}
+        )
         assert opened.status_code == 200
         session_id = opened.headers["mcp-session-id"]
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         common = {"Accept": ACCEPT, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
-        assert http.post("/mcp/", json=initialized, headers={**common, "Authorization": f"Bearer {tenancy.token}"}).status_code == 202
+        assert (
+            http.post(
+                "/mcp/", json=initialized, headers={**common, "Authorization": f"Bearer {tenancy.token}"}
+            ).status_code
+            == 202
+        )
 
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
         hijack = http.post("/mcp/", json=listing, headers={**common, "Authorization": f"Bearer {other.token}"})
         assert hijack.status_code == 404
-        listen = http.get("/mcp/", headers={**common, "Accept": "text/event-stream", "Authorization": f"Bearer {other.token}"})
+        listen = http.get(
+            "/mcp/", headers={**common, "Accept": "text/event-stream", "Authorization": f"Bearer {other.token}"}
+        )
         assert listen.status_code == 404
         own = http.post("/mcp/", json=listing, headers={**common, "Authorization": f"Bearer {tenancy.token}"})
         assert own.status_code == 200 and "create_for" in own.text

@@ -84,9 +84,10 @@ def test_a_revoked_sessions_hear_nothing_more(url, tenancy):
 
     async def scenario():
         revoked_inbox, peer_inbox = Inbox(), Inbox()
-        async with mcp_client(url, tenancy.token, inbox=revoked_inbox) as worker, mcp_client(
-            url, peer.token, inbox=peer_inbox
-        ) as control:
+        async with (
+            mcp_client(url, tenancy.token, inbox=revoked_inbox) as worker,
+            mcp_client(url, peer.token, inbox=peer_inbox) as control,
+        ):
             await listening(worker, revoked_inbox, tenancy.agent)
             await listening(control, peer_inbox, f.agent(peer))
             execute(endpoints.revoke(None, tenancy.worker.endpoint.id))

@@ -20,8 +20,14 @@ from todos.store.endpoints import token_hash
 
 VERSION = "2025-11-25"
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": VERSION, "capabilities": {"roots": {}}, "clientInfo": {"name": "unit", "version": "7"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": VERSION,
+        "capabilities": {"roots": {}},
+        "clientInfo": {"name": "unit", "version": "7"},
+    },
 }
 LISTING = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
@@ -43,7 +49,8 @@ def rows() -> dict[str, dict]:
 def age(session_id: str, minutes: int) -> None:
     with connect() as conn:
         conn.execute(
-            "UPDATE mcp_sessions SET last_seen_at = now() - make_interval(mins => %s) WHERE id = %s", (minutes, session_id)
+            "UPDATE mcp_sessions SET last_seen_at = now() - make_interval(mins => %s) WHERE id = %s",
+            (minutes, session_id),
         )
 
 
@@ -65,7 +72,11 @@ def test_initialize_records_the_session_before_answering(tenancy):
 # A database that cannot answer is "unavailable" (retry); anything else is "internal" (a bug).
 FAILURES = {
     "unavailable": (psycopg.OperationalError("connection to db.internal lost"), 503, "unavailable: "),
-    "internal": (psycopg.errors.UndefinedColumn("column db.internal does not exist"), 500, "internal: internal error (request id "),
+    "internal": (
+        psycopg.errors.UndefinedColumn("column db.internal does not exist"),
+        500,
+        "internal: internal error (request id ",
+    ),
 }
 
 
@@ -102,7 +113,9 @@ def test_a_session_whose_record_cannot_be_read_is_a_json_error(monkeypatch, tena
                 raise exc
 
             monkeypatch.setattr(runtime, "aexecute", broken)
-            return await http.post("/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+            return await http.post(
+                "/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
+            )
 
     with caplog.at_level(logging.WARNING, logger="todos.mcp"):
         response = run(scenario())
@@ -139,9 +152,13 @@ def test_maintenance_keeps_open_streams_alive_drops_sessions_ended_elsewhere_and
     async def scenario():
         app = asgi.McpApp()
         async with client(app, tenancy.token) as http:
-            streamed, ended, ended_quietly, idle = [(await initialize(http)).headers["mcp-session-id"] for _ in range(4)]
+            streamed, ended, ended_quietly, idle = [
+                (await initialize(http)).headers["mcp-session-id"] for _ in range(4)
+            ]
             headers = {
-                "Authorization": f"Bearer {tenancy.token}", "Accept": "text/event-stream", "MCP-Protocol-Version": VERSION,
+                "Authorization": f"Bearer {tenancy.token}",
+                "Accept": "text/event-stream",
+                "MCP-Protocol-Version": VERSION,
             }
             kept = hold_stream(app, {**headers, "Mcp-Session-Id": streamed})
             closing = hold_stream(app, {**headers, "Mcp-Session-Id": ended})
@@ -198,7 +215,9 @@ def test_initialize_repeated_on_a_session_updates_its_record(tenancy):
     async def scenario():
         async with client(asgi.McpApp(), tenancy.token) as http:
             session_id = (await initialize(http)).headers["mcp-session-id"]
-            repeated = await http.post("/mcp/", json=again, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+            repeated = await http.post(
+                "/mcp/", json=again, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
+            )
             return session_id, repeated, rows()
 
     session_id, repeated, recorded = run(scenario())
@@ -237,7 +256,9 @@ def test_a_restore_that_fails_is_a_json_500(monkeypatch, tenancy, caplog):
                 raise RuntimeError("task group gone: secret detail")
 
             monkeypatch.setattr(current.manager, "restore", broken)
-            return await http.post("/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION})
+            return await http.post(
+                "/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
+            )
 
     with caplog.at_level(logging.ERROR, logger="todos.mcp"):
         response = run(scenario())
@@ -266,7 +287,10 @@ def test_a_process_at_its_session_limit_refuses_to_restore_with_503(tenancy):
 
 
 def test_initialize_params_too_large_to_keep_are_refused_and_nothing_is_recorded(tenancy):
-    bulky = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": {"experimental": {"x": {"pad": "p" * 70_000}}}}}
+    bulky = {
+        **INITIALIZE,
+        "params": {**INITIALIZE["params"], "capabilities": {"experimental": {"x": {"pad": "p" * 70_000}}}},
+    }
 
     async def scenario():
         async with client(asgi.McpApp(), tenancy.token) as http:

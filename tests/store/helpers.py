@@ -91,9 +91,7 @@ def make_due(todo_id: str) -> None:
 def age_completion(todo_id: str, days: int) -> None:
     """Setup only: pretend a terminal todo finished ``days`` days ago."""
     with db.connect() as conn:
-        conn.execute(
-            "UPDATE todos SET completed_at = now() - make_interval(days => %s) WHERE id = %s", (days, todo_id)
-        )
+        conn.execute("UPDATE todos SET completed_at = now() - make_interval(days => %s) WHERE id = %s", (days, todo_id))
 
 
 class Listener:
@@ -166,7 +164,6 @@ def behind(holder_stmt, waiter_stmt):
 
     Returns ``(holder result, waiter result or the exception it raised)``.
     """
-    import time
 
     from todos.db import execute
 
@@ -195,7 +192,22 @@ def behind(holder_stmt, waiter_stmt):
 
 
 __all__ = [
-    "Listener", "age_completion", "attempts", "audit", "behind", "counts", "db_now", "lapse", "listening",
-    "make_due", "one", "open_attempts", "psycopg", "row", "run_threads", "snapshot", "sql",
+    "Listener",
+    "age_completion",
+    "attempts",
+    "audit",
+    "behind",
+    "counts",
+    "db_now",
+    "lapse",
+    "listening",
+    "make_due",
+    "one",
+    "open_attempts",
+    "psycopg",
+    "row",
+    "run_threads",
+    "snapshot",
+    "sql",
     "waiting_on_locks",
 ]

@@ -38,7 +38,13 @@ def test_reap_requeues_a_lapsed_lease_and_closes_its_attempt_reaped(agent):
     out = execute(B.reap())
     assert out.ids == (lapsed,) and out.count == 1
     r = row(lapsed)
-    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["completed_at"]) == ("pending", None, None, 1, None)
+    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["completed_at"]) == (
+        "pending",
+        None,
+        None,
+        1,
+        None,
+    )
     [a] = attempts(lapsed)
     assert (a["outcome"], a["disposition"]) == ("reaped", "requeued") and a["ended_at"] == r["updated_at"]
     assert row(live)["state"] == "claimed" and attempts(live)[0]["ended_at"] is None
@@ -226,6 +232,8 @@ def test_reaper_dead_letters_a_lapsed_lease_of_a_revoked_endpoint(store_db):
     assert execute(B.reap()).ids == (todo.id,)
     with db.connect() as conn:
         row = conn.execute("SELECT state, next_retry_at FROM todos WHERE id = %s", [todo.id]).fetchone()
-        attempt = conn.execute("SELECT outcome, disposition FROM todo_attempts WHERE todo_id = %s", [todo.id]).fetchone()
+        attempt = conn.execute(
+            "SELECT outcome, disposition FROM todo_attempts WHERE todo_id = %s", [todo.id]
+        ).fetchone()
     assert row == {"state": "failed", "next_retry_at": None}
     assert attempt == {"outcome": "reaped", "disposition": "dead_lettered"}

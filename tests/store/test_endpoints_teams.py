@@ -24,8 +24,17 @@ def endpoint_row(endpoint_id) -> dict:
 
 
 def test_vend_stores_only_the_digest_and_a_prefix(world):
-    vended = execute(E.vend(world.admin, team_id=world.team.id, name="CI fixer", slug="ci-fixer",
-                            verbs=["complete", "claim_next"], queues=["ci", "ci", "builds"], default_lease_ttl_seconds=600))
+    vended = execute(
+        E.vend(
+            world.admin,
+            team_id=world.team.id,
+            name="CI fixer",
+            slug="ci-fixer",
+            verbs=["complete", "claim_next"],
+            queues=["ci", "ci", "builds"],
+            default_lease_ttl_seconds=600,
+        )
+    )
     token = vended.token
     assert token.startswith("bd_") and len(token) >= 3 + 43
     r = endpoint_row(vended.endpoint.id)
@@ -52,10 +61,15 @@ def test_vend_refusals(world):
         execute(E.vend(world.admin, **{**ok, "slug": "worker"}))  # taken
     assert info.value.field == "slug"
     bad = [
-        ("slug", {"slug": "Has Caps"}), ("slug", {"slug": "-x"}), ("slug", {"slug": "x" * 64}),
-        ("name", {"name": ""}), ("name", {"name": "n" * 201}),
-        ("scope_verbs", {"verbs": []}), ("scope_verbs", {"verbs": ["claim", "delete_everything"]}),
-        ("scope_queues", {"queues": []}), ("scope_queues", {"queues": ["bad queue"]}),
+        ("slug", {"slug": "Has Caps"}),
+        ("slug", {"slug": "-x"}),
+        ("slug", {"slug": "x" * 64}),
+        ("name", {"name": ""}),
+        ("name", {"name": "n" * 201}),
+        ("scope_verbs", {"verbs": []}),
+        ("scope_verbs", {"verbs": ["claim", "delete_everything"]}),
+        ("scope_queues", {"queues": []}),
+        ("scope_queues", {"queues": ["bad queue"]}),
         ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": 59}),
         ("default_lease_ttl_seconds", {"default_lease_ttl_seconds": 86401}),
         ("team", {"team_id": "not-a-team"}),
@@ -108,8 +122,12 @@ def test_a_revoked_endpoint_cannot_be_changed_but_can_be_deleted(world):
     with pytest.raises(Conflict):
         execute(E.delete(world.admin, ep))  # active: revoke first
     execute(E.revoke(world.admin, ep))
-    for stmt in (E.rotate(world.admin, ep), E.set_default_lease(world.admin, ep, 120),
-                 E.set_scopes(world.admin, ep, verbs=["claim"], queues=["q"]), E.set_own_default_lease(ep, 120)):
+    for stmt in (
+        E.rotate(world.admin, ep),
+        E.set_default_lease(world.admin, ep, 120),
+        E.set_scopes(world.admin, ep, verbs=["claim"], queues=["q"]),
+        E.set_own_default_lease(ep, 120),
+    ):
         with pytest.raises(Conflict):
             execute(stmt)
     with pytest.raises(Forbidden):
@@ -134,8 +152,11 @@ def test_touch_last_seen_writes_at_most_once_a_minute(world):
 
 
 def test_endpoint_ids_are_checked(world):
-    for build in (lambda: E.revoke(world.admin, "nope"), lambda: E.rotate(world.admin, 5),
-                  lambda: E.delete(world.admin, "x")):
+    for build in (
+        lambda: E.revoke(world.admin, "nope"),
+        lambda: E.rotate(world.admin, 5),
+        lambda: E.delete(world.admin, "x"),
+    ):
         with pytest.raises(Invalid) as info:
             build()
         assert info.value.field == "endpoint"
@@ -167,7 +188,10 @@ def test_members_are_managed_by_team_admins_and_site_admins(world):
         execute(T.set_member(world.human, team_id=world.team.id, user_id=newcomer.id, role="admin"))
     with pytest.raises(Forbidden):
         execute(T.set_member(world.outsider, team_id=world.team.id, user_id=newcomer.id, role="admin"))
-    assert execute(T.set_member(world.outsider, team_id=world.team.id, user_id=newcomer.id, role="admin", superuser=True)) == "changed"
+    assert (
+        execute(T.set_member(world.outsider, team_id=world.team.id, user_id=newcomer.id, role="admin", superuser=True))
+        == "changed"
+    )
     execute(T.remove_member(world.admin, team_id=world.team.id, user_id=newcomer.id))
     assert sql("SELECT count(*) AS n FROM team_members WHERE user_id = %s", (newcomer.id,))[0]["n"] == 0
     with pytest.raises(Conflict):
@@ -177,7 +201,12 @@ def test_members_are_managed_by_team_admins_and_site_admins(world):
 def test_membership_refusals(world):
     newcomer = f.user("nils")
     cases = [
-        (NotFound, lambda: T.set_member(None, team_id="00000000-0000-0000-0000-000000000000", user_id=newcomer.id, role="viewer")),
+        (
+            NotFound,
+            lambda: T.set_member(
+                None, team_id="00000000-0000-0000-0000-000000000000", user_id=newcomer.id, role="viewer"
+            ),
+        ),
         (Invalid, lambda: T.set_member(None, team_id=world.team.id, user_id=999999, role="viewer")),
         (Invalid, lambda: T.set_member(None, team_id=world.team.id, user_id=newcomer.id, role="owner")),
         (Invalid, lambda: T.set_member(None, team_id=world.team.id, user_id="5", role="viewer")),
@@ -215,7 +244,14 @@ def _endpoint_events(listener) -> list[dict]:
 def test_every_endpoint_change_notifies_the_board_once(world):
     ep = world.sibling.endpoint_id
     changes = [
-        ("vend", lambda: execute(E.vend(world.admin, team_id=world.team.id, name="N", slug="noisy", verbs=["claim"], queues=["q"])).endpoint.id),
+        (
+            "vend",
+            lambda: (
+                execute(
+                    E.vend(world.admin, team_id=world.team.id, name="N", slug="noisy", verbs=["claim"], queues=["q"])
+                ).endpoint.id
+            ),
+        ),
         ("scopes", lambda: execute(E.set_scopes(world.admin, ep, verbs=["claim"], queues=["a"])).id),
         ("lease", lambda: execute(E.set_default_lease(world.admin, ep, 120)).id),
         ("own lease", lambda: execute(E.set_own_default_lease(ep, 300)).id),
@@ -225,7 +261,9 @@ def test_every_endpoint_change_notifies_the_board_once(world):
         with listening("board_events") as listener:
             changed_id = change()
             events = _endpoint_events(listener)
-        assert events == [{"op": "endpoint", "team": str(world.team.id), "ids": [], "queues": [], "endpoints": [str(changed_id)]}], label
+        assert events == [
+            {"op": "endpoint", "team": str(world.team.id), "ids": [], "queues": [], "endpoints": [str(changed_id)]}
+        ], label
     execute(E.revoke(world.admin, ep))
     with listening("board_events") as listener:
         execute(E.delete(world.admin, ep))
@@ -237,7 +275,9 @@ def test_a_refused_endpoint_change_notifies_nobody(world):
     ep = world.agent.endpoint_id
     refused = [
         lambda: E.vend(world.human, team_id=world.team.id, name="n", slug="refused", verbs=["claim"], queues=["q"]),
-        lambda: E.vend(world.admin, team_id=world.team.id, name="n", slug="worker", verbs=["claim"], queues=["q"]),  # taken
+        lambda: E.vend(
+            world.admin, team_id=world.team.id, name="n", slug="worker", verbs=["claim"], queues=["q"]
+        ),  # taken
         lambda: E.set_scopes(world.human, ep, verbs=["claim"], queues=["q"]),
         lambda: E.set_default_lease(world.outsider, ep, 120),
         lambda: E.rotate(world.admin, ep, if_prefix="bd_nope"),
@@ -288,7 +328,11 @@ def test_a_site_admin_manages_the_endpoints_of_teams_they_belong_to_only(world):
     with pytest.raises(Forbidden):
         execute(E.set_default_lease(member_root, ep, 120))
     assert execute(E.set_default_lease(member_root, ep, 120, superuser=True)).default_lease_ttl_seconds == 120
-    vended = execute(E.vend(member_root, team_id=world.team.id, name="R", slug="by-root", verbs=["claim"], queues=["q"], superuser=True))
+    vended = execute(
+        E.vend(
+            member_root, team_id=world.team.id, name="R", slug="by-root", verbs=["claim"], queues=["q"], superuser=True
+        )
+    )
     assert vended.endpoint.created_by == root.id
     execute(E.revoke(member_root, vended.endpoint.id, superuser=True))
     execute(E.delete(member_root, vended.endpoint.id, superuser=True))
@@ -300,7 +344,15 @@ def test_a_site_admin_manages_the_endpoints_of_teams_they_belong_to_only(world):
         lambda: E.rotate(member_root, foreign, superuser=True),
         lambda: E.revoke(member_root, foreign, superuser=True),
         lambda: E.delete(member_root, foreign, superuser=True),
-        lambda: E.vend(member_root, team_id=world.foreign_team.id, name="x", slug="sneaky", verbs=["claim"], queues=["q"], superuser=True),
+        lambda: E.vend(
+            member_root,
+            team_id=world.foreign_team.id,
+            name="x",
+            slug="sneaky",
+            verbs=["claim"],
+            queues=["q"],
+            superuser=True,
+        ),
     ):
         with pytest.raises(NotFound):
             execute(build())

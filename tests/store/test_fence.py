@@ -19,7 +19,9 @@ from todos.store import operator as O
 
 REPORTS = {
     "heartbeat": lambda agent, todo_id, token: A.heartbeat(agent, todo_id, lease_token=token),
-    "complete": lambda agent, todo_id, token: A.complete(agent, todo_id, lease_token=token, result={"r": 1}, summary="s"),
+    "complete": lambda agent, todo_id, token: A.complete(
+        agent, todo_id, lease_token=token, result={"r": 1}, summary="s"
+    ),
     "fail": lambda agent, todo_id, token: A.fail(agent, todo_id, lease_token=token, result={"r": 1}),
     "release": lambda agent, todo_id, token: A.release(agent, todo_id, lease_token=token),
 }
@@ -56,8 +58,13 @@ def test_a_fenced_lease_refuses_other_tokens(agent, subtests):
     for verb, report in REPORTS.items():
         todo_id = new(agent)
         claim = execute(A.claim(agent, todo_id, require_fence=True))
-        for mismatch, token in (("missing", None), ("wrong", other), ("malformed", claim.lease_token + "x"),
-                                ("not base64", "!!!!"), ("empty", "")):
+        for mismatch, token in (
+            ("missing", None),
+            ("wrong", other),
+            ("malformed", claim.lease_token + "x"),
+            ("not base64", "!!!!"),
+            ("empty", ""),
+        ):
             with subtests.test(verb=verb, mismatch=mismatch):
                 before = snapshot(todo_id)
                 with pytest.raises(Conflict):
@@ -119,7 +126,9 @@ def test_complete_batch_checks_each_items_token(agent):
     a, b = new(agent), new(agent)
     ca = execute(A.claim(agent, a, require_fence=True))
     cb = execute(A.claim(agent, b, require_fence=True))
-    results = execute(A.complete_batch(agent, [{"id": a, "lease_token": cb.lease_token}, {"id": b, "lease_token": cb.lease_token}]))
+    results = execute(
+        A.complete_batch(agent, [{"id": a, "lease_token": cb.lease_token}, {"id": b, "lease_token": cb.lease_token}])
+    )
     assert [(r.ok, r.error and r.error.code) for r in results] == [(False, "conflict"), (True, None)]
     assert row(a)["state"] == "claimed"
     del ca

@@ -30,42 +30,42 @@ def invalid(field: str, build, *args, **kwargs) -> Invalid:
 
 
 BAD_CREATE_FIELDS = [
-        ("title", ""),
-        ("title", "   "),
-        ("title", "x" * 501),
-        ("title", None),
-        ("title", 42),
-        ("title", "nul\x00inside"),
-        ("title", "lone \ud800 surrogate"),
-        ("queue", ""),
-        ("queue", "has space"),
-        ("queue", "-leading-dash"),
-        ("queue", "q" * 129),
-        ("queue", "bad\x00"),
-        ("queue", ["default"]),
-        ("payload", {1, 2}),
-        ("payload", float("nan")),
-        ("payload", {"x": float("inf")}),
-        ("payload", object()),
-        ("payload", {"blob": "x" * MiB}),
-        ("payload", {"text": "nul \x00 inside"}),
-        ("payload", {"nul\x00key": 1}),
-        ("payload", {"s": "lone \udfff surrogate"}),
-        ("priority", 40000),
-        ("priority", -40000),
-        ("priority", "1"),
-        ("priority", 1.5),
-        ("priority", True),
-        ("max_attempts", 0),
-        ("max_attempts", 101),
-        ("max_attempts", -1),
-        ("max_attempts", True),
-        ("max_attempts", 5.0),
-        ("idempotency_key", "k" * 256),
-        ("idempotency_key", 7),
-        ("kind", "k" * 201),
-        ("source", b"bytes"),
-        ("assignee", "a" * 201),
+    ("title", ""),
+    ("title", "   "),
+    ("title", "x" * 501),
+    ("title", None),
+    ("title", 42),
+    ("title", "nul\x00inside"),
+    ("title", "lone \ud800 surrogate"),
+    ("queue", ""),
+    ("queue", "has space"),
+    ("queue", "-leading-dash"),
+    ("queue", "q" * 129),
+    ("queue", "bad\x00"),
+    ("queue", ["default"]),
+    ("payload", {1, 2}),
+    ("payload", float("nan")),
+    ("payload", {"x": float("inf")}),
+    ("payload", object()),
+    ("payload", {"blob": "x" * MiB}),
+    ("payload", {"text": "nul \x00 inside"}),
+    ("payload", {"nul\x00key": 1}),
+    ("payload", {"s": "lone \udfff surrogate"}),
+    ("priority", 40000),
+    ("priority", -40000),
+    ("priority", "1"),
+    ("priority", 1.5),
+    ("priority", True),
+    ("max_attempts", 0),
+    ("max_attempts", 101),
+    ("max_attempts", -1),
+    ("max_attempts", True),
+    ("max_attempts", 5.0),
+    ("idempotency_key", "k" * 256),
+    ("idempotency_key", 7),
+    ("kind", "k" * 201),
+    ("source", b"bytes"),
+    ("assignee", "a" * 201),
 ]
 
 
@@ -79,10 +79,17 @@ def test_create_refuses_malformed_fields(agent, subtests):
 
 
 def test_create_accepts_the_boundaries(agent):
-    ok = execute(A.create(
-        agent, queue="default", title="x" * 500, priority=-32768, max_attempts=100,
-        idempotency_key="k" * 255, payload={"blob": "x" * (MiB - 20)},
-    ))
+    ok = execute(
+        A.create(
+            agent,
+            queue="default",
+            title="x" * 500,
+            priority=-32768,
+            max_attempts=100,
+            idempotency_key="k" * 255,
+            payload={"blob": "x" * (MiB - 20)},
+        )
+    )
     assert ok.created and row(ok.todo.id)["max_attempts"] == 100
     assert execute(A.create(agent, queue="default", title="é" * 500, max_attempts=1)).created
 
@@ -187,7 +194,12 @@ def test_bad_artifacts_are_refused_without_echoing_them(agent, verb, subtests):
 
 
 def test_good_artifacts_are_kept(agent):
-    for artifact in ("https://ci.example/run/1?sig=abc", "HTTPS://CI.EXAMPLE/x", "mcp://cairn/Ab12", "https://h/" + "a" * 502):
+    for artifact in (
+        "https://ci.example/run/1?sig=abc",
+        "HTTPS://CI.EXAMPLE/x",
+        "mcp://cairn/Ab12",
+        "https://h/" + "a" * 502,
+    ):
         todo_id = execute(A.create(agent, queue="default", title="x")).todo.id
         execute(A.claim(agent, todo_id))
         execute(A.complete(agent, todo_id, artifact=artifact))
@@ -254,14 +266,14 @@ def test_summary_from_result_is_off_by_default_and_cut_when_on(agent, settings):
 
 
 BAD_BATCHES = [
-        ("not a list", "items"),
-        ([], "items"),
-        ([{"id": f"td_{i}"} for i in range(101)], "items"),
-        (["td_x"], "items[0]"),
-        ([{"id": "td_a"}, {"id": "td_b", "color": "red"}], "items[1].color"),
-        ([{"id": "td_a"}, {"id": "td_a"}], "items[1].id"),
-        ([{"id": "td_a", "artifact": "http://x"}], "items[0].artifact"),
-        ([{"id": "td_a", "result": float("nan")}], "items[0].result"),
+    ("not a list", "items"),
+    ([], "items"),
+    ([{"id": f"td_{i}"} for i in range(101)], "items"),
+    (["td_x"], "items[0]"),
+    ([{"id": "td_a"}, {"id": "td_b", "color": "red"}], "items[1].color"),
+    ([{"id": "td_a"}, {"id": "td_a"}], "items[1].id"),
+    ([{"id": "td_a", "artifact": "http://x"}], "items[0].artifact"),
+    ([{"id": "td_a", "result": float("nan")}], "items[0].result"),
 ]
 
 

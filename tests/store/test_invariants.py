@@ -15,10 +15,10 @@ pytestmark = pytest.mark.usefixtures("store_db")
 BREAKS = {
     # a pending todo with an open attempt
     "open attempt on a pending todo": "UPDATE todo_attempts SET ended_at = NULL, outcome = NULL, disposition = NULL "
-                                      "WHERE todo_id = %(done)s",
+    "WHERE todo_id = %(done)s",
     # a claimed todo whose lease has no open attempt
     "claimed without an open attempt": "UPDATE todo_attempts SET ended_at = now(), outcome = 'released', "
-                                       "disposition = 'requeued' WHERE todo_id = %(claimed)s",
+    "disposition = 'requeued' WHERE todo_id = %(claimed)s",
     # an attempt numbered past the todo's count
     "attempt past the count": "UPDATE todos SET attempts_total = 0 WHERE id = %(done)s",
 }
@@ -48,7 +48,7 @@ COUNT_BREAKS = {
     "a count missing": "DELETE FROM todo_counts WHERE state = 'claimed'",
     "a todo written behind the store's back": "UPDATE todos SET state = 'canceled' WHERE id = %(done)s",
     "a log row that never happened": "INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after) "
-                                     "SELECT e.team_id, e.id, 'td_x', 'default', 'create', NULL, 'pending' FROM endpoints e",
+    "SELECT e.team_id, e.id, 'td_x', 'default', 'create', NULL, 'pending' FROM endpoints e",
 }
 
 

@@ -53,7 +53,11 @@ def assert_refused(error, stmt, todo_id):
 def test_agent_transitions_on_another_tenants_todo_are_not_found(world, subtests):
     absent_id = "td_" + "0" * 32
     for verb, (setup, call) in AGENT_TRANSITIONS.items():
-        for owner, stranger in ((world.foreign_agent, world.agent), (world.sibling, world.agent), (world.agent, world.foreign_agent)):
+        for owner, stranger in (
+            (world.foreign_agent, world.agent),
+            (world.sibling, world.agent),
+            (world.agent, world.foreign_agent),
+        ):
             with subtests.test(verb=verb, owner=owner.owner):
                 todo_id = setup(owner)
                 foreign = assert_refused(NotFound, call(stranger, todo_id), todo_id)

@@ -40,13 +40,16 @@ def test_a_committed_transition_notifies_once_with_ids_and_no_payload(world):
 
 
 TRANSITIONS = [
-        ("create", lambda w, i: execute(A.create(w.agent, queue="default", title="x", payload={"token": SECRET}))),
-        ("heartbeat", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.heartbeat(w.agent, i)))[-1]),
-        ("complete", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.complete(w.agent, i, result={"token": SECRET})))[-1]),
-        ("fail", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.fail(w.agent, i)))[-1]),
-        ("release", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.release(w.agent, i)))[-1]),
-        ("cancel", lambda w, i: execute(O.cancel(w.human, i))),
-        ("assign", lambda w, i: execute(O.assign(w.human, i, w.human.owner))),
+    ("create", lambda w, i: execute(A.create(w.agent, queue="default", title="x", payload={"token": SECRET}))),
+    ("heartbeat", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.heartbeat(w.agent, i)))[-1]),
+    (
+        "complete",
+        lambda w, i: (execute(A.claim(w.agent, i)), execute(A.complete(w.agent, i, result={"token": SECRET})))[-1],
+    ),
+    ("fail", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.fail(w.agent, i)))[-1]),
+    ("release", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.release(w.agent, i)))[-1]),
+    ("cancel", lambda w, i: execute(O.cancel(w.human, i))),
+    ("assign", lambda w, i: execute(O.assign(w.human, i, w.human.owner))),
 ]
 
 
@@ -65,7 +68,11 @@ def test_each_transition_notifies_exactly_once(world, subtests):
 def test_a_refused_transition_notifies_nobody(world):
     todo_id = new(world.agent)
     with listening("board_events", "board_ready") as listener:
-        for stmt in (A.complete(world.agent, todo_id), O.retry(world.human, todo_id), A.claim(world.foreign_agent, todo_id)):
+        for stmt in (
+            A.complete(world.agent, todo_id),
+            O.retry(world.human, todo_id),
+            A.claim(world.foreign_agent, todo_id),
+        ):
             with pytest.raises(StoreError):
                 execute(stmt)
         assert execute(B.reap()).count == 0
@@ -113,7 +120,8 @@ def test_a_sweep_touching_two_teams_notifies_each_team(world):
         execute(B.reap())
         events = board_events(listener)
     assert sorted((e["team"], tuple(e["ids"])) for e in events) == sorted(
-        [(str(world.team.id), (mine,)), (str(world.foreign_team.id), (theirs,))])
+        [(str(world.team.id), (mine,)), (str(world.foreign_team.id), (theirs,))]
+    )
 
 
 def ready(listener):

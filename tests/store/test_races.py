@@ -134,8 +134,11 @@ def test_a_holder_completing_while_its_lapsed_lease_is_taken_over(agent):
 
         def work(i, barrier, todo_id=todo_id, token=first.lease_token):
             with db.connect() as conn:
-                stmt = (A.complete(agent, todo_id, lease_token=token) if i == 0
-                        else A.claim(agent, todo_id, require_fence=True))
+                stmt = (
+                    A.complete(agent, todo_id, lease_token=token)
+                    if i == 0
+                    else A.claim(agent, todo_id, require_fence=True)
+                )
                 barrier.wait()
                 return execute(stmt, conn)
 

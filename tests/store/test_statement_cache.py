@@ -22,8 +22,11 @@ def test_the_store_raises_psycopgs_cache_bound():
 
 def test_the_hot_statements_fit_the_cache():
     statements = [
-        agent.claim_next(SCOPE), agent.claim_batch(SCOPE, max=100), agent.complete(SCOPE, "td_" + "0" * 32),
-        agent.heartbeat(SCOPE, "td_" + "0" * 32), agent.complete_batch(SCOPE, [{"id": "td_" + "0" * 32}]),
+        agent.claim_next(SCOPE),
+        agent.claim_batch(SCOPE, max=100),
+        agent.complete(SCOPE, "td_" + "0" * 32),
+        agent.heartbeat(SCOPE, "td_" + "0" * 32),
+        agent.complete_batch(SCOPE, [{"id": "td_" + "0" * 32}]),
     ]
     sizes = {len(s.sql.encode()) for s in statements}
     assert max(sizes) > 4096  # the claim: longer than psycopg's own bound

@@ -25,7 +25,13 @@ def test_create_inserts_a_pending_todo_and_no_attempt(agent):
     assert created.created is True
     r = row(created.todo.id)
     assert r["id"].startswith("td_") and len(r["id"]) == 35
-    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["attempts_total"]) == ("pending", None, None, 0, 0)
+    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["attempts_total"]) == (
+        "pending",
+        None,
+        None,
+        0,
+        0,
+    )
     assert (r["max_attempts"], r["priority"], r["payload"], r["kind"], r["source"]) == (5, 0, {"a": [1, 2]}, "k", "s")
     assert r["endpoint_id"] == agent.endpoint_id
     assert r["idempotency_key"] is None
@@ -187,7 +193,9 @@ def test_heartbeat_extends_the_lease_and_stamps_the_open_attempt(agent):
 def test_complete_finishes_the_todo_and_closes_the_attempt_completed_done(agent):
     todo_id = new(agent)
     execute(A.claim(agent, todo_id))
-    todo = execute(A.complete(agent, todo_id, result={"ok": True}, summary="all good", artifact="https://ci.example/run/1"))
+    todo = execute(
+        A.complete(agent, todo_id, result={"ok": True}, summary="all good", artifact="https://ci.example/run/1")
+    )
     r = row(todo_id)
     assert todo.state == "done" and r["result"] == {"ok": True}
     assert (r["owner"], r["lease_expires_at"], r["next_retry_at"]) == (None, None, None)
@@ -205,11 +213,20 @@ def test_fail_below_the_cap_schedules_a_retry(agent):
     r = row(todo_id)
     assert todo.retry_scheduled and not todo.dead_letter
     assert (r["state"], r["result"], r["owner"], r["lease_expires_at"], r["completed_at"]) == (
-        "failed", {"error": "boom"}, None, None, None)
+        "failed",
+        {"error": "boom"},
+        None,
+        None,
+        None,
+    )
     assert r["next_retry_at"] - r["updated_at"] == timedelta(seconds=30)
     [a] = attempts(todo_id)
     assert (a["outcome"], a["disposition"], a["summary"], a["artifact"]) == (
-        "failed", "retry_scheduled", "it broke", "mcp://store/x1")
+        "failed",
+        "retry_scheduled",
+        "it broke",
+        "mcp://store/x1",
+    )
 
 
 def test_fail_at_the_cap_dead_letters(agent):
@@ -230,7 +247,13 @@ def test_release_requeues_and_keeps_the_attempt_count(agent):
     todo = execute(A.release(agent, todo_id, summary="not for me"))
     r = row(todo_id)
     assert todo.state == "pending"
-    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["attempts_total"]) == ("pending", None, None, 1, 1)
+    assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["attempts_total"]) == (
+        "pending",
+        None,
+        None,
+        1,
+        1,
+    )
     [a] = attempts(todo_id)
     assert (a["outcome"], a["disposition"], a["summary"]) == ("released", "requeued", "not for me")
     # and it is claimable again, as attempt 2 with seq 2
@@ -242,7 +265,12 @@ def test_reports_after_the_lease_ended_are_conflicts(agent):
     todo_id = new(agent)
     execute(A.claim(agent, todo_id))
     execute(A.complete(agent, todo_id))
-    for stmt in (A.complete(agent, todo_id), A.fail(agent, todo_id), A.release(agent, todo_id), A.heartbeat(agent, todo_id)):
+    for stmt in (
+        A.complete(agent, todo_id),
+        A.fail(agent, todo_id),
+        A.release(agent, todo_id),
+        A.heartbeat(agent, todo_id),
+    ):
         with pytest.raises(Conflict):
             execute(stmt)
     assert row(todo_id)["state"] == "done"
@@ -281,14 +309,19 @@ def test_complete_batch_applies_each_item_and_classifies_each_miss(world):
     narrowed = dataclasses.replace(agent, queues=("default",))
     claim_a = execute(A.claim(agent, a, require_fence=True))
     execute(A.claim(agent, b))
-    results = execute(A.complete_batch(narrowed, [
-        {"id": a, "lease_token": claim_a.lease_token, "result": {"n": 1}, "summary": "one"},
-        {"id": b, "result": {"n": 2}},
-        {"id": c},
-        {"id": foreign},
-        {"id": "td_nope"},
-        {"id": out_of_scope},
-    ]))
+    results = execute(
+        A.complete_batch(
+            narrowed,
+            [
+                {"id": a, "lease_token": claim_a.lease_token, "result": {"n": 1}, "summary": "one"},
+                {"id": b, "result": {"n": 2}},
+                {"id": c},
+                {"id": foreign},
+                {"id": "td_nope"},
+                {"id": out_of_scope},
+            ],
+        )
+    )
     assert [r.ok for r in results] == [True, True, False, False, False, False]
     assert [r.error.code for r in results[2:]] == ["conflict", "not_found", "not_found", "forbidden"]
     assert row(a)["result"] == {"n": 1} and row(b)["state"] == "done" and row(c)["state"] == "pending"

@@ -23,7 +23,12 @@ def new(agent, **kw) -> str:
 def audited(todo_id: str, human, action: str, note=None) -> dict:
     """The newest audit row of the todo: it names the human and the action."""
     last = audit(todo_id)[-1]
-    assert (last["action"], last["user_id"], last["actor"], last["note"]) == (action, human.user_id, human.username, note)
+    assert (last["action"], last["user_id"], last["actor"], last["note"]) == (
+        action,
+        human.user_id,
+        human.username,
+        note,
+    )
     return last
 
 
@@ -37,7 +42,11 @@ def test_a_human_claim_is_owned_by_the_human_with_claimer_kind_owner(world):
     assert r["lease_expires_at"] - r["claimed_at"] == timedelta(minutes=30)
     [a] = attempts(todo_id)
     assert (a["claimer_kind"], a["owner"], a["claimer_endpoint_id"], a["claimant"]) == (
-        "owner", r["owner"], None, "Board · olive")
+        "owner",
+        r["owner"],
+        None,
+        "Board · olive",
+    )
     audited(todo_id, human, "todo.claim")
 
 
@@ -100,7 +109,9 @@ def test_fail_by_the_human_holder_schedules_a_retry_or_dead_letters(world):
     r = row(retrying)
     assert r["state"] == "failed" and r["next_retry_at"] - r["updated_at"] == timedelta(seconds=30)
     assert r["result"] == {"error": "failed_by_operator", "note": "no good"}
-    assert [(a["outcome"], a["disposition"], a["summary"]) for a in attempts(retrying)] == [("failed", "retry_scheduled", "no good")]
+    assert [(a["outcome"], a["disposition"], a["summary"]) for a in attempts(retrying)] == [
+        ("failed", "retry_scheduled", "no good")
+    ]
     r = row(dying)
     assert r["state"] == "failed" and r["next_retry_at"] is None
     assert [(a["outcome"], a["disposition"]) for a in attempts(dying)] == [("failed", "dead_lettered")]
@@ -113,7 +124,9 @@ def test_release_by_the_human_holder(world):
     execute(O.release(human, todo_id, note="later"))
     r = row(todo_id)
     assert (r["state"], r["owner"], r["attempt"]) == ("pending", None, 1)
-    assert [(a["outcome"], a["disposition"], a["summary"]) for a in attempts(todo_id)] == [("released", "requeued", "later")]
+    assert [(a["outcome"], a["disposition"], a["summary"]) for a in attempts(todo_id)] == [
+        ("released", "requeued", "later")
+    ]
     audited(todo_id, human, "todo.release", note="later")
 
 
@@ -236,7 +249,8 @@ def test_bulk_retry_and_cancel_report_changed_and_skipped(world):
     assert row(foreign)["state"] == "pending"
     todo_rows = [r for r in audit() if r["todo_id"]]
     assert sorted((r["action"], r["todo_id"]) for r in todo_rows) == sorted(
-        [("todo.retry", dead), ("todo.retry", retrying), ("todo.cancel", dead), ("todo.cancel", claimed)])
+        [("todo.retry", dead), ("todo.retry", retrying), ("todo.cancel", dead), ("todo.cancel", claimed)]
+    )
 
 
 def test_assign_and_unassign_a_pending_todo(world):
@@ -270,10 +284,14 @@ def test_set_priority_reorders_claims(world):
 
 def test_a_human_creates_on_a_team_endpoint(world):
     human = world.human
-    created = execute(O.create(human, endpoint_id=world.agent.endpoint_id, queue="other", title="by hand", idempotency_key="k"))
+    created = execute(
+        O.create(human, endpoint_id=world.agent.endpoint_id, queue="other", title="by hand", idempotency_key="k")
+    )
     assert created.created and created.todo.source == "board" and created.todo.queue == "other"
     audited(created.todo.id, human, "todo.create")
-    again = execute(O.create(human, endpoint_id=world.agent.endpoint_id, queue="other", title="by hand", idempotency_key="k"))
+    again = execute(
+        O.create(human, endpoint_id=world.agent.endpoint_id, queue="other", title="by hand", idempotency_key="k")
+    )
     assert not again.created and again.todo.id == created.todo.id
     assert len(audit(created.todo.id)) == 1  # a collapsed duplicate records nothing
 
@@ -294,7 +312,12 @@ def test_a_human_create_is_checked_against_the_endpoint(world):
 def test_pause_and_resume_are_audited_and_need_a_role(world):
     assert execute(O.pause_queue(world.human, world.team.id, "default", note="deploy")) is True
     [row_] = [r for r in audit() if r["action"].startswith("queue.")]
-    assert (row_["action"], row_["queue"], row_["note"], row_["user_id"]) == ("queue.pause", "default", "deploy", world.human.user_id)
+    assert (row_["action"], row_["queue"], row_["note"], row_["user_id"]) == (
+        "queue.pause",
+        "default",
+        "deploy",
+        world.human.user_id,
+    )
     with pytest.raises(Forbidden):
         execute(O.resume_queue(world.viewer, world.team.id, "default"))
     with pytest.raises(NotFound):

@@ -20,7 +20,11 @@ UP_TIMEOUT = 120.0
 def start_up(port: int, *args: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "manage.py", "up", "--port", str(port), *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -34,7 +38,9 @@ def up_environment(**extra: str) -> dict:
     return env
 
 
-def wait_healthy(port: int, process: subprocess.Popen, timeout: float = UP_TIMEOUT, *, host: str = "127.0.0.1") -> httpx.Response:
+def wait_healthy(
+    port: int, process: subprocess.Popen, timeout: float = UP_TIMEOUT, *, host: str = "127.0.0.1"
+) -> httpx.Response:
     """Poll ``/healthz`` until it answers 200; fail (with the process's output) if it exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

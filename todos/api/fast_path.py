@@ -79,10 +79,16 @@ class AgentApiFastPath:
             from todos.api.http import new_request_id
 
             request_id = new_request_id()
-            logger.exception("internal error in request %s (%s %.100s)", request_id, scope.get("method"), scope.get("path"))
+            logger.exception(
+                "internal error in request %s (%s %.100s)", request_id, scope.get("method"), scope.get("path")
+            )
             if not started:
-                await _send_json(send, 500, error_body("internal", f"internal error (request id {request_id})"),
-                                 request_id=request_id)
+                await _send_json(
+                    send,
+                    500,
+                    error_body("internal", f"internal error (request id {request_id})"),
+                    request_id=request_id,
+                )
 
     async def _respond(self, scope, receive, send):
         from todos.api.http import verb_view  # imported late: Django's apps load before this runs
@@ -93,13 +99,16 @@ class AgentApiFastPath:
             request.get_host()
         except DisallowedHost:
             # Django's handler answers 400 too (and logs it as django.security.DisallowedHost).
-            logger.warning("api: refused a request for a host not in ALLOWED_HOSTS: %.100r",
-                           dict(scope.get("headers", ())).get(b"host", b""))
+            logger.warning(
+                "api: refused a request for a host not in ALLOWED_HOSTS: %.100r",
+                dict(scope.get("headers", ())).get(b"host", b""),
+            )
             from todos.api.http import new_request_id
 
-            return await _send_json(send, 400, error_body("invalid", "Host: not one this server answers to"),
-                                    request_id=new_request_id())
-        view = asyncio.ensure_future(verb_view(request, scope["path"][len(API_PREFIX):]))
+            return await _send_json(
+                send, 400, error_body("invalid", "Host: not one this server answers to"), request_id=new_request_id()
+            )
+        view = asyncio.ensure_future(verb_view(request, scope["path"][len(API_PREFIX) :]))
         gone = asyncio.ensure_future(receive())  # completes on http.disconnect (the guard's replay)
         try:
             await asyncio.wait({view, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -114,18 +123,23 @@ class AgentApiFastPath:
         body = response.content
         for name, value in _security_headers() + (("Content-Length", str(len(body))),):
             response.headers.setdefault(name, value)
-        await send({
-            "type": "http.response.start",
-            "status": response.status_code,
-            "headers": [(k.encode("ascii"), v.encode("latin1")) for k, v in response.items()],
-        })
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status_code,
+                "headers": [(k.encode("ascii"), v.encode("latin1")) for k, v in response.items()],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
 async def _send_json(send, status: int, body: dict, *, request_id: str | None = None) -> None:
     raw = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()),
-               (b"cache-control", b"no-store")]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(raw)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
     if request_id:
         headers.append((b"x-request-id", request_id.encode()))
     headers += [(k.encode("ascii"), v.encode("latin1")) for k, v in _security_headers()]

@@ -80,7 +80,9 @@ async def claim_next(call: Call, args: dict) -> dict:
         return await aexecute(first.pop() if first else store.claim_next(agent, **args))
 
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
-    found = await claim_with_wait(attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone)
+    found = await claim_with_wait(
+        attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone
+    )
     if found is None:
         return {"empty": True}
     return {"empty": False, **serialize.claim(found)}
@@ -144,5 +146,7 @@ async def get_default_lease(call: Call, args: dict) -> dict:
 
 
 async def set_default_lease(call: Call, args: dict) -> dict:
-    record = await aexecute(endpoints.set_own_default_lease(call.credential.endpoint_id, args["default_lease_ttl_seconds"]))
+    record = await aexecute(
+        endpoints.set_own_default_lease(call.credential.endpoint_id, args["default_lease_ttl_seconds"])
+    )
     return lease_settings(record.default_lease_ttl_seconds)

@@ -57,7 +57,9 @@ def error_response(exc: StoreError, request_id: str) -> JsonResponse:
         message = exc.message
         if exc.code == "unavailable":
             logger.warning("database unavailable in request %s: %s", request_id, describe_unavailable(exc))
-    response = json_response(error_body(exc.code, message, retry_after=retry_after), STATUS.get(exc.code, 500), request_id)
+    response = json_response(
+        error_body(exc.code, message, retry_after=retry_after), STATUS.get(exc.code, 500), request_id
+    )
     if exc.code == "unauthorized":
         response["WWW-Authenticate"] = 'Bearer realm="board"'
     elif exc.code == "method_not_allowed":

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable, TypeVar
+from typing import TypeVar
 
 from todos.live.listener import Listener, get_listener
 from todos.store.fragments import READY_CHANNEL
@@ -73,7 +74,7 @@ class ReadyWaiters:
                 waiter.event.set()
 
 
-_registries: "weakref.WeakKeyDictionary[Listener, ReadyWaiters]" = weakref.WeakKeyDictionary()
+_registries: weakref.WeakKeyDictionary[Listener, ReadyWaiters] = weakref.WeakKeyDictionary()
 
 
 def ready_waiters() -> tuple[Listener, ReadyWaiters]:

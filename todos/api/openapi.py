@@ -26,10 +26,16 @@ NAMED_SCHEMAS = {
 }
 
 ERRORS = {
-    "400": ("invalid", "Malformed JSON, wrong types, unknown fields or out-of-range values (the message names the field)."),
+    "400": (
+        "invalid",
+        "Malformed JSON, wrong types, unknown fields or out-of-range values (the message names the field).",
+    ),
     "401": ("unauthorized", "Missing, unknown, revoked or expired bearer token."),
     "403": ("forbidden", "The verb is not in the endpoint's scope_verbs, or the queue not in its scope_queues."),
-    "404": ("not_found", "No such todo in this endpoint's scope (or, for create_for, no such target endpoint in the team)."),
+    "404": (
+        "not_found",
+        "No such todo in this endpoint's scope (or, for create_for, no such target endpoint in the team).",
+    ),
     "409": ("conflict", "Wrong state, not the lease holder, lease token mismatch, or lease lost."),
     "413": ("too_large", "The request body is over the server's limit (1 MiB by default)."),
     "500": ("internal", "Anything else; the message carries a request id to quote, never details."),
@@ -48,7 +54,11 @@ UNAVAILABLE_RESPONSE = {
     "within the statement timeout; retry after Retry-After seconds (also in the body as retry_after).",
     "headers": {
         **REQUEST_ID_HEADER,
-        "Retry-After": {"description": "Seconds to wait before retrying.", "required": True, "schema": {"type": "integer"}},
+        "Retry-After": {
+            "description": "Seconds to wait before retrying.",
+            "required": True,
+            "schema": {"type": "integer"},
+        },
     },
     "content": {"application/json": {"schema": UNAVAILABLE_SCHEMA}},
 }

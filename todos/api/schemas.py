@@ -18,7 +18,16 @@ from todos.store.endpoints import SLUG_RE
 STATES = list(inputs.STATES)
 OUTCOMES = ["completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked"]
 DISPOSITIONS = ["done", "retry_scheduled", "requeued", "dead_lettered", "canceled"]
-ERROR_CODES = ["invalid", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "too_large", "internal"]
+ERROR_CODES = [
+    "invalid",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "conflict",
+    "too_large",
+    "internal",
+]
 WAIT_SECONDS_MAX = 30
 
 
@@ -51,7 +60,12 @@ MAYBE_TIMESTAMP = {"type": ["string", "null"], "format": "date-time", "descripti
 MAYBE_TEXT = {"type": ["string", "null"]}
 
 NO_NUL = r"^[^\u0000]*$"  # prose: newlines and tabs allowed, NUL never
-LABEL = {"type": "string", "maxLength": inputs.LABEL_MAX_CHARS, "pattern": inputs.ONE_LINE_PATTERN, "description": "one line; empty means none"}
+LABEL = {
+    "type": "string",
+    "maxLength": inputs.LABEL_MAX_CHARS,
+    "pattern": inputs.ONE_LINE_PATTERN,
+    "description": "one line; empty means none",
+}
 QUEUE = {
     "type": "string",
     "pattern": inputs.QUEUE_RE.pattern,
@@ -148,7 +162,12 @@ CLAIM_PROPERTIES = {
     "attempt_seq": {"type": "integer"},
     "attempts_total": {"type": "integer"},
     "lease_token": {"type": "string", "description": "present only when the claim asked for require_fence; shown once"},
-    "prior_attempts": {"type": "array", "items": ATTEMPT, "maxItems": 5, "description": "≤5 closed attempts, newest first"},
+    "prior_attempts": {
+        "type": "array",
+        "items": ATTEMPT,
+        "maxItems": 5,
+        "description": "≤5 closed attempts, newest first",
+    },
 }
 CLAIM = closed(CLAIM_PROPERTIES, optional_keys=("lease_token",))
 CLAIM_NEXT = {
@@ -157,7 +176,9 @@ CLAIM_NEXT = {
         closed({"empty": {"type": "boolean", "enum": [False]}, **CLAIM_PROPERTIES}, optional_keys=("lease_token",)),
     ]
 }
-BATCH_CLAIM = closed({k: v for k, v in CLAIM_PROPERTIES.items() if k != "prior_attempts"}, optional_keys=("lease_token",))
+BATCH_CLAIM = closed(
+    {k: v for k, v in CLAIM_PROPERTIES.items() if k != "prior_attempts"}, optional_keys=("lease_token",)
+)
 
 TODO_ENVELOPE = closed({"todo": TODO_ROW})
 
@@ -167,7 +188,10 @@ ERROR = closed({"error": ERROR_DETAIL})
 LEASE = closed(
     {
         "default_lease_ttl_seconds": {"type": ["integer", "null"], "description": "this endpoint's default, or null"},
-        "effective_lease_ttl_seconds": {"type": "integer", "description": "what a claim without lease_ttl_seconds gets"},
+        "effective_lease_ttl_seconds": {
+            "type": "integer",
+            "description": "what a claim without lease_ttl_seconds gets",
+        },
         "server_default_lease_ttl_seconds": {"type": "integer"},
         "min_default_lease_ttl_seconds": {"type": "integer"},
         "max_lease_ttl_seconds": {"type": "integer"},
@@ -198,8 +222,17 @@ CREATE_FOR_IN = obj(
             }
         ),
         "assignee": optional({**LABEL, "description": "only this owner string may claim"}),
-        "priority": optional({"type": "integer", "minimum": inputs.PRIORITY_RANGE[0], "maximum": inputs.PRIORITY_RANGE[1], "description": "lower claims first"}),
-        "max_attempts": optional({"type": "integer", "minimum": inputs.MAX_ATTEMPTS_RANGE[0], "maximum": inputs.MAX_ATTEMPTS_RANGE[1]}),
+        "priority": optional(
+            {
+                "type": "integer",
+                "minimum": inputs.PRIORITY_RANGE[0],
+                "maximum": inputs.PRIORITY_RANGE[1],
+                "description": "lower claims first",
+            }
+        ),
+        "max_attempts": optional(
+            {"type": "integer", "minimum": inputs.MAX_ATTEMPTS_RANGE[0], "maximum": inputs.MAX_ATTEMPTS_RANGE[1]}
+        ),
         "endpoint": optional(
             {
                 "type": "string",
@@ -235,7 +268,12 @@ LIST_TODOS_IN = obj(
 LIST_TODOS_OUT = closed({"todos": {"type": "array", "items": TODO_ROW}, "next_cursor": MAYBE_TEXT})
 
 GET_TODO_IN = obj(
-    {"id": TODO_ID, "attempts_limit": optional({"type": "integer", "minimum": 1, "maximum": ATTEMPTS_LIMIT_MAX, "description": "default 20"})},
+    {
+        "id": TODO_ID,
+        "attempts_limit": optional(
+            {"type": "integer", "minimum": 1, "maximum": ATTEMPTS_LIMIT_MAX, "description": "default 20"}
+        ),
+    },
     required=("id",),
 )
 GET_TODO_OUT = closed(

@@ -6,7 +6,7 @@ endpoint or the idempotency key. Timestamps are RFC 3339 in UTC; absent values a
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from todos.store.records import Attempt, Claim, Todo
 
@@ -14,7 +14,7 @@ from todos.store.records import Attempt, Claim, Todo
 def timestamp(value: datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def todo_row(todo: Todo) -> dict:

@@ -29,8 +29,8 @@ from uuid import UUID
 
 from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
-from channels.layers import get_channel_layer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from todos.live.access import ateam_ids
@@ -179,8 +179,13 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         if self.outbox is None or event["team"] not in self._team_keys:
             return  # no longer a member: whatever was still queued for that team is dropped
         if self.subscription.wants(event):
-            await self.outbox.push(ids=event["ids"], queues=event["queues"], ops=event["ops"], teams=[event["team"]],
-                                   text=event.get("text"))
+            await self.outbox.push(
+                ids=event["ids"],
+                queues=event["queues"],
+                ops=event["ops"],
+                teams=[event["team"]],
+                text=event.get("text"),
+            )
 
     async def board_resync(self, event):
         if self.outbox is not None:

@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import psycopg
 
@@ -84,7 +84,7 @@ class Listener:
         try:
             await asyncio.wait_for(self._connected.wait(), timeout)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     async def stop(self) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +47,14 @@ MAX_IDS = 200
 
 
 class Outbox:
-    def __init__(self, send: Callable[[dict | str], Awaitable[None]], *, interval: float = INTERVAL, burst: int = BURST,
-                 max_ids: int = MAX_IDS):
+    def __init__(
+        self,
+        send: Callable[[dict | str], Awaitable[None]],
+        *,
+        interval: float = INTERVAL,
+        burst: int = BURST,
+        max_ids: int = MAX_IDS,
+    ):
         self._send = send
         self.interval = interval
         self.burst = burst
@@ -92,8 +98,12 @@ class Outbox:
         is when nothing else was waiting to be merged with it."""
         alone = not self._ops
         self._merge(ids, queues, ops, teams)
-        inline = (self._idle and not self._control and not self._sending.locked()
-                  and self._wait_for_token(asyncio.get_running_loop().time()) == 0)
+        inline = (
+            self._idle
+            and not self._control
+            and not self._sending.locked()
+            and self._wait_for_token(asyncio.get_running_loop().time()) == 0
+        )
         if not inline:
             self._wake.set()  # the task sends it when the bucket allows
             return

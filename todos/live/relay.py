@@ -249,7 +249,7 @@ class Relay:
         self.relayed = 0
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "Relay":
+    def start(self) -> Relay:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="board-relay", daemon=True)
             self._thread.start()
@@ -284,9 +284,15 @@ class Relay:
         # Keepalives: a holder whose network vanished must lose its session (and the lock) within
         # seconds, not at the kernel's two-hour default.
         return psycopg.connect(
-            self.conninfo or conninfo(), autocommit=True, row_factory=dict_row,
-            application_name="board-relay", connect_timeout=10,
-            keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3,
+            self.conninfo or conninfo(),
+            autocommit=True,
+            row_factory=dict_row,
+            application_name="board-relay",
+            connect_timeout=10,
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=3,
             options="-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3",
         )
 

@@ -17,8 +17,23 @@ from urllib.parse import parse_qs
 from uuid import UUID
 
 TODO_OPS = frozenset(
-    {"create", "claim", "heartbeat", "complete", "fail", "release", "force_release", "retry", "cancel",
-     "assign", "priority", "reap", "requeue", "purge", "revoke"}
+    {
+        "create",
+        "claim",
+        "heartbeat",
+        "complete",
+        "fail",
+        "release",
+        "force_release",
+        "retry",
+        "cancel",
+        "assign",
+        "priority",
+        "reap",
+        "requeue",
+        "purge",
+        "revoke",
+    }
 )
 
 QUEUE_OPS = frozenset({"pause", "resume"})
@@ -69,7 +84,7 @@ class Subscription:
     endpoints: frozenset[str] | None = None
 
     @classmethod
-    def parse(cls, raw) -> "Subscription":
+    def parse(cls, raw) -> Subscription:
         if not isinstance(raw, dict):
             raise InvalidSubscription("subscribe must be an object")
         page, filter_, todo = raw.get("page"), raw.get("filter") or "", raw.get("todo")
@@ -77,7 +92,9 @@ class Subscription:
             raise InvalidSubscription("page must be a short string")
         if not isinstance(filter_, str) or len(filter_) > MAX_FILTER:
             raise InvalidSubscription(f"filter must be a query string of at most {MAX_FILTER} characters")
-        if todo is not None and (not isinstance(todo, (str, int)) or isinstance(todo, bool) or not 0 < len(str(todo)) <= MAX_ID):
+        if todo is not None and (
+            not isinstance(todo, (str, int)) or isinstance(todo, bool) or not 0 < len(str(todo)) <= MAX_ID
+        ):
             raise InvalidSubscription("todo must be a todo id or null")
         teams = queues = endpoints = None
         if page == "todos":
@@ -98,8 +115,10 @@ class Subscription:
             return False
         if self.queues is not None and event.get("queues") and not self.queues.intersection(event["queues"]):
             return False
-        if self.endpoints is not None and event.get("endpoints") and not self.endpoints.intersection(
-            str(e) for e in event["endpoints"]
+        if (
+            self.endpoints is not None
+            and event.get("endpoints")
+            and not self.endpoints.intersection(str(e) for e in event["endpoints"])
         ):
             return False
         return True

@@ -51,8 +51,15 @@ RPC_BAD_REQUEST = -32600
 class Refused(Exception):
     """The request is answered here, with ``status`` and a JSON-RPC error body."""
 
-    def __init__(self, status: int, code: str, message: str, rpc_code: int, challenge: str | None = None,
-                 retry_after: int | None = None):
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        rpc_code: int,
+        challenge: str | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.code = code

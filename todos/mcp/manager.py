@@ -128,14 +128,18 @@ class SessionManager(StreamableHTTPSessionManager):
         try:
             async with transport.connect() as (read_stream, write_stream):
                 dispatcher = JSONRPCDispatcher(read_stream, write_stream, inline_methods=frozenset({"initialize"}))
-                connection = Connection.for_loop(dispatcher, session_id=session_id, protocol_version_hint=protocol_version)
+                connection = Connection.for_loop(
+                    dispatcher, session_id=session_id, protocol_version_hint=protocol_version
+                )
                 connection.client_params = client_params
                 connection.initialized.set()
                 attach(session_id, connection)
                 task_status.started()
                 idle_scope = transport.idle_scope if transport.idle_scope is not None else anyio.CancelScope()
                 with idle_scope:
-                    await serve_connection(self.app, dispatcher, connection=connection, lifespan_state=self._lifespan_state)
+                    await serve_connection(
+                        self.app, dispatcher, connection=connection, lifespan_state=self._lifespan_state
+                    )
                 if idle_scope.cancelled_caught:
                     logger.info("MCP session %s idle timeout in this process", session_id[:8])
         except Exception:

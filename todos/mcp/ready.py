@@ -79,7 +79,9 @@ class ReadyNotifier:
             existing.digest = digest
             existing.outbound = outbound
             return False
-        live = LiveSession(session_id, str(credential.endpoint_id), digest, frozenset(credential.scope_queues), outbound)
+        live = LiveSession(
+            session_id, str(credential.endpoint_id), digest, frozenset(credential.scope_queues), outbound
+        )
         self.sessions[session_id] = live
         self._by_endpoint.setdefault(live.endpoint_id, set()).add(session_id)
         return True
@@ -141,7 +143,7 @@ def _current_task() -> asyncio.Task | None:
         return None
 
 
-_notifiers: "weakref.WeakKeyDictionary[Listener, ReadyNotifier]" = weakref.WeakKeyDictionary()
+_notifiers: weakref.WeakKeyDictionary[Listener, ReadyNotifier] = weakref.WeakKeyDictionary()
 
 
 def notifier() -> ReadyNotifier:

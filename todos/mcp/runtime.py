@@ -34,10 +34,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from todos.db import aexecute
 from todos.mcp import ready
-from todos.store import mcp_sessions as sessions
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_BAD_REQUEST, RPC_UNAVAILABLE, Refused, header, refusal_for
 from todos.mcp.manager import SessionManager, connection_of, held_sessions
 from todos.mcp.server import build_server
+from todos.store import mcp_sessions as sessions
 from todos.store.errors import StoreError
 
 logger = logging.getLogger("todos.mcp")
@@ -153,8 +153,13 @@ class Runtime:
             logger.exception("could not restore MCP session %s", session_id[:8])
             raise _internal("restoring", exc) from None
         if outcome == "full":
-            raise Refused(503, "unavailable", "too many open MCP sessions on this server; retry later", RPC_UNAVAILABLE,
-                          retry_after=SESSION_FULL_RETRY_AFTER)
+            raise Refused(
+                503,
+                "unavailable",
+                "too many open MCP sessions on this server; retry later",
+                RPC_UNAVAILABLE,
+                retry_after=SESSION_FULL_RETRY_AFTER,
+            )
         if outcome == "unreadable":
             raise _session_not_found()
 

@@ -34,10 +34,10 @@ from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.db import aexecute
 from todos.mcp import manager, ready, tools
-from todos.store import mcp_sessions as sessions
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED, RPC_UNAVAILABLE
 from todos.mcp.descriptions import INSTRUCTIONS
 from todos.selectors.agent import Credential
+from todos.store import mcp_sessions as sessions
 from todos.store.errors import StoreError
 from todos.unavailable import classify as classify_unavailable
 from todos.unavailable import describe as describe_unavailable
@@ -138,7 +138,9 @@ async def record_session(ctx: ServerRequestContext, call_next):
     client_params = types.InitializeRequestParams.model_validate(ctx.params or {}, by_name=False)
     kept = client_params.model_dump(by_alias=True, mode="json", exclude_none=True)
     if len(json.dumps(kept)) > CLIENT_PARAMS_MAX_BYTES:
-        raise MCPError(code=types.INVALID_PARAMS, message=f"invalid: initialize params over {CLIENT_PARAMS_MAX_BYTES} bytes")
+        raise MCPError(
+            code=types.INVALID_PARAMS, message=f"invalid: initialize params over {CLIENT_PARAMS_MAX_BYTES} bytes"
+        )
     try:
         await aexecute(sessions.record(session_id, credential.endpoint_id, digest, result["protocolVersion"], kept))
     except asyncio.CancelledError:
@@ -147,8 +149,11 @@ async def record_session(ctx: ServerRequestContext, call_next):
         unavailable = classify_unavailable(exc)
         if unavailable is not None:
             logger.warning("could not record MCP session %s: %s", session_id[:8], describe_unavailable(exc))
-            raise MCPError(code=RPC_UNAVAILABLE, message=f"unavailable: {unavailable.message}",
-                           data={"retry_after": unavailable.retry_after}) from None
+            raise MCPError(
+                code=RPC_UNAVAILABLE,
+                message=f"unavailable: {unavailable.message}",
+                data={"retry_after": unavailable.retry_after},
+            ) from None
         request_id = uuid.uuid4().hex[:20]
         logger.exception("internal error recording MCP session %s (request id %s)", session_id[:8], request_id)
         raise MCPError(code=RPC_INTERNAL, message=f"internal: internal error (request id {request_id})") from None

@@ -16,7 +16,7 @@ client reads ``{"error": {"code": "conflict"}}``.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import mcp_types as types
 
@@ -61,7 +61,7 @@ def object_schema(schema: dict) -> dict:
     return {"type": "object", **schema}
 
 
-@lru_cache(maxsize=None)
+@cache
 def tool(name: str) -> types.Tool:
     """The MCP tool of verb ``name`` (built once: the verb table is static)."""
     verb = next(v for v in TABLE if v.name == name)

@@ -136,11 +136,21 @@ def viewer_for(user) -> Viewer:
         teams.setdefault(row["team_id"], TeamAccess(row["team_id"], row["team_slug"], row["team_name"], row["role"]))
         if row["endpoint_id"] is not None:
             endpoints.append(
-                EndpointRef(row["endpoint_id"], row["team_id"], row["slug"], row["name"], row["state"], tuple(row["scope_queues"] or ()))
+                EndpointRef(
+                    row["endpoint_id"],
+                    row["team_id"],
+                    row["slug"],
+                    row["name"],
+                    row["state"],
+                    tuple(row["scope_queues"] or ()),
+                )
             )
     viewer = Viewer(
-        user_id=user.pk, username=user.get_username(), is_superuser=bool(user.is_superuser),
-        teams=tuple(teams.values()), endpoints=tuple(endpoints),
+        user_id=user.pk,
+        username=user.get_username(),
+        is_superuser=bool(user.is_superuser),
+        teams=tuple(teams.values()),
+        endpoints=tuple(endpoints),
     )
     try:
         user._board_viewer = viewer

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 from todos.db import pool
@@ -16,11 +16,30 @@ from todos.selectors.todos import AUDIT_COLUMNS, AuditRow
 
 PAGE_SIZE = 50
 ACTIONS = (
-    "todo.claim", "todo.extend", "todo.complete", "todo.fail", "todo.release", "todo.force_release",
-    "todo.retry", "todo.cancel", "todo.assign", "todo.unassign", "todo.priority", "todo.create",
-    "queue.pause", "queue.resume", "member.set", "member.remove", "team.create",
-    "endpoint.vend", "endpoint.rotate", "endpoint.revoke", "endpoint.scopes", "endpoint.lease",
-    "endpoint.delete", "endpoint.expire",
+    "todo.claim",
+    "todo.extend",
+    "todo.complete",
+    "todo.fail",
+    "todo.release",
+    "todo.force_release",
+    "todo.retry",
+    "todo.cancel",
+    "todo.assign",
+    "todo.unassign",
+    "todo.priority",
+    "todo.create",
+    "queue.pause",
+    "queue.resume",
+    "member.set",
+    "member.remove",
+    "team.create",
+    "endpoint.vend",
+    "endpoint.rotate",
+    "endpoint.revoke",
+    "endpoint.scopes",
+    "endpoint.lease",
+    "endpoint.delete",
+    "endpoint.expire",
 )
 PERIODS = {"": "Any time", "1h": "Last hour", "24h": "Last 24 hours", "7d": "Last 7 days", "30d": "Last 30 days"}
 PERIOD_DELTAS = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -35,7 +54,7 @@ class ActivityFilter:
     errors: tuple[str, ...] = ()
 
     @classmethod
-    def from_query(cls, query) -> "ActivityFilter":
+    def from_query(cls, query) -> ActivityFilter:
         errors = []
         action = (query.get("action") or "").strip()
         if action and not (action in ACTIONS or action.rstrip(".*") in {a.split(".")[0] for a in ACTIONS}):
@@ -50,7 +69,7 @@ class ActivityFilter:
         if raw:
             try:
                 ts, ident = raw.split("~")
-                before = (datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc), int(ident))
+                before = (datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC), int(ident))
             except ValueError:
                 errors.append("before: not a page cursor; showing the first page")
         return cls((query.get("person") or "").strip()[:150], action, period, before, tuple(errors))
@@ -60,12 +79,12 @@ class ActivityFilter:
         values.update(overrides)
         return urlencode({k: v for k, v in values.items() if v})
 
-    def first_page(self) -> "ActivityFilter":
+    def first_page(self) -> ActivityFilter:
         return dataclasses.replace(self, before=None)
 
 
 def encode_cursor(row: AuditRow) -> str:
-    return f"{row.at.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}~{row.id}"
+    return f"{row.at.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}~{row.id}"
 
 
 def activity(viewer: Viewer, f: ActivityFilter, *, page_size: int | None = None) -> tuple[list[AuditRow], str | None]:
@@ -94,7 +113,7 @@ def activity(viewer: Viewer, f: ActivityFilter, *, page_size: int | None = None)
 SELECT x.* FROM unnest(%(teams)s::uuid[]) AS tm(id)
 CROSS JOIN LATERAL (
     SELECT {AUDIT_COLUMNS} FROM audit_log l
-    WHERE {' AND '.join(where)}
+    WHERE {" AND ".join(where)}
     ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s
 ) x
 ORDER BY x.at DESC, x.id DESC LIMIT %(limit)s"""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -116,7 +116,7 @@ class TodoPage:
 # answered with a page, possibly empty); 16 digits reach the year 2286.
 CURSOR_PATTERN = r"^[0-9]{1,16}\.[A-Za-z0-9_-]{1,64}$"
 _CURSOR_RE = re.compile(CURSOR_PATTERN)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -170,7 +170,7 @@ def list_todos(
         conditions.append("(t.created_at, t.id) < (%(after_created)s, %(after_id)s)")
     params["fetch"] = size + 1
     sql = f"""SELECT {TODO_COLUMNS} FROM todos t
-              WHERE {' AND '.join(conditions)}
+              WHERE {" AND ".join(conditions)}
               ORDER BY t.created_at DESC, t.id DESC
               LIMIT %(fetch)s"""
 

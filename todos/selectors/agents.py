@@ -88,7 +88,9 @@ def agents(viewer: Viewer) -> list[AgentStatus]:
         if beat and (s.last_heartbeat_at is None or beat > s.last_heartbeat_at):
             s.last_heartbeat_at = beat
         if len(s.examples) < IN_FLIGHT_SHOWN:
-            s.examples.append(InFlight(row["id"], row["title"], row["queue"], row["lease_expires_at"], row["lapsed"], row["claimant"]))
+            s.examples.append(
+                InFlight(row["id"], row["title"], row["queue"], row["lease_expires_at"], row["lapsed"], row["claimant"])
+            )
     for row in outcomes:
         s = statuses[row["endpoint_id"]]
         outcome = row["outcome"]

@@ -10,8 +10,8 @@ stopped there.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from todos.db import pool
 from todos.filters import TodoFilter
@@ -48,7 +48,11 @@ def _window_sql(viewer: Viewer, f: TodoFilter, limit: int) -> tuple[str, dict] |
         query.predicates.append(query.search)
     query.params["scan"] = limit
     inner = _scan_sql(
-        query, columns=("created_at", "id"), direction="DESC", keyset=None, limit_param="scan",
+        query,
+        columns=("created_at", "id"),
+        direction="DESC",
+        keyset=None,
+        limit_param="scan",
         select="t.id, t.title, t.result, t.attempts_total, t.created_at",
     )
     sql = f"""
@@ -66,7 +70,9 @@ def groups(viewer: Viewer, f: TodoFilter) -> tuple[list[Group], bool]:
     if built is None:
         return [], False
     head, params = built
-    sql = head + f"""
+    sql = (
+        head
+        + f"""
 SELECT g.fingerprint, g.n AS count, ex.reason AS example_reason, ex.id AS example_id, ex.title AS example_title,
        (SELECT count(*) FROM d) AS scanned
 FROM (SELECT fingerprint, count(*) AS n, max(created_at) AS newest FROM r GROUP BY fingerprint) g
@@ -75,27 +81,34 @@ CROSS JOIN LATERAL (
 ) ex
 ORDER BY g.n DESC, g.newest DESC
 LIMIT {GROUPS_SHOWN}"""
+    )
     with pool().connection() as conn:
         rows = conn.execute(sql, params).fetchall()
     capped = bool(rows) and rows[0]["scanned"] >= GROUP_SCAN_ROWS
-    return [Group(r["fingerprint"], r["count"], r["example_reason"], r["example_id"], r["example_title"]) for r in rows], capped
+    return [
+        Group(r["fingerprint"], r["count"], r["example_reason"], r["example_id"], r["example_title"]) for r in rows
+    ], capped
 
 
 def group_ids(viewer: Viewer, f: TodoFilter, fingerprint: str, *, acting_only: bool = True) -> Iterator[list[str]]:
     """The ids of one group (for its bulk actions), in chunks."""
     if acting_only:
         acting = {e.id for e in viewer.acting_endpoints()}
-        viewer = dataclasses.replace(viewer, endpoints=tuple(e for e in viewer.endpoints if e.id in acting), _teams_by_id={}, _endpoints_by_id={})
+        viewer = dataclasses.replace(
+            viewer, endpoints=tuple(e for e in viewer.endpoints if e.id in acting), _teams_by_id={}, _endpoints_by_id={}
+        )
     built = _window_sql(viewer, f, GROUP_SCAN_ROWS)
     if built is None:
         return
     head, params = built
     params = dict(params, fingerprint=fingerprint)
     with pool().connection() as conn:
-        rows = conn.execute(head + "\nSELECT id FROM r WHERE fingerprint = %(fingerprint)s ORDER BY created_at DESC", params).fetchall()
+        rows = conn.execute(
+            head + "\nSELECT id FROM r WHERE fingerprint = %(fingerprint)s ORDER BY created_at DESC", params
+        ).fetchall()
     ids = [r["id"] for r in rows]
     for start in range(0, len(ids), 5000):
-        yield ids[start:start + 5000]
+        yield ids[start : start + 5000]
 
 
 def group_count(viewer: Viewer, f: TodoFilter, fingerprint: str) -> int:

@@ -75,7 +75,7 @@ class EndpointRow:
         return self.state == "active"
 
     @classmethod
-    def from_row(cls, row: dict) -> "EndpointRow":
+    def from_row(cls, row: dict) -> EndpointRow:
         return cls(**{**row, "scope_verbs": tuple(row["scope_verbs"]), "scope_queues": tuple(row["scope_queues"])})
 
 
@@ -111,7 +111,7 @@ class LiveWork:
     def retry(self) -> int:
         return self.state("retry")
 
-    def in_queues(self, queues) -> "LiveWork":
+    def in_queues(self, queues) -> LiveWork:
         return LiveWork({q: s for q, s in self.counts.items() if q in set(queues)})
 
     def queue_total(self, queue: str) -> int:
@@ -128,7 +128,8 @@ def by_team(viewer: Viewer) -> list[TeamEndpoints]:
     """Every team of the viewer with its endpoints (active first, then revoked; by name)."""
     with pool().connection() as conn:
         rows = conn.execute(
-            ENDPOINT_SQL + """ WHERE e.team_id = ANY(%(teams)s::uuid[])
+            ENDPOINT_SQL
+            + """ WHERE e.team_id = ANY(%(teams)s::uuid[])
             ORDER BY e.state = 'revoked', lower(e.name), e.slug""",
             {"teams": viewer.team_ids},
         ).fetchall()

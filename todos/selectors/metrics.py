@@ -52,4 +52,10 @@ def snapshot() -> dict:
         finished = {r["state"]: r["n"] for r in conn.execute(SQL["finished"]).fetchall()}
         attempts = {r["outcome"]: r["n"] for r in conn.execute(SQL["attempts"]).fetchall()}
         endpoints = {r["state"]: r["n"] for r in conn.execute(SQL["endpoints"]).fetchall()}
-    return {"live": live, "oldest": float(oldest) if oldest is not None else 0.0, "finished": finished, "attempts": attempts, "endpoints": endpoints}
+    return {
+        "live": live,
+        "oldest": float(oldest) if oldest is not None else 0.0,
+        "finished": finished,
+        "attempts": attempts,
+        "endpoints": endpoints,
+    }

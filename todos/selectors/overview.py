@@ -92,7 +92,7 @@ class QueueStats:
     spark: list[int] = field(default_factory=lambda: [0] * BUCKETS)  # oldest bucket first
     pause: Pause | None = None
 
-    def add(self, other: "QueueStats") -> None:
+    def add(self, other: QueueStats) -> None:
         for name in ("pending", "claimed", "retry", "dead", "done_hour", "failed_hour"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.oldest_pending and (self.oldest_pending is None or other.oldest_pending < self.oldest_pending):
@@ -131,8 +131,11 @@ def overview(viewer: Viewer) -> Overview:
         return Overview([], None)
     scope = [(e.id, q) for e in viewer.endpoints for q in e.scope_queues]
     params = {
-        "eps": eps, "ep_teams": [e.team_id for e in viewer.endpoints], "teams": viewer.team_ids,
-        "scope_eps": [e for e, _ in scope], "scope_queues": [q for _, q in scope],
+        "eps": eps,
+        "ep_teams": [e.team_id for e in viewer.endpoints],
+        "teams": viewer.team_ids,
+        "scope_eps": [e for e, _ in scope],
+        "scope_queues": [q for _, q in scope],
     }
     with pool().connection() as conn:
         counted = conn.execute(ROW_SQL, params).fetchall()
@@ -157,7 +160,9 @@ def overview(viewer: Viewer) -> Overview:
         for bucket, n in zip(row["done_buckets"] or (), row["done_counts"] or ()):
             s.spark[BUCKETS - 1 - bucket] += n
     for row in pauses:
-        slot(viewer.team(row["team_id"]), row["queue"]).pause = Pause(by=row["paused_by"], at=row["paused_at"], note=row["note"])
+        slot(viewer.team(row["team_id"]), row["queue"]).pause = Pause(
+            by=row["paused_by"], at=row["paused_at"], note=row["note"]
+        )
     rows = sorted(stats.values(), key=lambda s: (s.team.name, s.team.slug, s.queue))
     totals = QueueStats(team=None, queue="All queues")  # type: ignore[arg-type]
     for s in rows:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
@@ -55,9 +56,24 @@ STORE_STATES = ("pending", "claimed", "failed", "done", "canceled")
 EXACT_COUNTS = ("claimed",)
 
 ROW_COLUMNS = (
-    "id", "endpoint_id", "queue", "kind", "title", "state", "owner", "assignee", "priority",
-    "attempt", "max_attempts", "attempts_total", "lease_expires_at", "next_retry_at", "created_at",
-    "updated_at", "claimed_at", "completed_at",
+    "id",
+    "endpoint_id",
+    "queue",
+    "kind",
+    "title",
+    "state",
+    "owner",
+    "assignee",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "attempts_total",
+    "lease_expires_at",
+    "next_retry_at",
+    "created_at",
+    "updated_at",
+    "claimed_at",
+    "completed_at",
 )
 ROW_SELECT = ", ".join(f"t.{c}" for c in ROW_COLUMNS)
 LAPSED = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
@@ -108,7 +124,7 @@ class TodoRow:
         return short_id(self.id)
 
     @classmethod
-    def from_row(cls, row: dict) -> "TodoRow":
+    def from_row(cls, row: dict) -> TodoRow:
         return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)})
 
 
@@ -295,21 +311,29 @@ def _order(columns: tuple[str, ...], direction: str, alias: str = "t") -> str:
     return ", ".join(f"{alias}.{c} {direction}" for c in columns)
 
 
-def _scan_sql(query: Query, *, columns, direction, keyset: str | None, limit_param: str, select: str,
-              ordered: bool = True) -> str:
+def _scan_sql(
+    query: Query, *, columns, direction, keyset: str | None, limit_param: str, select: str, ordered: bool = True
+) -> str:
     """The first ``limit`` rows of the filter in ``columns`` order: one ordered, limited index
     scan per branch (endpoint, and state or queue), merged. ``ordered=False`` leaves the merged
     rows unordered, so that a count stops as soon as it has ``limit`` of them."""
     if query.mine:
-        return _mine_scan_sql(query, columns=columns, direction=direction, keyset=keyset,
-                              limit_param=limit_param, select=select, ordered=ordered)
+        return _mine_scan_sql(
+            query,
+            columns=columns,
+            direction=direction,
+            keyset=keyset,
+            limit_param=limit_param,
+            select=select,
+            ordered=ordered,
+        )
     if query.flat:
         where = ["t.endpoint_id = ANY(%(eps)s::uuid[])"] + [f"t.state = '{s}'" for s in query.states or ()]
         where += query.predicates + ([keyset] if keyset else [])
         order = f"ORDER BY {_order(columns, direction)}\n" if ordered else ""
         return f"""
 SELECT {select} FROM todos t
-WHERE {' AND '.join(where)}
+WHERE {" AND ".join(where)}
 {order}LIMIT %({limit_param})s"""
     source, state_pred = _branches(query)
     where = ["t.endpoint_id = e.id" + state_pred] + query.predicates + ([keyset] if keyset else [])
@@ -319,7 +343,7 @@ WHERE {' AND '.join(where)}
 SELECT x.* FROM {source}
 CROSS JOIN LATERAL (
     SELECT {select} FROM todos t
-    WHERE {' AND '.join(where)}
+    WHERE {" AND ".join(where)}
     ORDER BY {order_inner}
     LIMIT %({limit_param})s
 ) x
@@ -340,23 +364,30 @@ def _mine_scan_sql(query: Query, *, columns, direction, keyset, limit_param, sel
     extra = query.predicates + ([keyset] if keyset else [])
     order_inner = _order(columns, direction)
     assigned = " AND ".join(
-        ["t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])"] + extra)
-    parts = [f"""
+        ["t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])"] + extra
+    )
+    parts = [
+        f"""
     SELECT y.* FROM unnest(%(mine_states)s::text[]) AS s(state)
     CROSS JOIN LATERAL (
         SELECT {select} FROM todos t WHERE {assigned}
         ORDER BY {order_inner} LIMIT %({limit_param})s
-    ) y"""]
+    ) y"""
+    ]
     if "claimed" in states:
         leased = " AND ".join(
-            ["t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s",
-             "t.endpoint_id = ANY(%(eps)s::uuid[])"] + extra)
+            [
+                "t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s",
+                "t.endpoint_id = ANY(%(eps)s::uuid[])",
+            ]
+            + extra
+        )
         parts.append(f"""
     (SELECT {select} FROM todos t WHERE {leased}
      ORDER BY {order_inner} LIMIT %({limit_param})s)""")
     order_outer = f"ORDER BY {_order(columns, direction, 'x')}\n" if ordered else ""
     return f"""
-SELECT x.* FROM ({' UNION ALL '.join(parts)}
+SELECT x.* FROM ({" UNION ALL ".join(parts)}
 ) x
 {order_outer}LIMIT %({limit_param})s"""
 
@@ -386,7 +417,9 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
     select = f"{ROW_SELECT}, {LAPSED}"
     scanned_to_limit = False
     if query.search is None:
-        sql = _scan_sql(query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="limit", select=select)
+        sql = _scan_sql(
+            query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="limit", select=select
+        )
         with pool().connection() as conn:
             rows = [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
         more = len(rows) > page_size
@@ -398,7 +431,11 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
         # its SEARCH_SCAN_ROWS rows are read from the table to be searched: choosing it on whole
         # rows read that many rows per endpoint (50 endpoints: 100,000 rows, ~250 ms at 5M todos).
         keys = _scan_sql(
-            query, columns=columns, direction=scan_direction, keyset=keyset, limit_param="scan",
+            query,
+            columns=columns,
+            direction=scan_direction,
+            keyset=keyset,
+            limit_param="scan",
             select=", ".join(f"t.{c}" for c in columns),
         )
         order = _order(columns, scan_direction, "w")
@@ -424,7 +461,8 @@ SELECT * FROM matched UNION ALL SELECT * FROM edge"""
         edge_rows = [r for r in raw if r["is_edge"]]
         rows = sorted(
             (TodoRow.from_row(r) for r in raw if not r["is_edge"]),
-            key=lambda r: tuple(getattr(r, c) for c in columns), reverse=scan_direction == "DESC",
+            key=lambda r: tuple(getattr(r, c) for c in columns),
+            reverse=scan_direction == "DESC",
         )
         more = len(rows) > page_size
         rows = rows[:page_size]
@@ -448,8 +486,12 @@ SELECT * FROM matched UNION ALL SELECT * FROM edge"""
             prev_cursor = Cursor.of(rows[0], sort=f.sort)
     newest = max(rows, key=lambda r: (r.created_at, r.id), default=None)
     return Page(
-        rows, next_cursor, prev_cursor, Cursor(newest.created_at, newest.id) if newest else None,
-        scanned_to_limit=scanned_to_limit, errors=errors,
+        rows,
+        next_cursor,
+        prev_cursor,
+        Cursor(newest.created_at, newest.id) if newest else None,
+        scanned_to_limit=scanned_to_limit,
+        errors=errors,
     )
 
 
@@ -463,7 +505,9 @@ def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int
     if query.search:
         query.predicates.append(query.search)  # the set newer than a page is small: no window
     query.params["limit"] = limit
-    sql = _scan_sql(query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select=f"{ROW_SELECT}, {LAPSED}")
+    sql = _scan_sql(
+        query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select=f"{ROW_SELECT}, {LAPSED}"
+    )
     with pool().connection() as conn:
         return [TodoRow.from_row(r) for r in conn.execute(sql, query.params).fetchall()]
 
@@ -501,10 +545,19 @@ def capped_count_sql(query: Query, cap_param: str = "cap") -> str:
     planner pick a sequential scan that, for a rare state, reads the whole table before it can
     say "0"; the ordered branch cannot.
     """
-    return "SELECT count(*) AS n FROM (" + _scan_sql(
-        query, columns=("created_at", "id"), direction="ASC", keyset=None, limit_param=cap_param, select="t.created_at, t.id",
-        ordered=False,
-    ) + ") counted"
+    return (
+        "SELECT count(*) AS n FROM ("
+        + _scan_sql(
+            query,
+            columns=("created_at", "id"),
+            direction="ASC",
+            keyset=None,
+            limit_param=cap_param,
+            select="t.created_at, t.id",
+            ordered=False,
+        )
+        + ") counted"
+    )
 
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
@@ -514,8 +567,10 @@ def _own_params(sql: str, params: dict, suffix: str) -> tuple[str, dict]:
     """``sql`` with each ``%(name)s`` renamed ``%(name_suffix)s``, and those parameters: so that
     statements built separately can run as parts of one."""
     names = set(_PLACEHOLDER.findall(sql))
-    return (_PLACEHOLDER.sub(lambda m: f"%({m.group(1)}_{suffix})s", sql),
-            {f"{name}_{suffix}": params[name] for name in names})
+    return (
+        _PLACEHOLDER.sub(lambda m: f"%({m.group(1)}_{suffix})s", sql),
+        {f"{name}_{suffix}": params[name] for name in names},
+    )
 
 
 # The relay's counts (todo_counts) under the list's filters that they can answer: team and
@@ -561,13 +616,14 @@ def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
         mine = [query.mine_predicate] if query.mine else []
         if key in EXACT_COUNTS:
             store_state, _ = STATE_PREDICATES[key]
-            where = " AND ".join([f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = '{store_state}'"]
-                                 + query.predicates + mine)
+            where = " AND ".join(
+                [f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = '{store_state}'"] + query.predicates + mine
+            )
             sql = f"SELECT count(*) FROM todos t WHERE {where}"
         else:
             sql = capped_count_sql(query)  # the retry tab: a flat scan of todos_retry_due (build_query)
         sql, own = _own_params(sql, dict(query.params, cap=COUNT_CAP + 1), key)
-        parts.append(f"({sql}) AS \"{key}\"")
+        parts.append(f'({sql}) AS "{key}"')
         params.update(own)
     if parts:
         with pool().connection() as conn:
@@ -640,7 +696,9 @@ class AuditRow:
     team_id: UUID
 
 
-AUDIT_COLUMNS = "l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id"
+AUDIT_COLUMNS = (
+    "l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id"
+)
 
 
 def todo_audit(viewer: Viewer, todo: TodoRow, *, limit: int = AUDIT_SHOWN) -> list[AuditRow]:
@@ -702,8 +760,10 @@ def count_eligible(viewer: Viewer, ids: list[str], action: str) -> int:
     acting = [e.id for e in viewer.acting_endpoints()]
     if not ids or not acting:
         return 0
-    sql = (f"SELECT count(*) AS n FROM todos t WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])"
-           f" AND {BULK_ELIGIBLE[action]}")
+    sql = (
+        f"SELECT count(*) AS n FROM todos t WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])"
+        f" AND {BULK_ELIGIBLE[action]}"
+    )
     with pool().connection() as conn:
         return conn.execute(sql, (ids, acting)).fetchone()["n"]
 
@@ -724,7 +784,9 @@ def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> C
     return Count(min(n, cap), n > cap, cap)
 
 
-def iter_matching_ids(viewer: Viewer, f: TodoFilter, action: str, *, limit: int, chunk: int = 5000) -> Iterator[list[str]]:
+def iter_matching_ids(
+    viewer: Viewer, f: TodoFilter, action: str, *, limit: int, chunk: int = 5000
+) -> Iterator[list[str]]:
     """The ids a bulk action on "everything matching" covers, newest first, in keyset chunks."""
     query = _bulk_query(viewer, f, action)
     if not query.endpoint_ids:
@@ -736,7 +798,9 @@ def iter_matching_ids(viewer: Viewer, f: TodoFilter, action: str, *, limit: int,
         params = dict(query.params)
         params["limit"] = min(chunk, limit - seen)
         keyset = _keyset(columns, "<", cursor, params, "b") if cursor else None
-        sql = _scan_sql(query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select="t.id, t.created_at")
+        sql = _scan_sql(
+            query, columns=columns, direction="DESC", keyset=keyset, limit_param="limit", select="t.id, t.created_at"
+        )
         with pool().connection() as conn:
             rows = conn.execute(sql, params).fetchall()
         if not rows:

@@ -14,7 +14,7 @@ for different inputs (the todo list's filter shapes, a command-line caller) has 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import UUID
 
 from todos.filters import Cursor, TodoFilter
@@ -43,7 +43,7 @@ FOREIGN = UUID("00000000-0000-4000-8000-00000000e003")
 JOB = UUID("00000000-0000-4000-8000-00000000b001")
 TODO = "td_00000000000000000000000000000001"
 OTHER_TODO = "td_00000000000000000000000000000002"
-AT = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LEASE_TOKEN = "AAAAAAAAAAAAAAAAAAAAAA"  # 16 zero bytes, base64url: a fixed, well-formed token
 
 AGENT = AgentScope(endpoint_id=ENDPOINT, team_id=TEAM, queues=("default", "other"))
@@ -51,7 +51,9 @@ HUMAN = OperatorScope(user_id=7, username="olive")
 CURSOR = Cursor(AT, OTHER_TODO)
 PRIORITY_CURSOR = Cursor(AT, OTHER_TODO, priority=100)
 VIEWER = Viewer(
-    user_id=7, username="olive", is_superuser=False,
+    user_id=7,
+    username="olive",
+    is_superuser=False,
     teams=(TeamAccess(TEAM, "team-a", "Alpha", "operator"), TeamAccess(OTHER_TEAM, "team-b", "Beta", "viewer")),
     endpoints=(
         EndpointRef(ENDPOINT, TEAM, "worker", "Worker", "active", ("default", "other")),
@@ -61,9 +63,25 @@ VIEWER = Viewer(
 )
 SITE_ADMIN = Viewer(user_id=1, username="root", is_superuser=True, teams=(), endpoints=())
 TODO_ROW = TodoRow(
-    id=TODO, endpoint_id=ENDPOINT, queue="default", kind=None, title="A todo", state="failed", owner=None,
-    assignee=None, priority=100, attempt=3, max_attempts=3, attempts_total=3, lease_expires_at=None,
-    next_retry_at=None, created_at=AT, updated_at=AT, claimed_at=AT, completed_at=AT, lease_lapsed=False,
+    id=TODO,
+    endpoint_id=ENDPOINT,
+    queue="default",
+    kind=None,
+    title="A todo",
+    state="failed",
+    owner=None,
+    assignee=None,
+    priority=100,
+    attempt=3,
+    max_attempts=3,
+    attempts_total=3,
+    lease_expires_at=None,
+    next_retry_at=None,
+    created_at=AT,
+    updated_at=AT,
+    claimed_at=AT,
+    completed_at=AT,
+    lease_lapsed=False,
 )
 CHUNK = Chunk(job_id=JOB, seq=0, todo_ids=(TODO, OTHER_TODO), action="retry", user_id=7, username="olive", note=None)
 
@@ -134,20 +152,26 @@ STORE_TEAMS = {
     "store.teams.create_team": call(teams.create_team, slug="team-a", name="Alpha", by=HUMAN),
     "store.teams.set_member": call(teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer"),
     "store.teams.set_member.site_admin": call(
-        teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer", superuser=True),
+        teams.set_member, HUMAN, team_id=TEAM, user_id=8, role="viewer", superuser=True
+    ),
     "store.teams.remove_member": call(teams.remove_member, HUMAN, team_id=TEAM, user_id=8),
 }
 
 STORE_BULK_JOBS = {
     "store.bulk_jobs.create": call(
-        bulk_jobs.create, HUMAN, action="retry", scope="selected", description="Retry 2 selected todos",
+        bulk_jobs.create,
+        HUMAN,
+        action="retry",
+        scope="selected",
+        description="Retry 2 selected todos",
         selected_ids=[TODO, OTHER_TODO],
     ),
     "store.bulk_jobs.take_queued": call(bulk_jobs.take_queued),
     "store.bulk_jobs.materialize": call(bulk_jobs.materialize, JOB, "host:1", [TODO, OTHER_TODO], truncated=False),
     "store.bulk_jobs.take_chunk": call(bulk_jobs.take_chunk),
     "store.bulk_jobs.chunk_done": call(
-        bulk_jobs.chunk_done, CHUNK, BulkOutcome(changed=(TODO,), skipped=(OTHER_TODO,)), "host:1"),
+        bulk_jobs.chunk_done, CHUNK, BulkOutcome(changed=(TODO,), skipped=(OTHER_TODO,)), "host:1"
+    ),
     "store.bulk_jobs.fail": call(bulk_jobs.fail, JOB, "the filter no longer parses", "host:1"),
     "store.bulk_jobs.stop": call(bulk_jobs.stop, HUMAN, JOB),
     "store.bulk_jobs.purge_finished": call(bulk_jobs.purge_finished, 7),
@@ -157,7 +181,8 @@ SESSION = "0123456789abcdef0123456789abcdef"
 DIGEST = bytes(32)  # a fixed token digest
 STORE_MCP_SESSIONS = {
     "store.mcp_sessions.record": call(
-        mcp_sessions.record, SESSION, ENDPOINT, DIGEST, "2025-06-18", {"clientInfo": {"name": "c", "version": "1"}}),
+        mcp_sessions.record, SESSION, ENDPOINT, DIGEST, "2025-06-18", {"clientInfo": {"name": "c", "version": "1"}}
+    ),
     "store.mcp_sessions.lookup": call(mcp_sessions.lookup, SESSION, ENDPOINT, DIGEST, 1800),
     "store.mcp_sessions.end": call(mcp_sessions.end, SESSION, ENDPOINT, DIGEST),
     "store.mcp_sessions.keep_alive": call(mcp_sessions.keep_alive, [SESSION]),
@@ -195,11 +220,14 @@ SELECTORS = {
     "selectors.todos.list_page.retry": captured(todo_reads.list_page, VIEWER, TodoFilter(state="retry")),
     "selectors.todos.list_page.queue": captured(todo_reads.list_page, VIEWER, TodoFilter(queue="default")),
     "selectors.todos.list_page.queue_pairs": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=0),
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=0
+    ),
     "selectors.todos.list_page.pending_by_priority": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=1),
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=1
+    ),
     "selectors.todos.list_page.pending_by_priority.next_page": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority", after=PRIORITY_CURSOR), nth=1),
+        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority", after=PRIORITY_CURSOR), nth=1
+    ),
     "selectors.todos.list_page.mine": captured(todo_reads.list_page, VIEWER, TodoFilter(mine=True)),
     "selectors.todos.list_page.search": captured(todo_reads.list_page, VIEWER, TodoFilter(q="timeout")),
     "selectors.todos.list_page.search_payload": captured(todo_reads.list_page, VIEWER, TodoFilter(q="customer=42")),
@@ -218,17 +246,21 @@ SELECTORS = {
     "selectors.todos.count_eligible.retry": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "retry"),
     "selectors.todos.count_eligible.cancel": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"),
     "selectors.todos.count_matching": captured(
-        todo_reads.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000),
+        todo_reads.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000
+    ),
     "selectors.todos.count_matching.mine": captured(
-        todo_reads.count_matching, VIEWER, TodoFilter(mine=True), "cancel", cap=10_000),
+        todo_reads.count_matching, VIEWER, TodoFilter(mine=True), "cancel", cap=10_000
+    ),
     "selectors.todos.iter_matching_ids": captured(
-        todo_reads.iter_matching_ids, VIEWER, TodoFilter(state="dead"), "retry", limit=10_000),
+        todo_reads.iter_matching_ids, VIEWER, TodoFilter(state="dead"), "retry", limit=10_000
+    ),
     "selectors.bulk_jobs.get": captured(bulk_job_reads.get, VIEWER, JOB),
     "selectors.dead_letters.groups": captured(dead_letters.groups, VIEWER, TodoFilter()),
     "selectors.dead_letters.group_ids": captured(dead_letters.group_ids, VIEWER, TodoFilter(), "timeout after #s"),
     "selectors.activity.page": captured(activity.activity, VIEWER, ActivityFilter()),
     "selectors.activity.page.filtered": captured(
-        activity.activity, VIEWER, ActivityFilter(person="olive", action="todo.*", period="24h", before=(AT, 1000))),
+        activity.activity, VIEWER, ActivityFilter(person="olive", action="todo.*", period="24h", before=(AT, 1000))
+    ),
     "selectors.activity.people": captured(activity.people, VIEWER),
     "selectors.agents.in_flight": captured(agents.agents, VIEWER, nth=0),
     "selectors.agents.outcomes": captured(agents.agents, VIEWER, nth=1),
@@ -254,15 +286,27 @@ SELECTORS = {
     "selectors.agent.team_endpoint": call(agent_reads.team_endpoint, TEAM, "worker"),
     "selectors.agent.list_todos": call(agent_reads.list_todos, AGENT),
     "selectors.agent.list_todos.filtered": call(
-        agent_reads.list_todos, AGENT, queue="default", state="failed", dead_letter=True, limit=20,
-        cursor="1767268800000000.td_00000000000000000000000000000002"),
+        agent_reads.list_todos,
+        AGENT,
+        queue="default",
+        state="failed",
+        dead_letter=True,
+        limit=20,
+        cursor="1767268800000000.td_00000000000000000000000000000002",
+    ),
     "selectors.agent.get_todo": call(agent_reads.get_todo, AGENT, TODO),
 }
 
 CATALOG: dict[str, Call | Constant] = {
-    **STORE_AGENT, **STORE_OPERATOR, **STORE_BACKGROUND, **STORE_ENDPOINTS, **STORE_TEAMS, **STORE_BULK_JOBS,
+    **STORE_AGENT,
+    **STORE_OPERATOR,
+    **STORE_BACKGROUND,
+    **STORE_ENDPOINTS,
+    **STORE_TEAMS,
+    **STORE_BULK_JOBS,
     **STORE_MCP_SESSIONS,
-    **RELAY, **SELECTORS,
+    **RELAY,
+    **SELECTORS,
 }
 
 # The modules whose public Statement-returning functions must each have an entry (the test checks).

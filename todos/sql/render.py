@@ -21,10 +21,11 @@ import difflib
 import importlib
 import inspect
 import textwrap
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from psycopg import sql as pgsql
 
@@ -174,8 +175,10 @@ def capture(function: Callable[..., Any], *args: Any, nth: int = 0, **kwargs: An
     finally:
         for g, original in saved:
             g["pool"] = original
-    raise CaptureError(f"{function.__module__}.{function.__qualname__} ran {len(conn.seen)} statement(s); "
-                       f"the catalog asks for statement {nth}")
+    raise CaptureError(
+        f"{function.__module__}.{function.__qualname__} ran {len(conn.seen)} statement(s); "
+        f"the catalog asks for statement {nth}"
+    )
 
 
 def _selector_modules() -> list:
@@ -244,8 +247,14 @@ def header(name: str, entry: Call | Constant) -> str:
     if described:
         lines.append("with:" if isinstance(entry, Call) else "bound where it runs:")
         for item in described:
-            lines += textwrap.wrap(item, HEADER_WIDTH - 7, initial_indent="  ", subsequent_indent="      ",
-                                   break_long_words=False, break_on_hyphens=False)
+            lines += textwrap.wrap(
+                item,
+                HEADER_WIDTH - 7,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
     lines.append(f"Generated: edit the code, then run `{REGENERATE}`.")
     return "\n".join(f"-- {line}".rstrip() for line in lines)
 
@@ -270,7 +279,8 @@ def differences(rendered: dict[str, str], directory: Path = STATEMENTS_DIR) -> s
         if before == after:
             continue
         out += difflib.unified_diff(
-            (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+            (before or "").splitlines(keepends=True),
+            (after or "").splitlines(keepends=True),
             fromfile=f"a/todos/sql/statements/{name}" if before is not None else "/dev/null",
             tofile=f"b/todos/sql/statements/{name}" if after is not None else "/dev/null",
         )

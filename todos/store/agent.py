@@ -43,7 +43,9 @@ MISS_MESSAGES = {
     "conflict": "the todo is not in a state this endpoint can {verb} (wrong state, not the lease holder, or the lease token does not match)",
 }
 
-DEDUPE_PREDICATE = "idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)"
+DEDUPE_PREDICATE = (
+    "idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)"
+)
 
 
 def _raise_miss(miss: str, verb: str, todo_id: str):
@@ -296,7 +298,16 @@ cand AS (
 # --- reports: heartbeat, complete, fail, release ----------------------------------------------
 
 
-def _report_params(agent: AgentScope, todo_id: Any, *, lease_token: Any, summary: Any = None, artifact: Any = None, result: Any = None, with_result: bool = True) -> dict:
+def _report_params(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    lease_token: Any,
+    summary: Any = None,
+    artifact: Any = None,
+    result: Any = None,
+    with_result: bool = True,
+) -> dict:
     text, truncated = inputs.summary(summary)
     params = {
         "id": inputs.todo_id(todo_id),
@@ -322,7 +333,9 @@ AGENT_HOLDS = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue 
       AND t.state = 'claimed' AND t.owner = %(owner)s AND {FENCE}"""
 
 
-def _report_statement(verb: str, set_todo: str, close_attempt: str, params: dict, ready_when: str | None) -> Statement[Todo]:
+def _report_statement(
+    verb: str, set_todo: str, close_attempt: str, params: dict, ready_when: str | None
+) -> Statement[Todo]:
     ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
@@ -353,7 +366,9 @@ SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON tru
     return Statement(sql, params, finish)
 
 
-def heartbeat(agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None, lease_token: Any = None) -> Statement[Todo]:
+def heartbeat(
+    agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None, lease_token: Any = None
+) -> Statement[Todo]:
     """Extend the lease. Guard: claimed, held by this endpoint, fence.
     Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at`` (it stays open).
     Writes no indexed column, so the todo's update is HOT. Log: ``claimed`` → ``claimed``."""
@@ -371,7 +386,15 @@ def heartbeat(agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None,
 REPORT_FIELDS = "summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s"
 
 
-def complete(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
+def complete(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    result: Any = None,
+    summary: Any = None,
+    artifact: Any = None,
+    lease_token: Any = None,
+) -> Statement[Todo]:
     """Finish the work. Guard: claimed, held by this endpoint, fence.
     Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``.
     Log: ``claimed`` → ``done``."""
@@ -391,7 +414,15 @@ def complete(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: An
 BACKOFF = "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
 
 
-def fail(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
+def fail(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    result: Any = None,
+    summary: Any = None,
+    artifact: Any = None,
+    lease_token: Any = None,
+) -> Statement[Todo]:
     """Report a failure. Guard: claimed, held by this endpoint, fence.
     Effect: ``failed``; a retry window (backoff) below the attempt cap, else a dead letter.
     Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``.
@@ -410,12 +441,16 @@ def fail(agent: AgentScope, todo_id: Any, *, result: Any = None, summary: Any = 
     )
 
 
-def release(agent: AgentScope, todo_id: Any, *, summary: Any = None, artifact: Any = None, lease_token: Any = None) -> Statement[Todo]:
+def release(
+    agent: AgentScope, todo_id: Any, *, summary: Any = None, artifact: Any = None, lease_token: Any = None
+) -> Statement[Todo]:
     """Give the lease back. Guard: claimed, held by this endpoint, fence.
     Effect: ``pending``, owner and lease cleared, ``attempt`` unchanged (the budget is spent).
     Attempt row: closed ``released``/``requeued``. Log: ``claimed`` → ``pending``; waiting agents
     are woken."""
-    params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, with_result=False)
+    params = _report_params(
+        agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, with_result=False
+    )
     return _report_statement(
         "release",
         "state = 'pending', owner = NULL, lease_expires_at = NULL",
@@ -440,7 +475,14 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
         if unknown:
             raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
         try:
-            p = _report_params(agent, item.get("id"), lease_token=item.get("lease_token"), summary=item.get("summary"), artifact=item.get("artifact"), result=item.get("result"))
+            p = _report_params(
+                agent,
+                item.get("id"),
+                lease_token=item.get("lease_token"),
+                summary=item.get("summary"),
+                artifact=item.get("artifact"),
+                result=item.get("result"),
+            )
         except Invalid as exc:
             raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
         if p["id"] in ids:
@@ -510,4 +552,3 @@ ORDER BY i.n"""
         return out
 
     return Statement(sql, params, finish)
-

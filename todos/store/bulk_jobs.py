@@ -162,9 +162,15 @@ FOR UPDATE SKIP LOCKED"""
             return None
         row = rows[0]
         return QueuedJob(
-            id=row["id"], user_id=row["user_id"], username=row["username"], action=row["action"],
-            scope=row["scope"], filter=row["filter"] or {}, group_reason=row["group_reason"],
-            selected_ids=tuple(row["selected_ids"] or ()), team_ids=tuple(row["team_ids"] or ()),
+            id=row["id"],
+            user_id=row["user_id"],
+            username=row["username"],
+            action=row["action"],
+            scope=row["scope"],
+            filter=row["filter"] or {},
+            group_reason=row["group_reason"],
+            selected_ids=tuple(row["selected_ids"] or ()),
+            team_ids=tuple(row["team_ids"] or ()),
         )
 
     return Statement(sql, {}, finish)
@@ -217,8 +223,13 @@ FOR UPDATE OF c SKIP LOCKED"""
             return None
         row = rows[0]
         return Chunk(
-            job_id=row["job_id"], seq=row["seq"], todo_ids=tuple(row["todo_ids"]), action=row["action"],
-            user_id=row["user_id"], username=row["username"], note=row["note"],
+            job_id=row["job_id"],
+            seq=row["seq"],
+            todo_ids=tuple(row["todo_ids"]),
+            action=row["action"],
+            user_id=row["user_id"],
+            username=row["username"],
+            note=row["note"],
         )
 
     return Statement(sql, {}, finish)
@@ -259,8 +270,11 @@ FROM chunk c, sample s
 WHERE j.id = c.job_id
 RETURNING j.state"""
     params = {
-        "job_id": chunk.job_id, "seq": chunk.seq, "worker": worker,
-        "changed": len(outcome.changed), "skipped": len(outcome.skipped),
+        "job_id": chunk.job_id,
+        "seq": chunk.seq,
+        "worker": worker,
+        "changed": len(outcome.changed),
+        "skipped": len(outcome.skipped),
         "sample": list(outcome.skipped[:SKIPPED_SHOWN]),
     }
 

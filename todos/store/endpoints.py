@@ -33,8 +33,17 @@ from todos.store.scopes import OperatorScope
 TOKEN_PREFIX = "bd_"
 PREFIX_SHOWN = 10
 VERBS = (
-    "create_for", "list_todos", "get_todo", "claim", "claim_next", "heartbeat",
-    "complete", "fail", "release", "get_default_lease", "set_default_lease",
+    "create_for",
+    "list_todos",
+    "get_todo",
+    "claim",
+    "claim_next",
+    "heartbeat",
+    "complete",
+    "fail",
+    "release",
+    "get_default_lease",
+    "set_default_lease",
 )
 # What a worker needs to drain a queue: pre-selected when vending.
 DRAIN_VERBS = ("list_todos", "get_todo", "claim_next", "claim", "heartbeat", "complete", "fail", "release")
@@ -62,7 +71,7 @@ class EndpointRecord:
     last_seen_at: datetime | None
 
     @classmethod
-    def from_row(cls, row: dict) -> "EndpointRecord":
+    def from_row(cls, row: dict) -> EndpointRecord:
         values = {k: row[k] for k in cls.__dataclass_fields__}
         values["scope_verbs"] = tuple(values["scope_verbs"])
         values["scope_queues"] = tuple(values["scope_queues"])
@@ -142,7 +151,12 @@ def _audit_row(action: str, source: str, detail: str = "%(detail)s") -> str:
 
 
 def _actor(by: OperatorScope | None) -> dict:
-    return {"user_id": by.user_id if by else None, "actor": by.username if by else "system", "note": None, "detail": None}
+    return {
+        "user_id": by.user_id if by else None,
+        "actor": by.username if by else "system",
+        "note": None,
+        "detail": None,
+    }
 
 
 def vend(
@@ -161,9 +175,15 @@ def vend(
     token, digest, prefix = new_token()
     params = _actor(by)
     params.update(
-        team_id=_uuid(team_id, "team"), name=clean_name(name), slug=clean_slug(slug), verbs=clean_verbs(verbs),
-        queues=clean_queues(queues), lease=inputs.default_lease(default_lease_ttl_seconds),
-        expires_at=expires_at, hash=digest, prefix=prefix,
+        team_id=_uuid(team_id, "team"),
+        name=clean_name(name),
+        slug=clean_slug(slug),
+        verbs=clean_verbs(verbs),
+        queues=clean_queues(queues),
+        lease=inputs.default_lease(default_lease_ttl_seconds),
+        expires_at=expires_at,
+        hash=digest,
+        prefix=prefix,
     )
     guard = _manages("%(team_id)s", by, superuser)
     sql = f"""
@@ -198,8 +218,15 @@ FROM (SELECT 1) one LEFT JOIN ins i ON true"""
 
 
 def _endpoint_change(
-    by: OperatorScope | None, endpoint_id: Any, set_sql: str, action: str, detail_sql: str, extra: dict, *,
-    guard: str = "e.state = 'active'", superuser: bool = False,
+    by: OperatorScope | None,
+    endpoint_id: Any,
+    set_sql: str,
+    action: str,
+    detail_sql: str,
+    extra: dict,
+    *,
+    guard: str = "e.state = 'active'",
+    superuser: bool = False,
 ) -> Statement[EndpointRecord]:
     params = _actor(by)
     params.update(extra, endpoint_id=_uuid(endpoint_id))
@@ -242,11 +269,17 @@ def _uuid(value: Any, field: str = "endpoint") -> UUID:
 
 
 def set_scopes(
-    by: OperatorScope | None, endpoint_id: Any, *, verbs: Any, queues: Any, superuser: bool = False,
+    by: OperatorScope | None,
+    endpoint_id: Any,
+    *,
+    verbs: Any,
+    queues: Any,
+    superuser: bool = False,
 ) -> Statement[EndpointRecord]:
     """Replace an endpoint's verbs and queues (audited with before and after)."""
     return _endpoint_change(
-        by, endpoint_id,
+        by,
+        endpoint_id,
         "scope_verbs = %(verbs)s::text[], scope_queues = %(queues)s::text[]",
         "endpoint.scopes",
         """jsonb_build_object('verbs', jsonb_build_object('from', b.scope_verbs, 'to', s.scope_verbs),
@@ -257,11 +290,16 @@ def set_scopes(
 
 
 def set_default_lease(
-    by: OperatorScope | None, endpoint_id: Any, seconds: Any, *, superuser: bool = False,
+    by: OperatorScope | None,
+    endpoint_id: Any,
+    seconds: Any,
+    *,
+    superuser: bool = False,
 ) -> Statement[EndpointRecord]:
     """Set (or with None reset) the endpoint's default lease, 60..86400 seconds."""
     return _endpoint_change(
-        by, endpoint_id,
+        by,
+        endpoint_id,
         "default_lease_ttl_seconds = %(lease)s",
         "endpoint.lease",
         "jsonb_build_object('from', b.default_lease_ttl_seconds, 'to', s.default_lease_ttl_seconds)",
@@ -277,7 +315,11 @@ class Rotated:
 
 
 def rotate(
-    by: OperatorScope | None, endpoint_id: Any, *, if_prefix: Any = None, superuser: bool = False,
+    by: OperatorScope | None,
+    endpoint_id: Any,
+    *,
+    if_prefix: Any = None,
+    superuser: bool = False,
 ) -> Statement[Rotated]:
     """A new token for the endpoint; the old one stops working with this statement's commit.
 
@@ -292,9 +334,14 @@ def rotate(
         extra["if_prefix"] = inputs.require_str("if_prefix", if_prefix)
         guard += " AND e.credential_prefix = %(if_prefix)s"
     inner = _endpoint_change(
-        by, endpoint_id, "credential_hash = %(hash)s, credential_prefix = %(prefix)s", "endpoint.rotate",
+        by,
+        endpoint_id,
+        "credential_hash = %(hash)s, credential_prefix = %(prefix)s",
+        "endpoint.rotate",
         "jsonb_build_object('prefix', jsonb_build_object('from', b.credential_prefix, 'to', s.credential_prefix))",
-        extra, guard=guard, superuser=superuser,
+        extra,
+        guard=guard,
+        superuser=superuser,
     )
     return Statement(inner.sql, inner.params, lambda rows: Rotated(inner.finish(rows), token))
 
@@ -328,7 +375,9 @@ logged_todos AS ({log_todos("revoke", "dead", before="r.state_before")}),
 logged AS ({log_endpoints("revoke", "revoked")})"""
 
 
-def revoke(by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False) -> Statement[Revoked]:
+def revoke(
+    by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False
+) -> Statement[Revoked]:
     """Revoke an endpoint and, in the same statement, dead-letter its live todos (pending,
     claimed, or waiting for a retry): their open attempts close ``revoked``/``dead_lettered``."""
     params = _actor(by)
@@ -383,7 +432,8 @@ audit AS (
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
 FROM revoked r"""
     return Statement(
-        sql, {"limit": limit},
+        sql,
+        {"limit": limit},
         lambda rows: [Revoked(EndpointRecord.from_row(r), tuple(r["dead_ids"])) for r in rows],
     )
 
@@ -448,4 +498,3 @@ SELECT u.* FROM upd u"""
         return EndpointRecord.from_row(rows[0])
 
     return Statement(sql, {"endpoint_id": endpoint_id, "lease": inputs.default_lease(seconds)}, finish)
-

@@ -41,6 +41,7 @@ NOT_PAUSED = """NOT EXISTS (
         SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
         WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)"""
 
+
 def queue_not_paused(queue: str) -> str:
     """The endpoint's team has not paused ``queue`` (an expression naming a queue).
 
@@ -97,9 +98,14 @@ def log_todos(op: str, rows: str, *, before: str, after: str | None = None) -> s
     The team is the owning endpoint's (the statement's rows are its own, so the join always hits).
     """
     return log_change(
-        op, f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id",
-        team="le.team_id", endpoint="r.endpoint_id", todo="r.id", queue="r.queue",
-        before=before, after=board_state("r") if after is None else after,
+        op,
+        f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id",
+        team="le.team_id",
+        endpoint="r.endpoint_id",
+        todo="r.id",
+        queue="r.queue",
+        before=before,
+        after=board_state("r") if after is None else after,
     )
 
 

@@ -50,7 +50,9 @@ class SessionRecord:
     client_params: dict
 
 
-def record(session_id: str, endpoint_id: UUID, digest: bytes, protocol_version: str, client_params: dict) -> Statement[None]:
+def record(
+    session_id: str, endpoint_id: UUID, digest: bytes, protocol_version: str, client_params: dict
+) -> Statement[None]:
     """Write down a session at ``initialize`` (before its answer is sent). A client may repeat
     ``initialize`` on its session (the SDK answers it): the record then follows the new handshake,
     for the owner only (:func:`lookup` has refused anyone else before the request got here)."""
@@ -95,7 +97,13 @@ def lookup(session_id: str, endpoint_id: UUID, digest: bytes, idle_seconds: floa
         )
         SELECT id, owned, expired, protocol_version, client_params FROM found
         """,
-        {"id": session_id, "endpoint": endpoint_id, "digest": digest, "idle": idle_seconds, "touch": TOUCH_AFTER_SECONDS},
+        {
+            "id": session_id,
+            "endpoint": endpoint_id,
+            "digest": digest,
+            "idle": idle_seconds,
+            "touch": TOUCH_AFTER_SECONDS,
+        },
         _record,
     )
 

@@ -54,7 +54,14 @@ def _audit(action: str, rows: str = "upd") -> str:
 _NO_TODO = object()  # statements on no single todo (bulk, create, pauses)
 
 
-def _params(op: OperatorScope, todo_id: Any = _NO_TODO, *, note: Any = None, detail: dict | None = None, note_max_chars: int = 2000) -> dict:
+def _params(
+    op: OperatorScope,
+    todo_id: Any = _NO_TODO,
+    *,
+    note: Any = None,
+    detail: dict | None = None,
+    note_max_chars: int = 2000,
+) -> dict:
     text = inputs.note(note, max_chars=note_max_chars)
     # The note doubles as the summary of the attempt a human's report closes: a note is bounded in
     # characters, a summary in bytes (2048), so it is cut like any summary.
@@ -97,7 +104,16 @@ def _prior(where: str, guard: str, *, order: bool = False) -> str:
 )"""
 
 
-def _single(verb: str, action: str, set_todo: str, guard: str, params: dict, *, attempt_set: str | None = None, ready_when: str | None = None) -> Statement[Todo]:
+def _single(
+    verb: str,
+    action: str,
+    set_todo: str,
+    guard: str,
+    params: dict,
+    *,
+    attempt_set: str | None = None,
+    ready_when: str | None = None,
+) -> Statement[Todo]:
     """One todo, one statement: update it, update its open attempt (close it, or stamp a
     heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
     waiting agents when ``ready_when`` says the todo became claimable."""
@@ -177,8 +193,11 @@ def extend(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) ->
     params = _params(op, todo_id)
     params["ttl"] = _human_ttl(lease_ttl_seconds)
     return _single(
-        "heartbeat", "todo.extend",
-        "lease_expires_at = now() + make_interval(secs => %(ttl)s)", HOLDS, params,
+        "heartbeat",
+        "todo.extend",
+        "lease_expires_at = now() + make_interval(secs => %(ttl)s)",
+        HOLDS,
+        params,
         attempt_set="last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
     )
 
@@ -189,9 +208,11 @@ def complete(op: OperatorScope, todo_id: Any, *, note: Any = None, result: Any =
     params = _params(op, todo_id, note=note)
     params["result"] = inputs.json_value("result", result)
     return _single(
-        "complete", "todo.complete",
+        "complete",
+        "todo.complete",
         "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
-        HOLDS, params,
+        HOLDS,
+        params,
         attempt_set=f"ended_at = now(), outcome = 'completed', disposition = 'done', {HUMAN_REPORT}",
     )
 
@@ -202,11 +223,13 @@ def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo
     params = _params(op, todo_id, note=note)
     params["result"] = Jsonb({"error": "failed_by_operator", "note": params["note"]})
     return _single(
-        "fail", "todo.fail",
+        "fail",
+        "todo.fail",
         f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
             next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
-        HOLDS, params,
+        HOLDS,
+        params,
         attempt_set=f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
             {HUMAN_REPORT}""",
@@ -218,7 +241,11 @@ def release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[T
     Effect: ``pending``, ``attempt`` unchanged. Attempt: ``released``/``requeued``."""
     params = _params(op, todo_id, note=note)
     return _single(
-        "release", "todo.release", "state = 'pending', owner = NULL, lease_expires_at = NULL", HOLDS, params,
+        "release",
+        "todo.release",
+        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        HOLDS,
+        params,
         attempt_set=f"ended_at = now(), outcome = 'released', disposition = 'requeued', {HUMAN_REPORT}",
         ready_when="TRUE",
     )
@@ -229,8 +256,11 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
     Effect: ``pending``. Attempt: ``released``/``requeued``; the audit names the human."""
     params = _params(op, todo_id, note=note)
     return _single(
-        "force_release", "todo.force_release", "state = 'pending', owner = NULL, lease_expires_at = NULL",
-        f"t.state = 'claimed' AND {LEASE_SEEN}", params,
+        "force_release",
+        "todo.force_release",
+        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        f"t.state = 'claimed' AND {LEASE_SEEN}",
+        params,
         attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued'",
         ready_when="TRUE",
     )
@@ -261,7 +291,9 @@ def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Tod
         try:
             return stmt.finish(rows)
         except Conflict as exc:
-            raise Conflict(f"{exc.message} (only a failed todo can be retried, and only while no newer live todo holds its idempotency key)") from None
+            raise Conflict(
+                f"{exc.message} (only a failed todo can be retried, and only while no newer live todo holds its idempotency key)"
+            ) from None
 
     return Statement(stmt.sql, stmt.params, finish)
 
@@ -269,10 +301,23 @@ def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Tod
 def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
     """Stop a todo for good. Guard: pending, claimed or failed.
     Effect: ``canceled``, lease and retry window cleared. Attempt: if open, ``canceled``/``canceled``."""
-    return _single("cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, _params(op, todo_id, note=note), attempt_set=CANCEL_ATTEMPT)
+    return _single(
+        "cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, _params(op, todo_id, note=note), attempt_set=CANCEL_ATTEMPT
+    )
 
 
-def _bulk(verb: str, action: str, set_todo: str, guard: str, op: OperatorScope, ids: Any, note: Any, *, attempt_set: str | None = None, ready: bool = False) -> Statement[BulkOutcome]:
+def _bulk(
+    verb: str,
+    action: str,
+    set_todo: str,
+    guard: str,
+    op: OperatorScope,
+    ids: Any,
+    note: Any,
+    *,
+    attempt_set: str | None = None,
+    ready: bool = False,
+) -> Statement[BulkOutcome]:
     todo_ids = inputs.todo_ids(ids)
     if len(todo_ids) > 1000:
         raise Invalid("ids", "at most 1000 ids per statement")
@@ -330,8 +375,12 @@ def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:
     params = _params(op, todo_id, detail={"assignee": value})
     params["assignee"] = value
     return _single(
-        "assign", "todo.assign" if value else "todo.unassign",
-        "assignee = %(assignee)s", "t.state = 'pending'", params, ready_when="TRUE",
+        "assign",
+        "todo.assign" if value else "todo.unassign",
+        "assignee = %(assignee)s",
+        "t.state = 'pending'",
+        params,
+        ready_when="TRUE",
     )
 
 
@@ -341,7 +390,11 @@ def set_priority(op: OperatorScope, todo_id: Any, priority: Any) -> Statement[To
     params = _params(op, todo_id, detail={"priority": value})
     params["priority"] = value
     return _single(
-        "priority", "todo.priority", "priority = %(priority)s", "t.state IN ('pending', 'claimed', 'failed')", params,
+        "priority",
+        "todo.priority",
+        "priority = %(priority)s",
+        "t.state IN ('pending', 'claimed', 'failed')",
+        params,
     )
 
 
@@ -462,9 +515,13 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
     else:
         change = f"""DELETE FROM queue_pauses WHERE team_id = %(team_id)s AND queue = %(queue)s AND {acts}
             RETURNING team_id, queue"""
-        action, op_name, wake = "queue.resume", "resume", f"""(SELECT count(pg_notify('board_ready',
+        action, op_name, wake = (
+            "queue.resume",
+            "resume",
+            """(SELECT count(pg_notify('board_ready',
                 json_build_object('endpoint', e.id, 'queue', c.queue)::text))
-             FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))"""
+             FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))""",
+        )
     sql = f"""
 WITH changed AS ({change}),
 audit AS (

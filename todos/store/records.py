@@ -50,7 +50,7 @@ class Todo:
         return self.state == "failed" and self.next_retry_at is not None
 
     @classmethod
-    def from_row(cls, row: dict) -> "Todo":
+    def from_row(cls, row: dict) -> Todo:
         return cls(**{name: row[name] for name in _TODO_FIELDS})
 
 
@@ -85,7 +85,7 @@ class Attempt:
         return self.ended_at is None
 
     @classmethod
-    def from_row(cls, row: dict) -> "Attempt":
+    def from_row(cls, row: dict) -> Attempt:
         values = {name: row[name] for name in _ATTEMPT_FIELDS}
         for name in ("claimed_at", "last_heartbeat_at", "lease_expires_at", "ended_at"):
             values[name] = _parse_ts(values[name])
@@ -119,7 +119,7 @@ class ItemResult:
 
     id: str
     todo: Todo | None = None
-    error: "StoreErrorInfo | None" = None
+    error: StoreErrorInfo | None = None
 
     @property
     def ok(self) -> bool:

@@ -48,7 +48,12 @@ def _team(value: Any) -> UUID:
 
 def create_team(*, slug: Any, name: Any, by: OperatorScope | None = None) -> Statement[TeamRecord]:
     """A new team (site admins only: the caller checks ``is_superuser``)."""
-    params = {"slug": clean_slug(slug), "name": _name(name), "user_id": by.user_id if by else None, "actor": by.username if by else "system"}
+    params = {
+        "slug": clean_slug(slug),
+        "name": _name(name),
+        "user_id": by.user_id if by else None,
+        "actor": by.username if by else "system",
+    }
     sql = """
 WITH ins AS (
     INSERT INTO teams (slug, name) VALUES (%(slug)s, %(name)s)
@@ -75,11 +80,16 @@ def _may_manage(by: OperatorScope | None, superuser: bool) -> str:
                  AND a.role = 'admin')"""
 
 
-def set_member(by: OperatorScope | None, *, team_id: Any, user_id: Any, role: Any, superuser: bool = False) -> Statement[str]:
+def set_member(
+    by: OperatorScope | None, *, team_id: Any, user_id: Any, role: Any, superuser: bool = False
+) -> Statement[str]:
     """Add a member or change their role. Returns ``"added"`` or ``"changed"``."""
     params = {
-        "team_id": _team(team_id), "user_id": inputs.require_int("user", user_id, 1, 2**31 - 1), "role": _role(role),
-        "by_id": by.user_id if by else None, "actor": by.username if by else "system",
+        "team_id": _team(team_id),
+        "user_id": inputs.require_int("user", user_id, 1, 2**31 - 1),
+        "role": _role(role),
+        "by_id": by.user_id if by else None,
+        "actor": by.username if by else "system",
     }
     may = _may_manage(by, superuser)
     sql = f"""
@@ -121,8 +131,10 @@ SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before
 def remove_member(by: OperatorScope | None, *, team_id: Any, user_id: Any, superuser: bool = False) -> Statement[None]:
     """Remove a member. Their live Board connections stop receiving the team's updates."""
     params = {
-        "team_id": _team(team_id), "user_id": inputs.require_int("user", user_id, 1, 2**31 - 1),
-        "by_id": by.user_id if by else None, "actor": by.username if by else "system",
+        "team_id": _team(team_id),
+        "user_id": inputs.require_int("user", user_id, 1, 2**31 - 1),
+        "by_id": by.user_id if by else None,
+        "actor": by.username if by else "system",
     }
     may = _may_manage(by, superuser)
     sql = f"""

@@ -8,7 +8,7 @@ markup only around values they escape themselves (``format_html``).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from django import template
@@ -34,7 +34,7 @@ MASK = "••••••"
 
 
 def _utc(value: datetime) -> datetime:
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 def iso(value: datetime) -> str:
@@ -60,7 +60,9 @@ def ts(value, fmt="datetime"):
     keeps the exact time in ``title`` (hover)."""
     if not value:
         return mark_safe('<span class="muted">—</span>')
-    return format_html('<time datetime="{}" data-format="{}" title="{}">{}</time>', iso(value), fmt, _exact(value), _short(value))
+    return format_html(
+        '<time datetime="{}" data-format="{}" title="{}">{}</time>', iso(value), fmt, _exact(value), _short(value)
+    )
 
 
 @register.simple_tag
@@ -68,8 +70,13 @@ def ago(value, now=None):
     """Age since ``value`` ("4m"), refreshed by board.js."""
     if not value:
         return mark_safe('<span class="muted">—</span>')
-    now = now or datetime.now(timezone.utc)
-    return format_html('<time datetime="{}" data-format="age" title="{}">{}</time>', iso(value), _exact(value), age_text((now - value).total_seconds()))
+    now = now or datetime.now(UTC)
+    return format_html(
+        '<time datetime="{}" data-format="age" title="{}">{}</time>',
+        iso(value),
+        _exact(value),
+        age_text((now - value).total_seconds()),
+    )
 
 
 @register.simple_tag
@@ -77,10 +84,16 @@ def countdown(value, prefix=""):
     """A live countdown to a lease expiry or retry time: "in 4m 12s" / "lapsed 3s ago"."""
     if not value:
         return ""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     seconds = (value - now).total_seconds()
     text = f"in {duration_text(seconds)}" if seconds >= 0 else f"lapsed {duration_text(-seconds)} ago"
-    return format_html('<time class="countdown" data-countdown="{}" datetime="{}" title="{}">{}</time>', iso(value), iso(value), _exact(value), text)
+    return format_html(
+        '<time class="countdown" data-countdown="{}" datetime="{}" title="{}">{}</time>',
+        iso(value),
+        iso(value),
+        _exact(value),
+        text,
+    )
 
 
 def duration_text(seconds: float) -> str:

@@ -9,14 +9,13 @@ buttons all read this table, as the agent API's transports read ``todos/api/verb
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from todos import forms
 from todos.db import Statement
 from todos.store import inputs, operator
 from todos.store.scopes import OperatorScope
-
 
 # What a todo is to the viewer, as far as actions go (``present.situation`` works it out).
 PENDING = "pending"
@@ -95,55 +94,111 @@ def _set_priority(op: OperatorScope, todo_id, *, priority) -> Statement:
 # In the order the drawer shows them: single buttons, then the forms with fields.
 TABLE: tuple[TodoAction, ...] = (
     TodoAction(
-        "claim", "Claim", operator.claim, _lease,
-        success="Claimed {id}: the lease is yours.", verb_phrase="claim it",
-        offered_in=frozenset({PENDING, LAPSED}), style="primary",
+        "claim",
+        "Claim",
+        operator.claim,
+        _lease,
+        success="Claimed {id}: the lease is yours.",
+        verb_phrase="claim it",
+        offered_in=frozenset({PENDING, LAPSED}),
+        style="primary",
     ),
     TodoAction(
-        "extend", "Extend lease", operator.extend, _lease,
-        success="Extended your lease on {id}.", verb_phrase="extend the lease",
+        "extend",
+        "Extend lease",
+        operator.extend,
+        _lease,
+        success="Extended your lease on {id}.",
+        verb_phrase="extend the lease",
         offered_in=frozenset({HELD}),
     ),
     TodoAction(
-        "release", "Release", operator.release, _note,
-        success="Released {id}: it is pending again.", verb_phrase="release it",
+        "release",
+        "Release",
+        operator.release,
+        _note,
+        success="Released {id}: it is pending again.",
+        verb_phrase="release it",
         offered_in=frozenset({HELD}),
     ),
     TodoAction(
-        "force_release", "Force release", operator.force_release, _note,
-        success="Took the lease away: {id} is pending again.", verb_phrase="force-release it",
-        offered_in=frozenset({LAPSED, TAKEN}), style="warn",
+        "force_release",
+        "Force release",
+        operator.force_release,
+        _note,
+        success="Took the lease away: {id} is pending again.",
+        verb_phrase="force-release it",
+        offered_in=frozenset({LAPSED, TAKEN}),
+        style="warn",
         confirm="Take the lease away from {holder}? Its attempt ends as released.",
     ),
     TodoAction(
-        "retry", "Retry", operator.retry, _note,
-        success="{id} is pending again with a fresh attempt budget.", verb_phrase="retry it",
-        offered_in=frozenset({RETRY, DEAD}), style="primary",
+        "retry",
+        "Retry",
+        operator.retry,
+        _note,
+        success="{id} is pending again with a fresh attempt budget.",
+        verb_phrase="retry it",
+        offered_in=frozenset({RETRY, DEAD}),
+        style="primary",
     ),
     TodoAction(
-        "cancel", "Cancel", operator.cancel, _note,
-        success="Canceled {id}.", verb_phrase="cancel it",
-        offered_in=LIVE, style="danger", confirm="Cancel this todo for good?",
+        "cancel",
+        "Cancel",
+        operator.cancel,
+        _note,
+        success="Canceled {id}.",
+        verb_phrase="cancel it",
+        offered_in=LIVE,
+        style="danger",
+        confirm="Cancel this todo for good?",
     ),
     TodoAction(
-        "complete", "Complete", operator.complete, _note_and_result,
-        success="Completed {id}.", verb_phrase="complete it",
-        offered_in=frozenset({HELD}), style="primary", form="folded", fields="todos/action_fields/_complete.html",
+        "complete",
+        "Complete",
+        operator.complete,
+        _note_and_result,
+        success="Completed {id}.",
+        verb_phrase="complete it",
+        offered_in=frozenset({HELD}),
+        style="primary",
+        form="folded",
+        fields="todos/action_fields/_complete.html",
     ),
     TodoAction(
-        "fail", "Fail", operator.fail, _note,
-        success="Failed {id}.", verb_phrase="fail it",
-        offered_in=frozenset({HELD}), style="warn", form="folded", fields="todos/action_fields/_fail.html",
+        "fail",
+        "Fail",
+        operator.fail,
+        _note,
+        success="Failed {id}.",
+        verb_phrase="fail it",
+        offered_in=frozenset({HELD}),
+        style="warn",
+        form="folded",
+        fields="todos/action_fields/_fail.html",
     ),
     TodoAction(
-        "assign", "Assign", _assign, _assignee,
-        success="Assignment of {id} saved.", verb_phrase="change its assignee",
-        offered_in=frozenset({PENDING}), form="inline", fields="todos/action_fields/_assign.html",
+        "assign",
+        "Assign",
+        _assign,
+        _assignee,
+        success="Assignment of {id} saved.",
+        verb_phrase="change its assignee",
+        offered_in=frozenset({PENDING}),
+        form="inline",
+        fields="todos/action_fields/_assign.html",
     ),
     TodoAction(
-        "priority", "Priority", _set_priority, _priority,
-        success="Priority of {id} saved.", verb_phrase="change its priority",
-        offered_in=LIVE, form="inline", fields="todos/action_fields/_priority.html", submit="Set",
+        "priority",
+        "Priority",
+        _set_priority,
+        _priority,
+        success="Priority of {id} saved.",
+        verb_phrase="change its priority",
+        offered_in=LIVE,
+        form="inline",
+        fields="todos/action_fields/_priority.html",
+        submit="Set",
     ),
 )
 

@@ -23,6 +23,7 @@ from todos.store import operator
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.scopes import OperatorScope
 from todos.templatetags.board import STATE_LABELS
+from todos.views.action_table import TodoAction
 from todos.views.common import (
     CHANGED_EVENT,
     add_trigger,
@@ -34,7 +35,6 @@ from todos.views.common import (
     store_refusals,
     toast,
 )
-from todos.views.action_table import TodoAction
 from todos.views.present import Names
 from todos.views.todos import drawer_context, row_context
 
@@ -88,8 +88,13 @@ def todo_action(action: TodoAction):
 
     def invalid(request, exc, todo_id: str):
         return _respond(
-            request, todo_id, status=422, level="error", message=exc.message,
-            errors={action.name: exc.message}, values=request.POST,
+            request,
+            todo_id,
+            status=422,
+            level="error",
+            message=exc.message,
+            errors={action.name: exc.message},
+            values=request.POST,
         )
 
     def conflict(request, exc, todo_id: str):
@@ -103,7 +108,9 @@ def todo_action(action: TodoAction):
         if selectors.get_row(viewer, todo_id) is None:
             return not_found()  # before reading any input: absent and foreign answer alike
         execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
-        return _respond(request, todo_id, status=200, level="success", message=action.success.format(id=short_id(todo_id)))
+        return _respond(
+            request, todo_id, status=200, level="success", message=action.success.format(id=short_id(todo_id))
+        )
 
     view.__name__ = action.url_name
     view.__doc__ = f"{action.label}: one store call, answered with the updated fragment."
@@ -169,7 +176,9 @@ def todo_new(request):
 def _queue_action(pause: bool):
     @require_POST
     @board_view
-    @store_refusals(forbidden_text=READ_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message))
+    @store_refusals(
+        forbidden_text=READ_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message)
+    )
     def view(request):
         viewer = request.viewer
         team = viewer.team_by_slug(request.POST.get("team") or "")
@@ -179,7 +188,11 @@ def _queue_action(pause: bool):
         op = operator_scope(viewer)
         if pause:
             changed = execute(operator.pause_queue(op, team.id, queue, note=forms.note(request.POST)))
-            message = f"Paused {queue} for {team.name}: agents' claims skip it." if changed else f"{queue} was already paused."
+            message = (
+                f"Paused {queue} for {team.name}: agents' claims skip it."
+                if changed
+                else f"{queue} was already paused."
+            )
         else:
             changed = execute(operator.resume_queue(op, team.id, queue))
             message = f"Resumed {queue} for {team.name}." if changed else f"{queue} was not paused."

@@ -17,12 +17,17 @@ def activity_page(request):
     rows, next_cursor = selectors.activity(viewer, f)
     teams = {t.id: t.name for t in viewer.teams}
     context = {
-        "filter": f, "entries": rows, "next_cursor": next_cursor, "errors": f.errors,
-        "people": selectors.people(viewer), "actions": selectors.ACTIONS, "periods": selectors.PERIODS,
-        "teams": teams, "endpoint_names": {e.id: e.name for e in viewer.endpoints},
+        "filter": f,
+        "entries": rows,
+        "next_cursor": next_cursor,
+        "errors": f.errors,
+        "people": selectors.people(viewer),
+        "actions": selectors.ACTIONS,
+        "periods": selectors.PERIODS,
+        "teams": teams,
+        "endpoint_names": {e.id: e.name for e in viewer.endpoints},
         "paged": f.before is not None,
     }
     if is_htmx(request) and request.htmx.target == "activity-list":
         return vary_on_htmx(render(request, "activity/_list.html", context))
     return vary_on_htmx(render(request, "activity/index.html", context))
-

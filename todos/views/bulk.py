@@ -101,8 +101,15 @@ def _plan(request):
         description = f"dead letters failing with “{group}”"
         summary = f"{count:,} dead letter{'s' if count != 1 else ''} in this group can be {done}."
     return {
-        "action": action, "action_label": ACTIONS[action], "scope": scope, "filter": f, "ids": ids,
-        "group": group, "count": count, "description": description, "summary": summary,
+        "action": action,
+        "action_label": ACTIONS[action],
+        "scope": scope,
+        "filter": f,
+        "ids": ids,
+        "group": group,
+        "count": count,
+        "description": description,
+        "summary": summary,
     }
 
 
@@ -144,12 +151,18 @@ def bulk_start(request):
     if plan is None:
         return not_found()
     note = (request.POST.get("note") or "").strip()[:2000] or None
-    job_id = execute(job_store.create(
-        OperatorScope(user_id=viewer.user_id, username=viewer.username),
-        action=plan["action"], scope=plan["scope"], description=plan["description"],
-        filter_params=plan["filter"].params(), group_reason=plan["group"] or None,
-        selected_ids=plan["ids"] if plan["scope"] == "selected" else None, note=note,
-    ))
+    job_id = execute(
+        job_store.create(
+            OperatorScope(user_id=viewer.user_id, username=viewer.username),
+            action=plan["action"],
+            scope=plan["scope"],
+            description=plan["description"],
+            filter_params=plan["filter"].params(),
+            group_reason=plan["group"] or None,
+            selected_ids=plan["ids"] if plan["scope"] == "selected" else None,
+            note=note,
+        )
+    )
     if not is_htmx(request):
         return HttpResponseRedirect(reverse("bulk_job", args=[job_id]))
     job = bulk_jobs.get(viewer, job_id)
@@ -206,9 +219,14 @@ def dead_letter_groups(request):
     viewer = request.viewer
     found, capped = dead_letters.groups(viewer, f)
     context = {
-        "filter": f, "groups": found, "capped": capped, "scan_rows": dead_letters.GROUP_SCAN_ROWS,
-        "can_act": viewer.can_act_anywhere, "errors": f.errors,
-        "endpoints": viewer.endpoints, "teams": viewer.teams,
+        "filter": f,
+        "groups": found,
+        "capped": capped,
+        "scan_rows": dead_letters.GROUP_SCAN_ROWS,
+        "can_act": viewer.can_act_anywhere,
+        "errors": f.errors,
+        "endpoints": viewer.endpoints,
+        "teams": viewer.teams,
         "queues": sorted({q for e in viewer.endpoints for q in e.scope_queues}),
     }
     return render(request, "todos/dead_letters.html", context)

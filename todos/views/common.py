@@ -159,7 +159,9 @@ def toast(response: HttpResponse, level: str, message: str) -> HttpResponse:
 def safe_next(request, default: str) -> str:
     """Where a plain form POST returns to: the form's ``next`` if it is on this site."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return default
 

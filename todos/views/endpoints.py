@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from datetime import timedelta, timezone as dt_timezone
+from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib import messages
@@ -104,11 +104,14 @@ def endpoint_panel(request):
 def _values(data) -> dict:
     """What the form sent, to show it again after an error."""
     return {
-        "name": data.get("name", ""), "slug": data.get("slug", ""),
-        "scope_verbs": data.getlist("scope_verbs"), "scope_queues": data.getlist("scope_queues"),
+        "name": data.get("name", ""),
+        "slug": data.get("slug", ""),
+        "scope_verbs": data.getlist("scope_verbs"),
+        "scope_queues": data.getlist("scope_queues"),
         "scope_queues_extra": data.get("scope_queues_extra", ""),
         "default_lease_ttl_seconds": data.get("default_lease_ttl_seconds", ""),
-        "lifetime": data.get("lifetime", "never"), "expires_at": data.get("expires_at", ""),
+        "lifetime": data.get("lifetime", "never"),
+        "expires_at": data.get("expires_at", ""),
     }
 
 
@@ -118,14 +121,18 @@ def _scopes(data) -> tuple[list[str], list[str], int | None]:
     extra = [q for q in QUEUE_SPLIT.split(data.get("scope_queues_extra", "")) if q]
     verbs = store.clean_verbs(data.getlist("scope_verbs"))
     queues = store.clean_queues(data.getlist("scope_queues") + extra)
-    lease = forms.integer(data, "default_lease_ttl_seconds", inputs.DEFAULT_LEASE_MIN, inputs.LEASE_TTL_MAX, required=False)
+    lease = forms.integer(
+        data, "default_lease_ttl_seconds", inputs.DEFAULT_LEASE_MIN, inputs.LEASE_TTL_MAX, required=False
+    )
     return verbs, queues, lease
 
 
 def _expires_at(data):
     choice = data.get("lifetime") or "never"
     if choice not in LIFETIMES:
-        raise Invalid("lifetime", "must be one of: until revoked, 1 hour, 24 hours, 7 days, 30 days, or a date and time")
+        raise Invalid(
+            "lifetime", "must be one of: until revoked, 1 hour, 24 hours, 7 days, 30 days, or a date and time"
+        )
     now = timezone.now()
     if choice != "custom":
         span = LIFETIMES[choice][1]
@@ -140,7 +147,7 @@ def _expires_at(data):
     if when is None:
         raise Invalid("expires_at", "must be a date and time such as 2030-01-31T18:00 (UTC)")
     if timezone.is_naive(when):
-        when = when.replace(tzinfo=dt_timezone.utc)
+        when = when.replace(tzinfo=UTC)
     if when <= now + timedelta(minutes=1):
         raise Invalid("expires_at", "must be in the future")
     return when
@@ -153,7 +160,9 @@ def _slug(data) -> str:
 
 def _form_context(team, values: dict, errors: dict | None = None, **extra) -> dict:
     return {
-        "team": team, "values": values, "errors": errors or {},
+        "team": team,
+        "values": values,
+        "errors": errors or {},
         "verb_choices": [(verb, VERB_HELP[verb]) for verb in store.VERBS],
         "queue_choices": sorted(set(selectors.known_queues(team.id)) | set(values.get("scope_queues") or ())),
         "lifetimes": [(key, label) for key, (label, _) in LIFETIMES.items()],
@@ -191,11 +200,19 @@ def endpoint_vend(request):
     values = _values(request.POST)
     try:
         verbs, queues, lease = _scopes(request.POST)
-        vended = execute(store.vend(
-            _scope(viewer), team_id=team.id, name=request.POST.get("name", ""), slug=_slug(request.POST),
-            verbs=verbs, queues=queues, default_lease_ttl_seconds=lease, expires_at=_expires_at(request.POST),
-            **_by(viewer),
-        ))
+        vended = execute(
+            store.vend(
+                _scope(viewer),
+                team_id=team.id,
+                name=request.POST.get("name", ""),
+                slug=_slug(request.POST),
+                verbs=verbs,
+                queues=queues,
+                default_lease_ttl_seconds=lease,
+                expires_at=_expires_at(request.POST),
+                **_by(viewer),
+            )
+        )
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")
         return render(request, "endpoints/vend.html", _form_context(team, values, {exc.field: exc.problem}), status=422)
@@ -208,7 +225,10 @@ def _reveal(request, team, endpoint, token: str, *, rotated: bool):
     base = request.build_absolute_uri("/").rstrip("/")
     queue = endpoint.scope_queues[0]
     context = {
-        "team": team, "endpoint": endpoint, "token": token, "rotated": rotated,
+        "team": team,
+        "endpoint": endpoint,
+        "token": token,
+        "rotated": rotated,
         "curl": (
             f"curl -X POST {base}/api/v1/claim_next -H {shlex.quote('Authorization: Bearer ' + token)} "
             f"-H 'Content-Type: application/json' -d '{{\"wait_seconds\": 30}}'"
@@ -266,7 +286,8 @@ def endpoint_edit(request, slug: str):
         return _back(request, endpoint, "error", f"{endpoint.name} is revoked: its scopes no longer change.")
     if request.method == "GET":
         values = {
-            "scope_verbs": list(endpoint.scope_verbs), "scope_queues": list(endpoint.scope_queues),
+            "scope_verbs": list(endpoint.scope_verbs),
+            "scope_queues": list(endpoint.scope_queues),
             "default_lease_ttl_seconds": endpoint.default_lease_ttl_seconds or "",
         }
         return render(request, "endpoints/edit.html", _form_context(team, values, endpoint=endpoint))
@@ -281,8 +302,13 @@ def endpoint_edit(request, slug: str):
     if removed and request.POST.get("confirm") != "narrow":
         live = selectors.live_work(endpoint.id).in_queues(removed)
         context = {
-            "team": team, "endpoint": endpoint, "removed": [(q, live.queue_total(q)) for q in removed], "live": live,
-            "verbs": verbs, "queues": queues, "lease": lease if lease is not None else "",
+            "team": team,
+            "endpoint": endpoint,
+            "removed": [(q, live.queue_total(q)) for q in removed],
+            "live": live,
+            "verbs": verbs,
+            "queues": queues,
+            "lease": lease if lease is not None else "",
         }
         return render(request, "endpoints/confirm_scopes.html", context)
     scopes_changed = (tuple(verbs), tuple(queues)) != (endpoint.scope_verbs, endpoint.scope_queues)
@@ -320,12 +346,19 @@ def endpoint_rotate(request, slug: str):
     if request.method == "GET":
         return render(request, "endpoints/rotate.html", {"team": team, "endpoint": endpoint})
     try:
-        rotated = execute(store.rotate(
-            _scope(request.viewer), endpoint.id, if_prefix=request.POST.get("prefix", ""), **_by(request.viewer),
-        ))
+        rotated = execute(
+            store.rotate(
+                _scope(request.viewer),
+                endpoint.id,
+                if_prefix=request.POST.get("prefix", ""),
+                **_by(request.viewer),
+            )
+        )
     except Conflict:
         return _back(
-            request, endpoint, "error",
+            request,
+            endpoint,
+            "error",
             f"Not rotated: the token of {endpoint.name} changed after you confirmed (rotated or revoked meanwhile). "
             "Nothing was changed; look at the list and try again if you still want a new token.",
         )
@@ -346,11 +379,16 @@ def endpoint_revoke(request, slug: str):
         context = {"team": team, "endpoint": endpoint, "live": selectors.live_work(endpoint.id), "values": {}}
         return render(request, "endpoints/revoke.html", context)
     try:
-        revoked = execute(store.revoke(_scope(request.viewer), endpoint.id, note=forms.note(request.POST), **_by(request.viewer)))
+        revoked = execute(
+            store.revoke(_scope(request.viewer), endpoint.id, note=forms.note(request.POST), **_by(request.viewer))
+        )
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")
         context = {
-            "team": team, "endpoint": endpoint, "live": selectors.live_work(endpoint.id), "values": request.POST,
+            "team": team,
+            "endpoint": endpoint,
+            "live": selectors.live_work(endpoint.id),
+            "values": request.POST,
             "errors": {exc.field: exc.problem},
         }
         return render(request, "endpoints/revoke.html", context, status=422)
@@ -358,7 +396,9 @@ def endpoint_revoke(request, slug: str):
         return _back(request, endpoint, "error", f"{endpoint.name} is already revoked.")
     n = len(revoked.dead_lettered)
     return _back(
-        request, endpoint, "success",
+        request,
+        endpoint,
+        "success",
         f"Revoked {endpoint.name}: its token is refused from now on; {n} live todo{'' if n == 1 else 's'} dead-lettered.",
     )
 
@@ -375,7 +415,9 @@ def endpoint_delete(request, slug: str):
         return _back(request, endpoint, "error", f"Revoke {endpoint.name} before deleting it.")
     if request.method == "GET":
         total, more = selectors.todo_total(endpoint.id)
-        return render(request, "endpoints/delete.html", {"team": team, "endpoint": endpoint, "total": total, "more": more})
+        return render(
+            request, "endpoints/delete.html", {"team": team, "endpoint": endpoint, "total": total, "more": more}
+        )
     try:
         execute(store.delete(_scope(request.viewer), endpoint.id, **_by(request.viewer)))
     except Conflict:

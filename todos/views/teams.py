@@ -33,12 +33,19 @@ def _scope(viewer) -> OperatorScope:
 @board_view
 def team_list(request):
     viewer = request.viewer
-    return render(request, "teams/index.html", {"teams": selectors.visible_teams(viewer), "can_create": viewer.is_superuser})
+    return render(
+        request, "teams/index.html", {"teams": selectors.visible_teams(viewer), "can_create": viewer.is_superuser}
+    )
 
 
 def _create_invalid(request, exc):
     messages.error(request, exc.message)
-    context = {"teams": selectors.visible_teams(request.viewer), "can_create": True, "values": request.POST, "error": exc.message}
+    context = {
+        "teams": selectors.visible_teams(request.viewer),
+        "can_create": True,
+        "values": request.POST,
+        "error": exc.message,
+    }
     return render(request, "teams/index.html", context, status=422)
 
 
@@ -50,7 +57,9 @@ def team_create(request):
     viewer = request.viewer
     if not viewer.is_superuser:
         return forbidden(request, SITE_ADMINS_ONLY)
-    team = execute(team_store.create_team(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), by=_scope(viewer)))
+    team = execute(
+        team_store.create_team(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), by=_scope(viewer))
+    )
     messages.success(request, f"Created team {team.name}.")
     return HttpResponseRedirect(reverse("team_detail", args=[team.slug]))
 
@@ -67,8 +76,11 @@ def team_detail(request, slug: str):
     if team is None:
         return not_found()
     context = {
-        "team": team, "members": selectors.members(team.id), "endpoints": selectors.endpoints(team.id),
-        "manages": _manages(viewer, team), "roles": ROLES,
+        "team": team,
+        "members": selectors.members(team.id),
+        "endpoints": selectors.endpoints(team.id),
+        "manages": _manages(viewer, team),
+        "roles": ROLES,
     }
     return render(request, "teams/detail.html", context)
 
@@ -87,10 +99,24 @@ def team_member_set(request, slug: str):
     if not user_id:
         user_id = selectors.user_id_by_username(username) if username else None
         if user_id is None:
-            return _member_reply(request, team, "error", f"username: no active user named “{username}”" if username else "username: is required", 422)
+            return _member_reply(
+                request,
+                team,
+                "error",
+                f"username: no active user named “{username}”" if username else "username: is required",
+                422,
+            )
     try:
         user_id = int(user_id)
-        outcome = execute(team_store.set_member(_scope(viewer), team_id=team.id, user_id=user_id, role=request.POST.get("role"), superuser=viewer.is_superuser))
+        outcome = execute(
+            team_store.set_member(
+                _scope(viewer),
+                team_id=team.id,
+                user_id=user_id,
+                role=request.POST.get("role"),
+                superuser=viewer.is_superuser,
+            )
+        )
     except ValueError:
         return _member_reply(request, team, "error", "user: not a user id", 422)
     except Invalid as exc:
@@ -107,7 +133,9 @@ def team_member_remove(request, slug: str, user_id: int):
     if team is None:
         return not_found()
     try:
-        execute(team_store.remove_member(_scope(viewer), team_id=team.id, user_id=user_id, superuser=viewer.is_superuser))
+        execute(
+            team_store.remove_member(_scope(viewer), team_id=team.id, user_id=user_id, superuser=viewer.is_superuser)
+        )
     except Conflict:
         return _member_reply(request, team, "error", "That person is not a member any more.", 409)
     return _member_reply(request, team, "success", "Member removed.")
@@ -118,8 +146,12 @@ def _member_reply(request, team, level: str, message: str, status: int = 200):
     if status >= 400:
         viewer = request.viewer
         context = {
-            "team": team, "members": selectors.members(team.id), "endpoints": selectors.endpoints(team.id),
-            "manages": _manages(viewer, team), "roles": ROLES, "values": request.POST,
+            "team": team,
+            "members": selectors.members(team.id),
+            "endpoints": selectors.endpoints(team.id),
+            "manages": _manages(viewer, team),
+            "roles": ROLES,
+            "values": request.POST,
         }
         return render(request, "teams/detail.html", context, status=status)
     return HttpResponseRedirect(reverse("team_detail", args=[team.slug]))

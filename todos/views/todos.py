@@ -67,8 +67,17 @@ def _rows_fragment(request, f: TodoFilter):
         context = {"rows": present_rows(viewer, rows, paused=paused), "newest": newest, "filter": f, "newer": True}
     else:
         page = selectors.list_page(viewer, f)
-        context = {"rows": present_rows(viewer, page.rows, paused=paused), "newest": page.newest_cursor, "filter": f, "page": page}
-    context["here"] = request.htmx.current_url_abs_path if getattr(request, "htmx", False) and request.htmx.current_url_abs_path else reverse("todo_list")
+        context = {
+            "rows": present_rows(viewer, page.rows, paused=paused),
+            "newest": page.newest_cursor,
+            "filter": f,
+            "page": page,
+        }
+    context["here"] = (
+        request.htmx.current_url_abs_path
+        if getattr(request, "htmx", False) and request.htmx.current_url_abs_path
+        else reverse("todo_list")
+    )
     context["list_url"] = reverse("todo_list")
     return render(request, "todos/_rows.html", context)
 
@@ -104,7 +113,9 @@ def todo_row(request, todo_id: str):
     return render(request, "todos/_row.html", context)
 
 
-def drawer_context(request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None) -> dict | None:
+def drawer_context(
+    request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None
+) -> dict | None:
     viewer = request.viewer
     todo = selectors.get_detail(viewer, todo_id)
     if todo is None:
@@ -118,7 +129,11 @@ def drawer_context(request, todo_id: str, *, errors: dict | None = None, values:
     assign_choices = []
     if "assign" in actions:
         assign_choices = [(f"human:{m.user_id}", f"{m.username} (human)") for m in team_selectors.members(todo.team_id)]
-        assign_choices += [(f"endpoint:{e.id}", f"{e.name} (endpoint)") for e in viewer.endpoints if e.team_id == todo.team_id and e.state == "active"]
+        assign_choices += [
+            (f"endpoint:{e.id}", f"{e.name} (endpoint)")
+            for e in viewer.endpoints
+            if e.team_id == todo.team_id and e.state == "active"
+        ]
     if next_url is None:
         htmx = getattr(request, "htmx", None)
         next_url = (htmx.current_url_abs_path if htmx else None) or request.get_full_path()

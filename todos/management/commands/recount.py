@@ -21,6 +21,8 @@ class Command(BaseCommand):
         if not corrected:
             self.stdout.write("counts: exact, nothing to correct")
             return
-        self.stdout.write(self.style.WARNING(f"counts: corrected {len(corrected)} drifted (endpoint, queue, state) counts"))
+        self.stdout.write(
+            self.style.WARNING(f"counts: corrected {len(corrected)} drifted (endpoint, queue, state) counts")
+        )
         for d in corrected:
             self.stdout.write(f"  {d.endpoint_id} {d.queue} {d.state}: {d.was} -> {d.now}")

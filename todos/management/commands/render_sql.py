@@ -17,7 +17,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--check", action="store_true",
+            "--check",
+            action="store_true",
             help="Write nothing; exit 1 with a unified diff if the committed files differ from the code.",
         )
 

@@ -28,7 +28,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-
 MIGRATE_LOCK = 0x626F617264  # "board"
 LISTEN_BACKLOG = 1024
 
@@ -150,10 +149,12 @@ class Command(BaseCommand):
             generated = password is None
             password = password or secrets.token_urlsafe(12)
             user = User.objects.create_superuser(username=username, password=password, email="")
-            self.stdout.write(self.style.WARNING(
-                f"Created site admin '{username}'"
-                + (f" with password: {password}   (shown once; change it under Account)" if generated else ".")
-            ))
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Created site admin '{username}'"
+                    + (f" with password: {password}   (shown once; change it under Account)" if generated else ".")
+                )
+            )
         elif password is not None and not user.check_password(password):
             user.set_password(password)
             user.save(update_fields=["password"])

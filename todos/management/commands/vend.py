@@ -10,7 +10,7 @@ The token is printed once and never stored (only its SHA-256 is): copy it now.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.text import slugify
@@ -27,7 +27,9 @@ UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"
 def parse_duration(value: str) -> timedelta:
     match = DURATION.match(value.strip())
     if match is None or int(match.group(1)) <= 0:
-        raise CommandError(f"--expires-in must be a positive number with a unit s, m, h, d or w (e.g. 24h), got {value!r}")
+        raise CommandError(
+            f"--expires-in must be a positive number with a unit s, m, h, d or w (e.g. 24h), got {value!r}"
+        )
     return timedelta(**{UNITS[match.group(2)]: int(match.group(1))})
 
 
@@ -35,9 +37,11 @@ def parse_instant(value: str) -> datetime:
     try:
         when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise CommandError(f"--expires-at must be an ISO 8601 date and time (e.g. 2027-01-01T00:00:00Z), got {value!r}") from None
+        raise CommandError(
+            f"--expires-at must be an ISO 8601 date and time (e.g. 2027-01-01T00:00:00Z), got {value!r}"
+        ) from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return when
 
 
@@ -75,10 +79,10 @@ class Command(BaseCommand):
             raise CommandError("--slug is required when the name has no letters or digits")
         expires_at = None
         if options["expires_in"]:
-            expires_at = datetime.now(timezone.utc) + parse_duration(options["expires_in"])
+            expires_at = datetime.now(UTC) + parse_duration(options["expires_in"])
         elif options["expires_at"]:
             expires_at = parse_instant(options["expires_at"])
-            if expires_at <= datetime.now(timezone.utc):
+            if expires_at <= datetime.now(UTC):
                 raise CommandError("--expires-at must be in the future")
         try:
             vended = execute(

@@ -29,10 +29,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--url", default=os.environ.get("BOARD_URL"), help="the Board's base URL (env BOARD_URL)")
-        parser.add_argument("--token", default=os.environ.get("BOARD_TOKEN"), help="the endpoint's token (env BOARD_TOKEN)")
+        parser.add_argument(
+            "--token", default=os.environ.get("BOARD_TOKEN"), help="the endpoint's token (env BOARD_TOKEN)"
+        )
         parser.add_argument("--queue", required=True)
         parser.add_argument("--lease", type=int, default=60, help="lease seconds, extended every lease/3 (default 60)")
-        parser.add_argument("--fence", action=argparse.BooleanOptionalAction, default=True, help="fence the lease (default on)")
+        parser.add_argument(
+            "--fence", action=argparse.BooleanOptionalAction, default=True, help="fence the lease (default on)"
+        )
         parser.add_argument("--concurrency", type=int, default=1, help="todos run at once (default 1)")
         parser.add_argument("--claimant", help="label in the attempt history (default: worker@host:pid)")
         parser.add_argument("--wait", type=int, default=30, help=argparse.SUPPRESS)
