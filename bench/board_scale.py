@@ -345,7 +345,7 @@ def counts_are_exact(conninfo: str, users: dict) -> list[list]:
     from todos.filters import TodoFilter
     from todos.selectors.access import viewer_for
     from todos.selectors.overview import overview
-    from todos.selectors.todos import state_counts
+    from todos.selectors.todo_counts import state_counts
 
     rows = []
     with connect(conninfo) as conn:

@@ -31,7 +31,7 @@ from types import SimpleNamespace
 
 import psycopg
 
-from todos.db import Statement, execute, pool
+from todos.db import DictConnection, Statement, execute, pool
 from todos.filters import TodoFilter
 from todos.store import bulk_jobs as store
 from todos.store import operator
@@ -58,7 +58,7 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"[:200]
 
 
-def _hold(conn: psycopg.Connection) -> None:
+def _hold(conn: DictConnection) -> None:
     """Bound how long this transaction may keep its row lock if its worker stops talking."""
     limit = f"{int(HOLD_SECONDS * 1000)}ms"
     conn.execute(
@@ -97,15 +97,14 @@ def job_filter(params: dict) -> TodoFilter:
 
 def sources(job: store.QueuedJob) -> Iterable[list[str]]:
     """The job's candidate ids, in chunks, as its scope says (evaluated by the worker)."""
-    from todos.selectors import dead_letters
-    from todos.selectors import todos as selectors
+    from todos.selectors import bulk_targets, dead_letters
 
     viewer = _viewer(job)
     if job.scope == "selected":
-        return [selectors.visible_ids(viewer, list(job.selected_ids))]
+        return [bulk_targets.visible_ids(viewer, list(job.selected_ids))]
     f = job_filter(job.filter)
     if job.scope == "matching":
-        return selectors.iter_matching_ids(viewer, f, job.action, limit=MAX_IDS + 1)
+        return bulk_targets.iter_matching_ids(viewer, f, job.action, limit=MAX_IDS + 1)
     return dead_letters.group_ids(viewer, f, job.group_reason or "")
 
 
@@ -151,7 +150,7 @@ def collect_one() -> bool:
 # --- 2. working the chunks ----------------------------------------------------------------------
 
 
-def run_chunk(chunk: store.Chunk, conn: psycopg.Connection) -> BulkOutcome:
+def run_chunk(chunk: store.Chunk, conn: DictConnection) -> BulkOutcome:
     """One store statement over the chunk's ids, on the chunk's transaction (a seam for tests
     that move rows, or stop a worker, mid-job)."""
     return execute(STORE_CALLS[chunk.action](chunk.scope, list(chunk.todo_ids), note=chunk.note), conn)

@@ -19,12 +19,13 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, LiteralString, TypeVar
 
 import psycopg
 import psycopg._queries
+import psycopg.sql
 from django.conf import settings
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from todos.store.errors import Conflict, Internal, StaleSnapshot
@@ -42,6 +43,11 @@ psycopg._queries.MAX_CACHED_STATEMENT_LENGTH = max(psycopg._queries.MAX_CACHED_S
 
 T = TypeVar("T")
 
+# Every connection here returns rows as dicts (``row_factory=dict_row``); the aliases tell the
+# type checker so.
+DictConnection = psycopg.Connection[DictRow]
+AsyncDictConnection = psycopg.AsyncConnection[DictRow]
+
 
 @dataclass(frozen=True)
 class Statement(Generic[T]):
@@ -50,7 +56,7 @@ class Statement(Generic[T]):
     ``finish`` is where a zero-row outcome is classified (not found, forbidden, conflict).
     """
 
-    sql: str
+    sql: LiteralString | psycopg.sql.SQL | psycopg.sql.Composed
     params: Mapping[str, Any]
     finish: Callable[[list[dict]], T]
 
@@ -75,17 +81,15 @@ def conninfo() -> str:
     return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
 
 
-def connect(**kwargs: Any) -> psycopg.Connection:
+def connect(**kwargs: Any) -> DictConnection:
     """A dedicated connection (listeners, benchmarks, tests that need their own session)."""
     kwargs.setdefault("autocommit", True)
-    kwargs.setdefault("row_factory", dict_row)
-    return psycopg.connect(conninfo(), **kwargs)
+    return DictConnection.connect(conninfo(), row_factory=dict_row, **kwargs)
 
 
-async def aconnect(**kwargs: Any) -> psycopg.AsyncConnection:
+async def aconnect(**kwargs: Any) -> AsyncDictConnection:
     kwargs.setdefault("autocommit", True)
-    kwargs.setdefault("row_factory", dict_row)
-    return await psycopg.AsyncConnection.connect(conninfo(), **kwargs)
+    return await AsyncDictConnection.connect(conninfo(), row_factory=dict_row, **kwargs)
 
 
 # How long the pools keep retrying to replace a lost connection before giving up on it. Their
@@ -116,30 +120,40 @@ def _pool_settings() -> dict:
 
 
 _lock = threading.Lock()
-_pool: ConnectionPool | None = None
-_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = weakref.WeakKeyDictionary()
+_pool: ConnectionPool[DictConnection] | None = None
+_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool[AsyncDictConnection]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def pool() -> ConnectionPool:
+def pool() -> ConnectionPool[DictConnection]:
     global _pool
     if _pool is None:
         with _lock:
             if _pool is None:
-                _pool = ConnectionPool(pool_conninfo(), **_pool_settings(), name="board-store", open=True)
+                _pool = ConnectionPool(
+                    pool_conninfo(), connection_class=DictConnection, **_pool_settings(), name="board-store", open=True
+                )
     return _pool
 
 
-async def apool() -> AsyncConnectionPool:
+async def apool() -> AsyncConnectionPool[AsyncDictConnection]:
     loop = asyncio.get_running_loop()
     existing = _apools.get(loop)
     if existing is None:
-        existing = AsyncConnectionPool(pool_conninfo(), **_pool_settings(), name="board-store-async", open=False)
+        existing = AsyncConnectionPool(
+            pool_conninfo(),
+            connection_class=AsyncDictConnection,
+            **_pool_settings(),
+            name="board-store-async",
+            open=False,
+        )
         _apools[loop] = existing
         await existing.open()
     return existing
 
 
-def _hung_up(conn: psycopg.Connection | psycopg.AsyncConnection) -> bool:
+def _hung_up(conn: DictConnection | AsyncDictConnection) -> bool:
     """True when the server has closed this idle pooled connection (it restarted, or the
     connection was terminated while it sat in the pool).
 
@@ -164,7 +178,7 @@ def _gave_up() -> psycopg.OperationalError:
 
 
 @contextmanager
-def pooled_connection() -> Iterator[psycopg.Connection]:
+def pooled_connection() -> Iterator[DictConnection]:
     """A connection of the store's pool that the server has not hung up on (:func:`_hung_up`);
     the others are closed, and the pool replaces them."""
     store_pool = pool()
@@ -185,7 +199,7 @@ def pooled_connection() -> Iterator[psycopg.Connection]:
 
 
 @asynccontextmanager
-async def apooled_connection() -> AsyncIterator[psycopg.AsyncConnection]:
+async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
     store_pool = await apool()
     for _ in range(store_pool.max_size + 1):
         conn = await store_pool.getconn()
@@ -240,7 +254,7 @@ def _classify(exc: psycopg.Error) -> None:
         raise Conflict("another live todo already holds this idempotency key") from exc
 
 
-def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
+def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
     """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows."""
     for run in range(1, STALE_SNAPSHOT_RUNS + 1):
         try:
@@ -265,7 +279,7 @@ def execute(stmt: Statement[T], conn: psycopg.Connection | None = None) -> T:
     raise AssertionError("unreachable")
 
 
-async def aexecute(stmt: Statement[T], conn: psycopg.AsyncConnection | None = None) -> T:
+async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) -> T:
     for run in range(1, STALE_SNAPSHOT_RUNS + 1):
         try:
             if conn is not None:

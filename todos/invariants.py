@@ -15,7 +15,9 @@ The tests check both after every test, and the benchmarks after every drain.
 
 from __future__ import annotations
 
-BROKEN_LIFECYCLE_SQL = """
+from typing import LiteralString
+
+BROKEN_LIFECYCLE_SQL: LiteralString = """
 SELECT t.id, t.state, o.n AS open_attempts
 FROM todos t
 CROSS JOIN LATERAL (SELECT count(*) AS n FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL) o

@@ -294,7 +294,7 @@ def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
 
 
 def test_a_selection_keeps_only_the_viewer_s_ids_and_counts_what_the_action_can_change(world):
-    from todos.selectors import todos as selectors
+    from todos.selectors import bulk_targets as selectors
     from todos.selectors.access import viewer_for
 
     dead, pending = make(world, "dead"), make(world, "pending")

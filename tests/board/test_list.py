@@ -13,7 +13,7 @@ from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
 from todos.db import connect, execute
 from todos.filters import Cursor, TodoFilter
-from todos.selectors import todos as selectors
+from todos.selectors import todo_counts, todo_list
 from todos.selectors.access import viewer_for
 from todos.store import agent as A
 from todos.store import operator as O
@@ -77,9 +77,9 @@ def test_oldest_and_priority_orders(world, agent, alice_client):
     assert by_priority[0] == todos[3].id and by_priority[1:] == [t.id for t in todos if t.id != todos[3].id]
     # a priority page cursor carries the priority
     viewer = viewer_for(world.alice_user)
-    page = selectors.list_page(viewer, TodoFilter(sort="priority"), page_size=2)
+    page = todo_list.list_page(viewer, TodoFilter(sort="priority"), page_size=2)
     assert page.next_cursor.priority == 0 and page.next_cursor.encode().startswith("0~")
-    rest = selectors.list_page(viewer, TodoFilter(sort="priority", after=page.next_cursor), page_size=10)
+    rest = todo_list.list_page(viewer, TodoFilter(sort="priority", after=page.next_cursor), page_size=10)
     assert [r.id for r in page.rows + rest.rows] == by_priority
 
 
@@ -112,7 +112,7 @@ def test_counts_per_state_are_the_relays_exact_counts(world, agent, alice_client
     for state in ("pending", "pending", "claimed", "retry", "dead", "done", "canceled"):
         make(world, state)
     relayed()
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert {k: str(v) for k, v in counts.items()} == {
         "pending": "2",
         "claimed": "1",
@@ -126,9 +126,9 @@ def test_counts_per_state_are_the_relays_exact_counts(world, agent, alice_client
     # filtered by queue, team and endpoint: still the counts
     make(world, "pending", queue="email")
     relayed()
-    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["pending"]) == "1"
-    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(team="acme"))["pending"]) == "3"
-    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(endpoint="acme-worker"))["all"]) == "8"
+    assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["pending"]) == "1"
+    assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(team="acme"))["pending"]) == "3"
+    assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(endpoint="acme-worker"))["all"]) == "8"
     body = alice_client.get(reverse("todo_list")).content.decode()
     assert 'data-count="all">8<' in body and 'data-count="pending">3<' in body
     assert "counts leave the search out" not in body
@@ -138,10 +138,10 @@ def test_counts_are_exact_past_the_old_cap(world, alice_client):
     insert_dead_letters(world.acme_ep.id, 1_500)
     make(world, "dead")
     relayed()
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert str(counts["dead"]) == "1,501" and str(counts["all"]) == "1,501" and str(counts["canceled"]) == "0"
     assert 'data-count="dead">1,501<' in alice_client.get(reverse("todo_list")).content.decode()
-    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["dead"]) == "0"
+    assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(queue="email"))["dead"]) == "0"
 
 
 def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alice_client, monkeypatch):
@@ -150,8 +150,8 @@ def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alic
         todo = make(world, "pending")
         execute(O.assign(world.alice, todo.id, world.alice.owner))
     make(world, "pending")  # not assigned: not counted under the filter
-    monkeypatch.setattr(selectors, "COUNT_CAP", 3)
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter(mine=True))
+    monkeypatch.setattr(todo_counts, "COUNT_CAP", 3)
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(mine=True))
     assert str(counts["all"]) == "3+" and counts["all"].capped and str(counts["done"]) == "0"
     body = alice_client.get(reverse("todo_list"), {"mine": "1", "q": "x"}).content.decode()
     assert "counted up to 1,000 per state" in body and "counts leave the search out" in body
@@ -197,7 +197,7 @@ def test_search_is_a_bounded_scan_that_continues(world, agent, alice_client, mon
     spread(30)
     with connect() as conn:  # the needle is older than the 30 others
         conn.execute("UPDATE todos SET created_at = now() - interval '1 hour' WHERE id = %s", (target.id,))
-    monkeypatch.setattr(selectors, "SEARCH_SCAN_ROWS", 10)
+    monkeypatch.setattr(todo_list, "SEARCH_SCAN_ROWS", 10)
     body = alice_client.get(reverse("todo_list"), {"q": "needle"}).content.decode()
     assert ids_in(body) == [] and "stopped" in body
     found = []
@@ -259,7 +259,7 @@ def test_pending_in_claim_order_across_queues_and_pages(world, agent):
     expected = [t.id for t in sorted(todos, key=lambda t: (t.priority, t.created_at, t.id))]
     seen, cursor = [], None
     while True:
-        page = selectors.list_page(viewer, TodoFilter(state="pending", sort="priority", after=cursor), page_size=5)
+        page = todo_list.list_page(viewer, TodoFilter(state="pending", sort="priority", after=cursor), page_size=5)
         seen += [r.id for r in page.rows]
         cursor = page.next_cursor
         if cursor is None:
@@ -300,14 +300,14 @@ def test_mine_is_what_is_assigned_to_me_or_leased_by_me_in_every_state_page_and_
     viewer = viewer_for(world.alice_user)
     walked, f = [], TodoFilter(mine=True)
     while True:
-        page = selectors.list_page(viewer, f, page_size=2)
+        page = todo_list.list_page(viewer, f, page_size=2)
         walked += [r.id for r in page.rows]
         if page.next_cursor is None:
             break
         f = TodoFilter(mine=True, after=page.next_cursor)
     assert walked == listed  # keyset pages: newest first, each exactly once
 
-    counts = {k: str(v) for k, v in selectors.state_counts(viewer, TodoFilter(mine=True)).items()}
+    counts = {k: str(v) for k, v in todo_counts.state_counts(viewer, TodoFilter(mine=True)).items()}
     assert counts == {
         "all": "6",
         "pending": "1",
@@ -327,9 +327,9 @@ def test_the_retry_list_and_count_use_the_retry_index_and_stay_exact(world, agen
     make(world, "dead")
     assert set(ids_in(alice_client.get(reverse("todo_list") + "?state=retry").content.decode())) == retry
     relayed()
-    counts = selectors.state_counts(viewer_for(world.alice_user), TodoFilter())
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert str(counts["retry"]) == "3" and str(counts["dead"]) == "2"
     # a retry window of another team is neither listed nor counted
     make(world, "retry", agent=world.globex_agent)
     relayed()
-    assert str(selectors.state_counts(viewer_for(world.alice_user), TodoFilter())["retry"]) == "3"
+    assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())["retry"]) == "3"

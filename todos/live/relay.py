@@ -29,11 +29,16 @@ import os
 import socket
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, LiteralString
 
 import psycopg
 from django.conf import settings
 
+from todos.sql import compose
 from todos.store.fragments import BOARD_CHANNEL
+
+if TYPE_CHECKING:
+    from todos.db import DictConnection
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +49,12 @@ PASS_LOCK = 0x626F61726402  # "board" 02: one pass (or rebuild, or cap) at a tim
 # 8000-byte payload limit whatever the names.
 NOTIFY_CHUNK = 25
 # How often a holder proves it is alive in relay_state (the log cap reads it).
-ALIVE_EVERY = "5 seconds"
+ALIVE_EVERY: LiteralString = "5 seconds"
 
 # The rows of ``taken`` as Board notifications: per team, operation and (for memberships) person,
 # in chunks of NOTIFY_CHUNK distinct ids. The same todo seen several times (heartbeats) is one id.
 # ``user`` is there for memberships only (json_strip_nulls drops it elsewhere).
-NOTIFY_TAKEN = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
+NOTIFY_TAKEN: LiteralString = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
             'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
             'endpoints', g.endpoints, 'user', g.user_id))::text))
         FROM (SELECT team_id, op, user_id,
@@ -57,7 +62,7 @@ NOTIFY_TAKEN = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(j
                      coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{{}}') AS queues,
                      coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{{}}') AS endpoints
               FROM (SELECT *, (dense_rank() OVER (PARTITION BY team_id, op, user_id ORDER BY todo_id) - 1)
-                              / {NOTIFY_CHUNK} AS chunk
+                              / {compose.integer(NOTIFY_CHUNK)} AS chunk
                     FROM taken) x
               GROUP BY team_id, op, user_id, chunk) g)"""
 
@@ -65,7 +70,7 @@ NOTIFY_TAKEN = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(j
 # endpoint deleted meanwhile are dropped (its todos and counts went with it). A count that would go
 # below zero means the counts drifted (rows written behind the store's back): the pass marks them
 # stale, and the next one rebuilds them.
-PASS_SQL = f"""
+PASS_SQL: LiteralString = f"""
 WITH taken AS (
     DELETE FROM change_log
     WHERE id IN (SELECT id FROM change_log ORDER BY id LIMIT %(batch)s)
@@ -107,7 +112,7 @@ SELECT (SELECT count(*) FROM taken) AS taken, {NOTIFY_TAKEN} AS sent,
        coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale"""
 
 # The counts as they are (todo_counts plus the log's deltas not yet applied) against todos.
-DRIFT_SQL = """
+DRIFT_SQL: LiteralString = """
 WITH actual AS (
     SELECT endpoint_id, queue, todo_board_state(state, next_retry_at) AS state, count(*) AS n
     FROM todos GROUP BY 1, 2, 3
@@ -146,14 +151,14 @@ REBUILD_STATEMENTS = (
     "UPDATE relay_state SET counts_stale = false, rebuilt_at = now()",
 )
 # After a rebuild every team's counts may have moved: one notification per team says so.
-NOTIFY_RECOUNT = f"""
+NOTIFY_RECOUNT: LiteralString = f"""
 SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
     'op', 'recount', 'team', t.id, 'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json)::text)) AS sent
 FROM teams t"""
 
 # The cap: only when no pass has proved a relay alive for the whole age (a relay that is merely
 # busy keeps alive_at fresh), drop what is older than the age, and mark the counts stale.
-CAP_SQL = """
+CAP_SQL: LiteralString = """
 WITH dropped AS (
     DELETE FROM change_log
     WHERE at < now() - make_interval(secs => %(age)s)
@@ -163,7 +168,7 @@ WITH dropped AS (
 marked AS (UPDATE relay_state SET counts_stale = true WHERE EXISTS (SELECT 1 FROM dropped))
 SELECT count(*) AS dropped FROM dropped"""
 
-FINISHED_RETENTION_SQL = "DELETE FROM todo_finished_minutes WHERE minute < now() - interval '8 days'"
+FINISHED_RETENTION_SQL: LiteralString = "DELETE FROM todo_finished_minutes WHERE minute < now() - interval '8 days'"
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ class Drift:
     now: int
 
 
-def relay_pass(conn: psycopg.Connection, *, batch: int | None = None) -> Pass:
+def relay_pass(conn: DictConnection, *, batch: int | None = None) -> Pass:
     """One pass on ``conn`` (autocommit), in one transaction. Callers hold the relay lock, or know
     that no relay runs (tests, the recount command)."""
     batch = batch or settings.BOARD_RELAY_BATCH
@@ -192,13 +197,13 @@ def relay_pass(conn: psycopg.Connection, *, batch: int | None = None) -> Pass:
     return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"])
 
 
-def drift(conn: psycopg.Connection) -> list[Drift]:
+def drift(conn: DictConnection) -> list[Drift]:
     """Where the counts (with the log still to relay) differ from ``todos``: nowhere, unless rows
     were written behind the store's back or the log was capped."""
     return [Drift(**row) for row in conn.execute(DRIFT_SQL).fetchall()]
 
 
-def rebuild_counts(conn: psycopg.Connection) -> list[Drift]:
+def rebuild_counts(conn: DictConnection) -> list[Drift]:
     """Recompute the counts from ``todos`` and return the drift it corrected.
 
     The pass lock is taken for the session first, so the REPEATABLE READ snapshot below is taken
@@ -223,7 +228,7 @@ def rebuild_counts(conn: psycopg.Connection) -> list[Drift]:
     return corrected
 
 
-def cap_change_log(conn: psycopg.Connection, *, max_age: float | None = None) -> int:
+def cap_change_log(conn: DictConnection, *, max_age: float | None = None) -> int:
     """Drop log rows no relay has drained for ``max_age`` seconds; returns how many."""
     age = settings.BOARD_CHANGE_LOG_MAX_AGE if max_age is None else max_age
     with conn.transaction():
@@ -276,14 +281,14 @@ class Relay:
             self.leading.clear()
             self.stop_event.wait(retry)
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> DictConnection:
         from psycopg.rows import dict_row
 
-        from todos.db import conninfo
+        from todos.db import DictConnection, conninfo
 
         # Keepalives: a holder whose network vanished must lose its session (and the lock) within
         # seconds, not at the kernel's two-hour default.
-        return psycopg.connect(
+        return DictConnection.connect(
             self.conninfo or conninfo(),
             autocommit=True,
             row_factory=dict_row,
@@ -296,7 +301,7 @@ class Relay:
             options="-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3",
         )
 
-    def _serve(self, conn: psycopg.Connection) -> None:
+    def _serve(self, conn: DictConnection) -> None:
         while not self.stop_event.is_set():
             if conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (RELAY_LOCK,)).fetchone()["ok"]:
                 break

@@ -9,6 +9,7 @@ serve directly. Superusers get no extra endpoints: they manage teams, not other 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import LiteralString
 from uuid import UUID
 
 from todos.db import pool
@@ -108,7 +109,7 @@ def _uuid(value) -> UUID | None:
         return None
 
 
-VIEWER_SQL = """
+VIEWER_SQL: LiteralString = """
 SELECT tm.role, tm.team_id, tt.slug AS team_slug, tt.name AS team_name,
        e.id AS endpoint_id, e.slug, e.name, e.state, e.scope_queues
 FROM team_members tm

@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import LiteralString
 from urllib.parse import urlencode
 
 from todos.db import pool
 from todos.selectors.access import Viewer
-from todos.selectors.todos import AUDIT_COLUMNS, AuditRow
+from todos.selectors.rows import AUDIT_COLUMNS, AuditRow
 
 PAGE_SIZE = 50
 ACTIONS = (
@@ -91,7 +92,7 @@ def activity(viewer: Viewer, f: ActivityFilter, *, page_size: int | None = None)
     page_size = page_size or PAGE_SIZE
     if not viewer.team_ids:
         return [], None
-    where = ["l.team_id = tm.id"]
+    where: list[LiteralString] = ["l.team_id = tm.id"]
     params: dict = {"teams": viewer.team_ids, "limit": page_size + 1}
     if f.person:
         where.append("l.actor = %(person)s")

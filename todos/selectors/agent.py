@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 from todos.db import Statement
@@ -56,7 +56,7 @@ class Credential:
         )
 
 
-CREDENTIAL_COLUMNS = """id, team_id, slug, scope_verbs, scope_queues, default_lease_ttl_seconds,
+CREDENTIAL_COLUMNS: LiteralString = """id, team_id, slug, scope_verbs, scope_queues, default_lease_ttl_seconds,
        state = 'revoked' AS revoked,
        coalesce(expires_at <= now(), false) AS expired,
        last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute' AS needs_touch"""
@@ -150,7 +150,7 @@ def list_todos(
     drops them. Paging is by keyset on ``(created_at, id)``: ``next_cursor`` is null on the
     last page.
     """
-    conditions = ["t.endpoint_id = %(endpoint_id)s", "t.queue = ANY(%(queues)s::text[])"]
+    conditions: list[LiteralString] = ["t.endpoint_id = %(endpoint_id)s", "t.queue = ANY(%(queues)s::text[])"]
     params: dict[str, Any] = {"endpoint_id": agent.endpoint_id, "queues": list(agent.queues)}
     if queue is not None:
         name = inputs.queue(queue)
@@ -163,7 +163,8 @@ def list_todos(
     if dead_letter is not None:
         if not isinstance(dead_letter, bool):
             raise Invalid("dead_letter", "must be a boolean")
-        conditions.append(("" if dead_letter else "NOT ") + "(t.state = 'failed' AND t.next_retry_at IS NULL)")
+        dead: LiteralString = "(t.state = 'failed' AND t.next_retry_at IS NULL)"
+        conditions.append(dead if dead_letter else f"NOT {dead}")
     size = LIST_LIMIT_DEFAULT if limit is None else inputs.require_int("limit", limit, 1, LIST_LIMIT_MAX)
     if cursor is not None:
         params["after_created"], params["after_id"] = decode_cursor(cursor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import LiteralString
 from uuid import UUID
 
 from todos.db import pool
@@ -17,7 +18,7 @@ from todos.selectors.access import EndpointRef, Viewer
 
 IN_FLIGHT_SHOWN = 5
 
-IN_FLIGHT_SQL = """
+IN_FLIGHT_SQL: LiteralString = """
 SELECT t.endpoint_id, t.id, t.title, t.queue, t.lease_expires_at, t.claimed_at,
        (t.lease_expires_at < now()) AS lapsed, a.claimant, a.last_heartbeat_at
 FROM todos t
@@ -26,7 +27,7 @@ WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed'
   AND t.owner = 'endpoint:' || t.endpoint_id::text
 ORDER BY t.claimed_at"""
 
-OUTCOMES_SQL = """
+OUTCOMES_SQL: LiteralString = """
 SELECT e.id AS endpoint_id, o.outcome, o.n, o.last_ended
 FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
@@ -35,7 +36,7 @@ CROSS JOIN LATERAL (
     GROUP BY a.outcome
 ) o"""
 
-SEEN_SQL = "SELECT id, last_seen_at FROM endpoints WHERE id = ANY(%(eps)s::uuid[])"
+SEEN_SQL: LiteralString = "SELECT id, last_seen_at FROM endpoints WHERE id = ANY(%(eps)s::uuid[])"
 
 
 @dataclass

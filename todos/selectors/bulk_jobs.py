@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import LiteralString
 from uuid import UUID
 
 from todos.db import pool
 from todos.selectors.access import Viewer
+from todos.sql import compose
 
 FINISHED = ("done", "failed", "canceled")
 # A job no worker has touched for this long is shown as waiting for one (loops not running?).
@@ -60,11 +62,11 @@ class BulkJob:
         return int(100 * self.processed / self.total) if self.total else 0
 
 
-SQL = f"""
+SQL: LiteralString = f"""
 SELECT id, action, scope, description, note, state, total, processed, changed, skipped, truncated,
        skipped_sample, error, worker, created_at, started_at, finished_at,
        (state IN ('queued', 'running')
-        AND coalesce(heartbeat_at, created_at) < now() - make_interval(secs => {STALLED_SECONDS})) AS stalled
+        AND coalesce(heartbeat_at, created_at) < now() - make_interval(secs => {compose.integer(STALLED_SECONDS)})) AS stalled
 FROM bulk_jobs WHERE id = %(id)s AND user_id = %(user_id)s"""
 
 

@@ -12,17 +12,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import LiteralString
 
 from todos.db import pool
 from todos.filters import TodoFilter
 from todos.selectors.access import Viewer
-from todos.selectors.todos import _scan_sql, build_query
+from todos.selectors.scans import scan_sql
+from todos.selectors.todo_query import build_query
+from todos.sql import compose
+from todos.sql.compose import Params
 
 GROUP_SCAN_ROWS = 5_000
 GROUPS_SHOWN = 100
 
-REASON = "coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"
-FINGERPRINT = f"""left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+REASON: LiteralString = "coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"
+FINGERPRINT: LiteralString = f"""left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
     lower({REASON}),
     '[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}', '<uuid>', 'g'),
     '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{{6,}}', '<hex>', 'g'),
@@ -39,29 +43,27 @@ class Group:
     example_title: str
 
 
-def _window_sql(viewer: Viewer, f: TodoFilter, limit: int) -> tuple[str, dict] | None:
+def _window_sql(viewer: Viewer, f: TodoFilter, limit: int) -> tuple[LiteralString, Params] | None:
     """The newest ``limit`` dead letters matching the filter, with each one's reason."""
-    query = build_query(viewer, dataclasses.replace(f.first_page(), state="dead"))
+    query = build_query(viewer, dataclasses.replace(f.first_page(), state="dead")).searched_everywhere()
     if not query.endpoint_ids:
         return None
-    if query.search:
-        query.predicates.append(query.search)
-    query.params["scan"] = limit
-    inner = _scan_sql(
+    params = Params(query.params)
+    inner = scan_sql(
         query,
         columns=("created_at", "id"),
         direction="DESC",
         keyset=None,
-        limit_param="scan",
+        limit=params.bind("scan", limit),
         select="t.id, t.title, t.result, t.attempts_total, t.created_at",
     )
-    sql = f"""
+    sql: LiteralString = f"""
 WITH d AS MATERIALIZED ({inner}),
 r AS (
     SELECT d.id, d.title, d.created_at, {REASON} AS reason, {FINGERPRINT} AS fingerprint
     FROM d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
 )"""
-    return sql, query.params
+    return sql, params
 
 
 def groups(viewer: Viewer, f: TodoFilter) -> tuple[list[Group], bool]:
@@ -80,7 +82,7 @@ CROSS JOIN LATERAL (
     SELECT r.reason, r.id, r.title FROM r WHERE r.fingerprint = g.fingerprint ORDER BY r.created_at DESC LIMIT 1
 ) ex
 ORDER BY g.n DESC, g.newest DESC
-LIMIT {GROUPS_SHOWN}"""
+LIMIT {compose.integer(GROUPS_SHOWN)}"""
     )
     with pool().connection() as conn:
         rows = conn.execute(sql, params).fetchall()
@@ -101,11 +103,10 @@ def group_ids(viewer: Viewer, f: TodoFilter, fingerprint: str, *, acting_only: b
     if built is None:
         return
     head, params = built
-    params = dict(params, fingerprint=fingerprint)
+    fingerprint_is = params.bind("fingerprint", fingerprint)
+    members = f"{head}\nSELECT id FROM r WHERE fingerprint = {fingerprint_is} ORDER BY created_at DESC"
     with pool().connection() as conn:
-        rows = conn.execute(
-            head + "\nSELECT id FROM r WHERE fingerprint = %(fingerprint)s ORDER BY created_at DESC", params
-        ).fetchall()
+        rows = conn.execute(members, params).fetchall()
     ids = [r["id"] for r in rows]
     for start in range(0, len(ids), 5000):
         yield ids[start : start + 5000]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import LiteralString
 from uuid import UUID
 
 from todos.db import pool
 from todos.selectors.access import TeamAccess, Viewer
 
-ENDPOINT_SQL = """
+ENDPOINT_SQL: LiteralString = """
 SELECT e.id, e.team_id, e.slug, e.name, e.state, e.scope_verbs, e.scope_queues, e.default_lease_ttl_seconds,
        e.expires_at, e.revoked_at, e.last_seen_at, e.credential_prefix, e.created_at, u.username AS created_by
 FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by"""
@@ -24,7 +25,7 @@ FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by"""
 # todos_endpoint_queue_state_created (one index probe per endpoint and queue), at most
 # KNOWN_QUEUES_MAX steps per endpoint.
 KNOWN_QUEUES_MAX = 200
-KNOWN_QUEUES_SQL = """
+KNOWN_QUEUES_SQL: LiteralString = """
 WITH RECURSIVE seen AS (
     SELECT e.id AS endpoint_id, (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = e.id) AS queue, 1 AS n
     FROM endpoints e WHERE e.team_id = %(team_id)s
@@ -40,7 +41,7 @@ ORDER BY 1 LIMIT %(max)s"""
 # Live work (what revoking dead-letters, what narrowing a scope leaves behind), per queue and
 # state, each from its partial index: pending (todos_pending), claimed (todos_claimed), waiting
 # for a retry (todos_retry_due, a small set).
-LIVE_SQL = """
+LIVE_SQL: LiteralString = """
 SELECT 'pending' AS state, t.queue, count(*) AS n FROM todos t
 WHERE t.endpoint_id = %(endpoint_id)s AND t.state = 'pending' GROUP BY t.queue
 UNION ALL

@@ -9,9 +9,11 @@ rather than as an ever-growing total; attempts closed in the last hour come from
 
 from __future__ import annotations
 
+from typing import LiteralString
+
 from todos.db import pool
 
-SQL = {
+SQL: dict[str, LiteralString] = {
     "live": """
 SELECT (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'pending')::bigint AS pending,
        (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'claimed')::bigint AS claimed,

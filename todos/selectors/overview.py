@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import LiteralString
 from uuid import UUID
 
 from todos.db import pool
 from todos.selectors.access import TeamAccess, Viewer
+from todos.sql import compose
 
 BUCKET_SECONDS = 300
 BUCKETS = 12  # the last hour in 5-minute buckets
@@ -25,7 +27,7 @@ MINUTES = 60
 # One row per (team, queue) the viewer sees, in one statement (so one snapshot): the (endpoint,
 # queue) pairs of the endpoints' scopes, of queues where work is live or dead (counts > 0), and of
 # paused queues, grouped per team; their counts summed from todo_counts.
-ROW_SQL = """
+ROW_SQL: LiteralString = """
 WITH visible AS (
     SELECT * FROM unnest(%(eps)s::uuid[], %(ep_teams)s::uuid[]) AS v(endpoint_id, team_id)
 ), counted AS (
@@ -53,19 +55,19 @@ FROM team_queue r"""
 
 # The last hour's finished work from the per-minute rollup: per (endpoint, queue), done and
 # dead-lettered, and the done ones per 5-minute bucket (0 = the newest) as two parallel arrays.
-RECENT_SQL = f"""
+RECENT_SQL: LiteralString = f"""
 SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS failed,
        array_agg(bucket) AS done_buckets, array_agg(done) AS done_counts
 FROM (
     SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS dead,
-           least(floor(date_part('epoch', date_trunc('minute', now()) - minute) / {BUCKET_SECONDS}), {BUCKETS - 1})::int AS bucket
+           least(floor(date_part('epoch', date_trunc('minute', now()) - minute) / {compose.integer(BUCKET_SECONDS)}), {compose.integer(BUCKETS - 1)})::int AS bucket
     FROM todo_finished_minutes
-    WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND minute > date_trunc('minute', now()) - interval '{MINUTES} minutes'
+    WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND minute > date_trunc('minute', now()) - make_interval(mins => {compose.integer(MINUTES)})
     GROUP BY 1, 2, 5
 ) per_bucket
 GROUP BY 1, 2"""
 
-PAUSES_SQL = """
+PAUSES_SQL: LiteralString = """
 SELECT qp.team_id, qp.queue, qp.paused_at, qp.note, u.username AS paused_by
 FROM queue_pauses qp LEFT JOIN auth_user u ON u.id = qp.paused_by
 WHERE qp.team_id = ANY(%(teams)s::uuid[])"""
@@ -143,7 +145,8 @@ def overview(viewer: Viewer) -> Overview:
         pauses = conn.execute(PAUSES_SQL, params).fetchall()
     stats: dict[tuple[UUID, str], QueueStats] = {}
 
-    def slot(team: TeamAccess, queue: str) -> QueueStats:
+    def slot(team: TeamAccess | None, queue: str) -> QueueStats:
+        assert team is not None  # every row read is on one of the viewer's teams
         key = (team.id, queue)
         if key not in stats:
             stats[key] = QueueStats(team=team, queue=queue)

@@ -18,15 +18,24 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from todos.filters import Cursor, TodoFilter
-from todos.selectors import access, activity, agents, dead_letters, overview
+from todos.selectors import (
+    access,
+    activity,
+    agents,
+    bulk_targets,
+    dead_letters,
+    drawer,
+    overview,
+    todo_counts,
+    todo_list,
+)
 from todos.selectors import agent as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
 from todos.selectors import endpoints as endpoint_reads
 from todos.selectors import teams as team_reads
-from todos.selectors import todos as todo_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
-from todos.selectors.todos import TodoRow
+from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
 from todos.store import agent, background, bulk_jobs, endpoints, mcp_sessions, operator, teams
 from todos.store.bulk_jobs import Chunk
@@ -212,47 +221,51 @@ SELECTORS = {
     "selectors.overview.recent": captured(overview.overview, VIEWER, nth=1),
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
     # The todo list: one entry per filter shape (each builds its own scan).
-    "selectors.todos.list_page.all": captured(todo_reads.list_page, VIEWER, TodoFilter()),
-    "selectors.todos.list_page.next_page": captured(todo_reads.list_page, VIEWER, TodoFilter(after=CURSOR)),
-    "selectors.todos.list_page.previous_page": captured(todo_reads.list_page, VIEWER, TodoFilter(before=CURSOR)),
-    "selectors.todos.list_page.oldest": captured(todo_reads.list_page, VIEWER, TodoFilter(sort="oldest")),
-    "selectors.todos.list_page.state": captured(todo_reads.list_page, VIEWER, TodoFilter(state="dead")),
-    "selectors.todos.list_page.retry": captured(todo_reads.list_page, VIEWER, TodoFilter(state="retry")),
-    "selectors.todos.list_page.queue": captured(todo_reads.list_page, VIEWER, TodoFilter(queue="default")),
-    "selectors.todos.list_page.queue_pairs": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=0
+    "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
+    "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),
+    "selectors.todo_list.list_page.previous_page": captured(todo_list.list_page, VIEWER, TodoFilter(before=CURSOR)),
+    "selectors.todo_list.list_page.oldest": captured(todo_list.list_page, VIEWER, TodoFilter(sort="oldest")),
+    "selectors.todo_list.list_page.state": captured(todo_list.list_page, VIEWER, TodoFilter(state="dead")),
+    "selectors.todo_list.list_page.retry": captured(todo_list.list_page, VIEWER, TodoFilter(state="retry")),
+    "selectors.todo_list.list_page.queue": captured(todo_list.list_page, VIEWER, TodoFilter(queue="default")),
+    "selectors.todo_list.list_page.queue_pairs": captured(
+        todo_list.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=0
     ),
-    "selectors.todos.list_page.pending_by_priority": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=1
+    "selectors.todo_list.list_page.pending_by_priority": captured(
+        todo_list.list_page, VIEWER, TodoFilter(state="pending", sort="priority"), nth=1
     ),
-    "selectors.todos.list_page.pending_by_priority.next_page": captured(
-        todo_reads.list_page, VIEWER, TodoFilter(state="pending", sort="priority", after=PRIORITY_CURSOR), nth=1
+    "selectors.todo_list.list_page.pending_by_priority.next_page": captured(
+        todo_list.list_page, VIEWER, TodoFilter(state="pending", sort="priority", after=PRIORITY_CURSOR), nth=1
     ),
-    "selectors.todos.list_page.mine": captured(todo_reads.list_page, VIEWER, TodoFilter(mine=True)),
-    "selectors.todos.list_page.search": captured(todo_reads.list_page, VIEWER, TodoFilter(q="timeout")),
-    "selectors.todos.list_page.search_payload": captured(todo_reads.list_page, VIEWER, TodoFilter(q="customer=42")),
-    "selectors.todos.list_page.exact_id": captured(todo_reads.list_page, VIEWER, TodoFilter(q=TODO)),
-    "selectors.todos.rows_newer_than": captured(todo_reads.rows_newer_than, VIEWER, TodoFilter(), CURSOR),
-    "selectors.todos.get_row": captured(todo_reads.get_row, VIEWER, TODO),
-    "selectors.todos.counts": captured(todo_reads.state_counts, VIEWER, TodoFilter()),
-    "selectors.todos.counts.mine": captured(todo_reads.state_counts, VIEWER, TodoFilter(mine=True)),
-    "selectors.todos.paused_queues": captured(todo_reads.paused_queues, VIEWER),
+    "selectors.todo_list.list_page.mine": captured(todo_list.list_page, VIEWER, TodoFilter(mine=True)),
+    "selectors.todo_list.list_page.search": captured(todo_list.list_page, VIEWER, TodoFilter(q="timeout")),
+    "selectors.todo_list.list_page.search_payload": captured(todo_list.list_page, VIEWER, TodoFilter(q="customer=42")),
+    "selectors.todo_list.list_page.exact_id": captured(todo_list.list_page, VIEWER, TodoFilter(q=TODO)),
+    "selectors.todo_list.rows_newer_than": captured(todo_list.rows_newer_than, VIEWER, TodoFilter(), CURSOR),
+    "selectors.todo_list.get_row": captured(todo_list.get_row, VIEWER, TODO),
+    "selectors.todo_counts.state_counts": captured(todo_counts.state_counts, VIEWER, TodoFilter()),
+    "selectors.todo_counts.state_counts.mine": captured(todo_counts.state_counts, VIEWER, TodoFilter(mine=True)),
+    "selectors.todo_list.paused_queues": captured(todo_list.paused_queues, VIEWER),
     # The drawer.
-    "selectors.todos.detail": captured(todo_reads.get_detail, VIEWER, TODO),
-    "selectors.todos.attempts": captured(todo_reads.attempts, TODO_ROW),
-    "selectors.todos.audit": captured(todo_reads.todo_audit, VIEWER, TODO_ROW),
+    "selectors.drawer.get_detail": captured(drawer.get_detail, VIEWER, TODO),
+    "selectors.drawer.attempts": captured(drawer.attempts, TODO_ROW),
+    "selectors.drawer.todo_audit": captured(drawer.todo_audit, VIEWER, TODO_ROW),
     # Bulk actions.
-    "selectors.todos.visible_ids": captured(todo_reads.visible_ids, VIEWER, [TODO, OTHER_TODO]),
-    "selectors.todos.count_eligible.retry": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "retry"),
-    "selectors.todos.count_eligible.cancel": captured(todo_reads.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"),
-    "selectors.todos.count_matching": captured(
-        todo_reads.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000
+    "selectors.bulk_targets.visible_ids": captured(bulk_targets.visible_ids, VIEWER, [TODO, OTHER_TODO]),
+    "selectors.bulk_targets.count_eligible.retry": captured(
+        bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "retry"
     ),
-    "selectors.todos.count_matching.mine": captured(
-        todo_reads.count_matching, VIEWER, TodoFilter(mine=True), "cancel", cap=10_000
+    "selectors.bulk_targets.count_eligible.cancel": captured(
+        bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"
     ),
-    "selectors.todos.iter_matching_ids": captured(
-        todo_reads.iter_matching_ids, VIEWER, TodoFilter(state="dead"), "retry", limit=10_000
+    "selectors.bulk_targets.count_matching": captured(
+        bulk_targets.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000
+    ),
+    "selectors.bulk_targets.count_matching.mine": captured(
+        bulk_targets.count_matching, VIEWER, TodoFilter(mine=True), "cancel", cap=10_000
+    ),
+    "selectors.bulk_targets.iter_matching_ids": captured(
+        bulk_targets.iter_matching_ids, VIEWER, TodoFilter(state="dead"), "retry", limit=10_000
     ),
     "selectors.bulk_jobs.get": captured(bulk_job_reads.get, VIEWER, JOB),
     "selectors.dead_letters.groups": captured(dead_letters.groups, VIEWER, TodoFilter()),

@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, LiteralString
 
 from psycopg import sql as pgsql
 
 from todos.db import Statement
 
 STATEMENTS_DIR = Path(__file__).resolve().parent / "statements"
-REGENERATE = "uv run manage.py render_sql"
+REGENERATE: LiteralString = "uv run manage.py render_sql"
 HEADER_WIDTH = 100
 
 
@@ -148,7 +148,7 @@ class _RecordingPool:
         yield self.conn
 
 
-SELECTOR_PACKAGE = "todos.selectors"
+SELECTOR_PACKAGE: LiteralString = "todos.selectors"
 
 
 def capture(function: Callable[..., Any], *args: Any, nth: int = 0, **kwargs: Any) -> Captured:

@@ -9,11 +9,12 @@ release) carry the lease-token fence.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, LiteralString
 
 from django.conf import settings
 
 from todos.db import Statement
+from todos.sql import compose
 from todos.store import inputs
 from todos.store.claims import claim_sql, claims_from_rows
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
@@ -48,7 +49,7 @@ DEDUPE_PREDICATE = (
 )
 
 
-def _raise_miss(miss: str, verb: str, todo_id: str):
+def _raise_miss(miss: LiteralString, verb: LiteralString, todo_id: str):
     raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
 
 
@@ -163,7 +164,9 @@ def _claim_params(agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, cou
 # untaken heads and come back empty while work was waiting. Under contention the order across
 # queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases and due
 # retries (few rows, found through their own partial indexes).
-AGENT_CANDIDATES = f"""
+def agent_candidates(limit: LiteralString) -> LiteralString:
+    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos."""
+    return f"""
 queue_order AS (
     SELECT q.name, head.priority, head.created_at
     FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
@@ -184,10 +187,10 @@ fresh AS (
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending'
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
         ORDER BY t.priority, t.created_at
-        LIMIT %(limit)s
+        LIMIT {limit}
         FOR UPDATE SKIP LOCKED
     ) f
-    LIMIT %(limit)s
+    LIMIT {limit}
 ),
 recoverable AS (
     SELECT t.id, t.state, t.priority, t.created_at FROM todos t
@@ -196,7 +199,7 @@ recoverable AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {NOT_PAUSED}
     ORDER BY t.priority, t.created_at
-    LIMIT %(limit)s
+    LIMIT {limit}
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
@@ -204,7 +207,7 @@ cand AS (
            row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
-    LIMIT %(limit)s
+    LIMIT {limit}
 )"""
 
 
@@ -240,14 +243,14 @@ def claim_batch(
     return _claim_batch_statement(agent, queue, count, lease_ttl_seconds, claimant, require_fence, single=False)
 
 
-def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, *, single):
+def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, *, single) -> Statement[Any]:
     queues = _queues_for(agent, queue)
     params, tokens = _claim_params(agent, ttl=ttl, claimant=claimant, fence=fence, count=count)
     params["queues"] = queues
-    # The limit is written into the SQL, not bound: with it as a parameter PostgreSQL re-plans the
+    # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
     # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
-    # (bench/README.md). ``count`` is a validated int in 1..100, so the text is safe.
-    sql = claim_sql(AGENT_CANDIDATES.replace("%(limit)s", str(int(count))), with_prior=single)
+    # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
+    sql = claim_sql(agent_candidates(compose.integer(count)), with_prior=single)
 
     def finish(rows: list[dict]):
         claims = claims_from_rows(rows, tokens)
@@ -329,12 +332,16 @@ def _report_params(
     return params
 
 
-AGENT_HOLDS = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+AGENT_HOLDS: LiteralString = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.owner = %(owner)s AND {FENCE}"""
 
 
 def _report_statement(
-    verb: str, set_todo: str, close_attempt: str, params: dict, ready_when: str | None
+    verb: LiteralString,
+    set_todo: LiteralString,
+    close_attempt: LiteralString,
+    params: dict,
+    ready_when: LiteralString | None,
 ) -> Statement[Todo]:
     ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
@@ -383,7 +390,9 @@ def heartbeat(
     )
 
 
-REPORT_FIELDS = "summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s"
+REPORT_FIELDS: LiteralString = (
+    "summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s"
+)
 
 
 def complete(
@@ -411,7 +420,9 @@ def complete(
 # Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
 # clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
 # PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
-BACKOFF = "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
+BACKOFF: LiteralString = (
+    "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
+)
 
 
 def fail(

@@ -19,12 +19,13 @@ collects, it never widens what the store lets its starter do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
 from todos.db import Statement
+from todos.sql import compose
 from todos.store import inputs
 from todos.store.errors import Conflict, Forbidden, Invalid
 from todos.store.records import BulkOutcome
@@ -35,7 +36,7 @@ SCOPES = ("selected", "matching", "group")
 CHUNK = 500
 SKIPPED_SHOWN = 20
 MAX_SELECTED = 1000
-ACTING = "('operator', 'admin')"
+ACTING: LiteralString = "('operator', 'admin')"
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,7 @@ def chunk_done(chunk: Chunk, outcome: BulkOutcome, worker: str) -> Statement[str
     ``done``. The counters are read from the job row itself (locked by this update), so two
     workers finishing the last two chunks at once still end the job exactly once.
     """
+    shown = compose.integer(SKIPPED_SHOWN)
     sql = f"""
 WITH chunk AS (
     UPDATE bulk_job_chunks SET done_at = now(), worker = %(worker)s, changed = %(changed)s, skipped = %(skipped)s
@@ -259,10 +261,10 @@ UPDATE bulk_jobs j SET
     processed = j.processed + c.n,
     changed = j.changed + %(changed)s,
     skipped = j.skipped + %(skipped)s,
-    skipped_sample = CASE WHEN jsonb_array_length(j.skipped_sample) >= {SKIPPED_SHOWN} THEN j.skipped_sample ELSE (
+    skipped_sample = CASE WHEN jsonb_array_length(j.skipped_sample) >= {shown} THEN j.skipped_sample ELSE (
         SELECT coalesce(jsonb_agg(e.item ORDER BY e.ord), '[]'::jsonb)
         FROM jsonb_array_elements(j.skipped_sample || s.items) WITH ORDINALITY AS e(item, ord)
-        WHERE e.ord <= {SKIPPED_SHOWN}) END,
+        WHERE e.ord <= {shown}) END,
     worker = %(worker)s, heartbeat_at = now(),
     state = CASE WHEN j.state = 'running' AND j.processed + c.n >= j.total THEN 'done' ELSE j.state END,
     finished_at = CASE WHEN j.state = 'running' AND j.processed + c.n >= j.total THEN now() ELSE j.finished_at END

@@ -19,20 +19,23 @@ which PostgreSQL runs these CTEs does not matter.
 
 from __future__ import annotations
 
+from typing import LiteralString
+
+from todos.sql import compose
 from todos.store.fragments import log_todos
 from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 
 PRIOR_ATTEMPTS_LIMIT = 5
 
 
-def claim_sql(cand: str, *, with_prior: bool, miss: str | None = None) -> str:
+def claim_sql(cand: LiteralString, *, with_prior: bool, miss: LiteralString | None = None) -> LiteralString:
     """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
     zero-row outcome) it always answers exactly one row: the claim, or the miss."""
     if miss is None:
         final = "SELECT * FROM result ORDER BY ord"
     else:
         final = f"SELECT r.*, {miss} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"
-    prior = (
+    prior: LiteralString = (
         f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT {ATTEMPT_COLUMNS} FROM (
                     SELECT * FROM closed c WHERE c.todo_id = u.id
@@ -41,7 +44,7 @@ def claim_sql(cand: str, *, with_prior: bool, miss: str | None = None) -> str:
                 ) x
                 -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
                 WHERE x.seq > u.attempts_total - %(cap)s
-                ORDER BY seq DESC LIMIT {PRIOR_ATTEMPTS_LIMIT}) p)"""
+                ORDER BY seq DESC LIMIT {compose.integer(PRIOR_ATTEMPTS_LIMIT)}) p)"""
         if with_prior
         else "'[]'::json"
     )

@@ -21,7 +21,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 from todos.db import Statement
@@ -30,7 +30,7 @@ from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.fragments import LEASE_SEEN, board_state, log_endpoints, log_todos
 from todos.store.scopes import OperatorScope
 
-TOKEN_PREFIX = "bd_"
+TOKEN_PREFIX: LiteralString = "bd_"
 PREFIX_SHOWN = 10
 VERBS = (
     "create_for",
@@ -49,7 +49,7 @@ VERBS = (
 DRAIN_VERBS = ("list_todos", "get_todo", "claim_next", "claim", "heartbeat", "complete", "fail", "release")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
-ENDPOINT_COLUMNS = """id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
+ENDPOINT_COLUMNS: LiteralString = """id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
     default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at"""
 
 
@@ -129,7 +129,7 @@ def clean_name(value: Any) -> str:
     return value
 
 
-def _manages(team: str, by: OperatorScope | None, superuser: bool = False) -> str:
+def _manages(team: LiteralString, by: OperatorScope | None, superuser: bool = False) -> LiteralString:
     """SQL: the caller may manage the endpoints of ``team`` (an SQL expression): an admin of the
     team, or any member of it who is a site admin. A command (``by`` None) always may."""
     if by is None:
@@ -138,13 +138,13 @@ def _manages(team: str, by: OperatorScope | None, superuser: bool = False) -> st
     return f"""EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s{role})"""
 
 
-def _member(team: str, by: OperatorScope | None) -> str:
+def _member(team: LiteralString, by: OperatorScope | None) -> LiteralString:
     if by is None:
         return "TRUE"
     return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s)"
 
 
-def _audit_row(action: str, source: str, detail: str = "%(detail)s") -> str:
+def _audit_row(action: LiteralString, source: LiteralString, detail: LiteralString = "%(detail)s") -> LiteralString:
     """The audit row of an endpoint change; ``source`` is a FROM clause naming the changed row ``s``."""
     return f"""INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
         SELECT s.team_id, %(user_id)s, %(actor)s, '{action}', s.id, %(note)s, {detail} FROM {source}"""
@@ -220,12 +220,12 @@ FROM (SELECT 1) one LEFT JOIN ins i ON true"""
 def _endpoint_change(
     by: OperatorScope | None,
     endpoint_id: Any,
-    set_sql: str,
-    action: str,
-    detail_sql: str,
+    set_sql: LiteralString,
+    action: LiteralString,
+    detail_sql: LiteralString,
     extra: dict,
     *,
-    guard: str = "e.state = 'active'",
+    guard: LiteralString = "e.state = 'active'",
     superuser: bool = False,
 ) -> Statement[EndpointRecord]:
     params = _actor(by)
@@ -346,9 +346,9 @@ def rotate(
     return Statement(inner.sql, inner.params, lambda rows: Rotated(inner.finish(rows), token))
 
 
-REVOKE_LIVE = f"""(t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
+REVOKE_LIVE: LiteralString = f"""(t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
            OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))"""
-REVOKE_SQL = f"""
+REVOKE_SQL: LiteralString = f"""
 live AS (
     -- the revoked endpoints' live todos, locked, with their Board state before they die
     SELECT t.id, r.slug, {board_state("t")} AS state_before

@@ -6,13 +6,15 @@ Each is a piece of one statement, never a statement of its own: the transitions 
 
 from __future__ import annotations
 
+from typing import LiteralString
+
 # Live Board updates, sent by the relay from the change log (ids and small fields; never a payload).
-BOARD_CHANNEL = "board_events"
+BOARD_CHANNEL: LiteralString = "board_events"
 # Agents waiting in claim_next: work became claimable for (endpoint, queue). Sent by statements.
-READY_CHANNEL = "board_ready"
+READY_CHANNEL: LiteralString = "board_ready"
 
 # "Claimable", minus the queue-pause and assignee parts that depend on the caller.
-CLAIMABLE = """(
+CLAIMABLE: LiteralString = """(
         t.state = 'pending'
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))"""
@@ -20,7 +22,7 @@ CLAIMABLE = """(
 # The lease-token fence: the open attempt (seq = attempts_total, so a takeover committed while this
 # statement waited on the row lock is seen through the re-read todo row) holds the presented
 # token's digest, both NULL counting as equal. Compared in SQL, on fixed-length digests.
-FENCE = """EXISTS (
+FENCE: LiteralString = """EXISTS (
         SELECT 1 FROM todo_attempts fa
         WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
           AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
@@ -32,17 +34,17 @@ FENCE = """EXISTS (
 # statement's snapshot: without this guard an unfenced statement (the operator's, a revoke) would
 # end the lease and leave that attempt open. With it, the statement is a conflict (or skips the
 # row) and the caller sees the todo as it now is. The agent's FENCE has the same property.
-LEASE_SEEN = """EXISTS (
+LEASE_SEEN: LiteralString = """EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)"""
 
 # A team is paused on a queue: agents' claims skip it.
-NOT_PAUSED = """NOT EXISTS (
+NOT_PAUSED: LiteralString = """NOT EXISTS (
         SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
         WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)"""
 
 
-def queue_not_paused(queue: str) -> str:
+def queue_not_paused(queue: LiteralString) -> LiteralString:
     """The endpoint's team has not paused ``queue`` (an expression naming a queue).
 
     A check per queue, for scans that go queue by queue: tested against every row (as
@@ -55,32 +57,32 @@ def queue_not_paused(queue: str) -> str:
 
 
 # operatorOwns(human): the todo's endpoint belongs to a team the human is a member of.
-OPERATOR_SEES = """t.endpoint_id IN (
+OPERATOR_SEES: LiteralString = """t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
         WHERE om.user_id = %(user_id)s)"""
 # …and may act on it (viewers see, operators and admins act).
-OPERATOR_ACTS = """t.endpoint_id IN (
+OPERATOR_ACTS: LiteralString = """t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
         WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))"""
 
 
 # A todo's state as the Board counts it: ``failed`` split into ``retry`` and ``dead`` (0006).
-def board_state(alias: str) -> str:
+def board_state(alias: LiteralString) -> LiteralString:
     return f"todo_board_state({alias}.state, {alias}.next_retry_at)"
 
 
 def log_change(
-    op: str,
-    source: str,
+    op: LiteralString,
+    source: LiteralString,
     *,
-    team: str,
-    endpoint: str = "NULL",
-    todo: str = "NULL",
-    queue: str = "NULL",
-    before: str = "NULL",
-    after: str = "NULL",
-    user: str = "NULL",
-) -> str:
+    team: LiteralString,
+    endpoint: LiteralString = "NULL",
+    todo: LiteralString = "NULL",
+    queue: LiteralString = "NULL",
+    before: LiteralString = "NULL",
+    after: LiteralString = "NULL",
+    user: LiteralString = "NULL",
+) -> LiteralString:
     """The change-log INSERT of a statement: one row per row of ``source`` (a FROM clause), each
     column an SQL expression over it. Every state-changing statement runs one (or two) as a CTE,
     so its change commits with it or not at all; the relay (``todos/relay.py``) turns the rows
@@ -91,7 +93,9 @@ def log_change(
     FROM {source}"""
 
 
-def log_todos(op: str, rows: str, *, before: str, after: str | None = None) -> str:
+def log_todos(
+    op: LiteralString, rows: LiteralString, *, before: LiteralString, after: LiteralString | None = None
+) -> LiteralString:
     """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
     is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
     states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
@@ -109,14 +113,14 @@ def log_todos(op: str, rows: str, *, before: str, after: str | None = None) -> s
     )
 
 
-def log_endpoints(op: str, rows: str) -> str:
+def log_endpoints(op: LiteralString, rows: LiteralString) -> LiteralString:
     """Log a change to each endpoint of ``rows`` (``id, team_id``): a vend, a scope or lease
     change, a rotation, a revoke, a deletion, the last-seen stamp. It reads the team from the rows
     themselves, so it also logs an endpoint the same statement inserted or deleted."""
     return log_change(op, f"{rows} n", team="n.team_id", endpoint="n.id")
 
 
-def notify_ready(rows: str, where: str = "TRUE") -> str:
+def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralString:
     """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``.
 
     The one NOTIFY a statement may still send (lifecycle.md): agents waiting in ``claim_next``
@@ -129,7 +133,7 @@ def notify_ready(rows: str, where: str = "TRUE") -> str:
                 FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""
 
 
-def agent_miss(target: str = "target", found: str = "r.id") -> str:
+def agent_miss(target: LiteralString = "target", found: LiteralString = "r.id") -> LiteralString:
     """Classify a zero-row agent transition from the caller-scoped snapshot row ``target``.
     A hit (``found`` not NULL) is NULL at once: ``target`` is then never read."""
     return f"""CASE
@@ -139,7 +143,7 @@ def agent_miss(target: str = "target", found: str = "r.id") -> str:
         ELSE 'conflict' END"""
 
 
-def operator_miss(found: str = "r.id") -> str:
+def operator_miss(found: LiteralString = "r.id") -> LiteralString:
     """Classify a zero-row operator transition: unseen → not found; seen by a viewer → forbidden.
     A hit (``found`` not NULL) is NULL at once, without the two lookups."""
     return f"""CASE

@@ -24,7 +24,7 @@ import math
 import re
 import secrets
 import unicodedata
-from typing import Any
+from typing import Any, LiteralString
 
 from django.conf import settings
 from psycopg.types.json import Jsonb
@@ -49,12 +49,12 @@ TOKEN_BYTES = 16
 
 # Control characters: C0, DEL and C1 (Unicode category Cc).
 CONTROL = r"\u0000-\u001f\u007f-\u009f"
-ONE_LINE_PATTERN = f"^[^{CONTROL}]*$"
+ONE_LINE_PATTERN: LiteralString = f"^[^{CONTROL}]*$"
 # Not blank: at least one character that is neither whitespace nor a control character (U+FEFF
 # is named because ECMA counts it as whitespace and Python does not).
 NOT_BLANK_LINE_PATTERN = rf"^[^{CONTROL}]*[^\s\ufeff{CONTROL}][^{CONTROL}]*$"
 # A lease token is base64url; anything printable that is not one is a plain fence mismatch.
-PRINTABLE_ASCII_PATTERN = "^[!-~]*$"
+PRINTABLE_ASCII_PATTERN: LiteralString = "^[!-~]*$"
 _CONTROL_RE = re.compile(f"[{CONTROL}]")
 _NOT_BLANK_LINE_RE = re.compile(NOT_BLANK_LINE_PATTERN)
 

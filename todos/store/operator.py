@@ -12,7 +12,7 @@ read their Board state before the change, which the log records.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 from django.conf import settings
@@ -45,7 +45,7 @@ MISS_MESSAGES = {
 HUMAN_TTL_RANGE = (60, 86400)
 
 
-def _audit(action: str, rows: str = "upd") -> str:
+def _audit(action: LiteralString, rows: LiteralString = "upd") -> LiteralString:
     return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT ae.team_id, %(user_id)s, %(actor)s, '{action}', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
     FROM {rows} r JOIN endpoints ae ON ae.id = r.endpoint_id"""
@@ -86,7 +86,7 @@ def _human_ttl(value: Any) -> int:
     return inputs.require_int("lease_ttl_seconds", value, *HUMAN_TTL_RANGE)
 
 
-def _raise_miss(row: dict, verb: str, todo_id: str) -> None:
+def _raise_miss(row: dict, verb: LiteralString, todo_id: str) -> None:
     miss = row["miss"]
     raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
 
@@ -95,7 +95,7 @@ def _raise_miss(row: dict, verb: str, todo_id: str) -> None:
 # UPDATE's RETURNING sees only the new row). The lock is taken here, so the UPDATE below finds
 # the row as this CTE read it; its guard is written again there all the same, and a row whose
 # state moved while this statement waited for the lock is re-checked by PostgreSQL and left out.
-def _prior(where: str, guard: str, *, order: bool = False) -> str:
+def _prior(where: LiteralString, guard: LiteralString, *, order: bool = False) -> LiteralString:
     order_by = " ORDER BY t.id" if order else ""  # several rows: one lock order, no deadlock
     return f"""prior AS (
     SELECT t.id, {board_state("t")} AS state_before FROM todos t
@@ -105,14 +105,14 @@ def _prior(where: str, guard: str, *, order: bool = False) -> str:
 
 
 def _single(
-    verb: str,
-    action: str,
-    set_todo: str,
-    guard: str,
+    verb: LiteralString,
+    action: LiteralString,
+    set_todo: LiteralString,
+    guard: LiteralString,
     params: dict,
     *,
-    attempt_set: str | None = None,
-    ready_when: str | None = None,
+    attempt_set: LiteralString | None = None,
+    ready_when: LiteralString | None = None,
 ) -> Statement[Todo]:
     """One todo, one statement: update it, update its open attempt (close it, or stamp a
     heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
@@ -149,8 +149,8 @@ SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON 
     return Statement(sql, params, finish)
 
 
-HOLDS = f"t.state = 'claimed' AND t.owner = %(owner)s AND {LEASE_SEEN}"
-HUMAN_REPORT = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
+HOLDS: LiteralString = f"t.state = 'claimed' AND t.owner = %(owner)s AND {LEASE_SEEN}"
+HUMAN_REPORT: LiteralString = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
 
 
 def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Claim]:
@@ -266,19 +266,21 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
     )
 
 
-RETRY_SET = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
+RETRY_SET: LiteralString = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
     claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
 # A dead letter gave up its idempotency key (lifecycle.md, idx_todos_dedupe). If a newer live todo
 # holds the key now, bringing the dead letter back would put two live todos on one key: the retry
 # is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
-RETRY_GUARD = """t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+RETRY_GUARD: LiteralString = """t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
       AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))"""
-CANCEL_SET = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
+CANCEL_SET: LiteralString = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
     completed_at = now()"""
-CANCEL_GUARD = f"(t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND {LEASE_SEEN}))"
-CANCEL_ATTEMPT = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
+CANCEL_GUARD: LiteralString = f"(t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND {LEASE_SEEN}))"
+CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
+# What each bulk action can change: the Board's previews count with these same guards.
+BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD}
 
 
 def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
@@ -307,15 +309,15 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
 
 
 def _bulk(
-    verb: str,
-    action: str,
-    set_todo: str,
-    guard: str,
+    verb: LiteralString,
+    action: LiteralString,
+    set_todo: LiteralString,
+    guard: LiteralString,
     op: OperatorScope,
     ids: Any,
     note: Any,
     *,
-    attempt_set: str | None = None,
+    attempt_set: LiteralString | None = None,
     ready: bool = False,
 ) -> Statement[BulkOutcome]:
     todo_ids = inputs.todo_ids(ids)
@@ -358,12 +360,12 @@ SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
 def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
     """Bulk retry: the same guard and effect as :func:`retry`; rows whose state moved are skipped."""
-    return _bulk("retry", "todo.retry", RETRY_SET, RETRY_GUARD, op, ids, note, ready=True)
+    return _bulk("retry", "todo.retry", RETRY_SET, BULK_GUARDS["retry"], op, ids, note, ready=True)
 
 
 def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
     """Bulk cancel: the same guard and effect as :func:`cancel`."""
-    return _bulk("cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, op, ids, note, attempt_set=CANCEL_ATTEMPT)
+    return _bulk("cancel", "todo.cancel", CANCEL_SET, BULK_GUARDS["cancel"], op, ids, note, attempt_set=CANCEL_ATTEMPT)
 
 
 def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:

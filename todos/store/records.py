@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 
@@ -55,7 +55,13 @@ class Todo:
 
 
 _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
-TODO_COLUMNS = ", ".join(_TODO_FIELDS)
+# Written out (every statement that selects them is literal SQL); tests/store/test_records.py checks
+# they are the dataclass's fields, in order.
+TODO_COLUMNS: LiteralString = (
+    "id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner,"
+    " lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result,"
+    " created_at, updated_at, claimed_at, completed_at"
+)
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,10 @@ class Attempt:
 
 _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
-ATTEMPT_COLUMNS = ", ".join(_ATTEMPT_FIELDS)
+ATTEMPT_COLUMNS: LiteralString = (
+    "seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at,"
+    " outcome, disposition, summary, summary_truncated, artifact"
+)
 
 
 @dataclass(frozen=True)

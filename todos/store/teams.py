@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 from todos.db import Statement
@@ -73,7 +73,7 @@ SELECT * FROM ins"""
     return Statement(sql, params, finish)
 
 
-def _may_manage(by: OperatorScope | None, superuser: bool) -> str:
+def _may_manage(by: OperatorScope | None, superuser: bool) -> LiteralString:
     if by is None or superuser:
         return "TRUE"
     return """EXISTS (SELECT 1 FROM team_members a WHERE a.team_id = %(team_id)s AND a.user_id = %(by_id)s

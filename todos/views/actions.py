@@ -17,8 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from todos import forms
 from todos.db import execute
-from todos.selectors import todos as selectors
-from todos.selectors.todos import short_id
+from todos.selectors import todo_list
+from todos.selectors.rows import short_id
 from todos.store import operator
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.scopes import OperatorScope
@@ -47,7 +47,7 @@ def operator_scope(viewer) -> OperatorScope:
 
 def conflict_message(request, action: TodoAction, todo_id: str) -> str:
     """Say what happened instead: "Someone else claimed it (Board · bob)", "it is Done now"."""
-    row = selectors.get_row(request.viewer, todo_id)
+    row = todo_list.get_row(request.viewer, todo_id)
     if row is None:
         return "It is gone."
     state = row.display_state
@@ -105,7 +105,7 @@ def todo_action(action: TodoAction):
     @store_refusals(forbidden_text=READ_ONLY, invalid=invalid, conflict=conflict)
     def view(request, todo_id: str):
         viewer = request.viewer
-        if selectors.get_row(viewer, todo_id) is None:
+        if todo_list.get_row(viewer, todo_id) is None:
             return not_found()  # before reading any input: absent and foreign answer alike
         execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
         return _respond(

@@ -17,8 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from todos import bulk
 from todos.db import execute
 from todos.filters import STATES, TodoFilter
-from todos.selectors import bulk_jobs, dead_letters
-from todos.selectors import todos as selectors
+from todos.selectors import bulk_jobs, bulk_targets, dead_letters
 from todos.store import bulk_jobs as job_store
 from todos.store.scopes import OperatorScope
 from todos.views.actions import READ_ONLY
@@ -80,14 +79,14 @@ def _plan(request):
             raise BadRequest("ids: select at least one todo first")
         if len(raw) > MAX_SELECTED:
             raise BadRequest(f"ids: at most {MAX_SELECTED} selected todos; use “all matching” for more")
-        ids = selectors.visible_ids(viewer, raw)
+        ids = bulk_targets.visible_ids(viewer, raw)
         if not ids:
             return None
-        count = selectors.count_eligible(viewer, ids, action)
+        count = bulk_targets.count_eligible(viewer, ids, action)
         description = f"{len(ids):,} selected todo{'s' if len(ids) != 1 else ''}"
         summary = f"{count:,} of them can be {done} now" + ("; the rest will be skipped." if count < len(ids) else ".")
     elif scope == "matching":
-        counted = selectors.count_matching(viewer, f, action, cap=bulk.MAX_IDS)
+        counted = bulk_targets.count_matching(viewer, f, action, cap=bulk.MAX_IDS)
         count = counted.value
         description = f"all todos matching {_describe(f)}"
         summary = f"{counted} todo{'s' if count != 1 else ''} can be {done}" + (

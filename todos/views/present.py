@@ -13,7 +13,7 @@ from uuid import UUID
 from django.urls import reverse
 
 from todos.selectors.access import Viewer, usernames
-from todos.selectors.todos import TodoRow
+from todos.selectors.rows import TodoRow
 from todos.views import action_table
 from todos.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
 

@@ -11,29 +11,31 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from todos.filters import BadCursor, Cursor, TodoFilter
+from todos.selectors import drawer
 from todos.selectors import teams as team_selectors
-from todos.selectors import todos as selectors
+from todos.selectors import todo_counts as tab_counts
+from todos.selectors import todo_list as todo_pages
 from todos.views.common import board_view, is_htmx, not_found, vary_on_htmx
 from todos.views.present import Names, action_forms, actions_for, present_rows
 
 
 def _list_context(request, f: TodoFilter) -> dict:
     viewer = request.viewer
-    page = selectors.list_page(viewer, f)
-    paused = selectors.paused_queues(viewer)
+    page = todo_pages.list_page(viewer, f)
+    paused = todo_pages.paused_queues(viewer)
     queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
     return {
         "filter": f,
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused),
-        "counts": selectors.state_counts(viewer, f),
+        "counts": tab_counts.state_counts(viewer, f),
         "errors": page.errors,
         "queues": queues,
         "list_url": reverse("todo_list"),
         "here": request.get_full_path(),
         "can_bulk": viewer.can_act_anywhere,
-        "scan_rows": selectors.SEARCH_SCAN_ROWS,
+        "scan_rows": todo_pages.SEARCH_SCAN_ROWS,
     }
 
 
@@ -56,17 +58,17 @@ def todo_list(request):
 def _rows_fragment(request, f: TodoFilter):
     viewer = request.viewer
     raw = request.GET.get("newer_than")
-    paused = selectors.paused_queues(viewer)
+    paused = todo_pages.paused_queues(viewer)
     if raw:
         try:
             cursor = Cursor.decode(raw, with_priority=False)
         except BadCursor:
             return render(request, "todos/_error.html", {"message": "newer_than: not a row cursor"}, status=400)
-        rows = selectors.rows_newer_than(viewer, f, cursor)
+        rows = todo_pages.rows_newer_than(viewer, f, cursor)
         newest = Cursor(rows[0].created_at, rows[0].id) if rows else cursor
         context = {"rows": present_rows(viewer, rows, paused=paused), "newest": newest, "filter": f, "newer": True}
     else:
-        page = selectors.list_page(viewer, f)
+        page = todo_pages.list_page(viewer, f)
         context = {
             "rows": present_rows(viewer, page.rows, paused=paused),
             "newest": page.newest_cursor,
@@ -87,16 +89,16 @@ def _rows_fragment(request, f: TodoFilter):
 def todo_counts(request):
     """The state tabs with their counts (a live region)."""
     f = TodoFilter.from_query(request.GET)
-    context = {"filter": f, "counts": selectors.state_counts(request.viewer, f), "list_url": reverse("todo_list")}
+    context = {"filter": f, "counts": tab_counts.state_counts(request.viewer, f), "list_url": reverse("todo_list")}
     return render(request, "todos/_counts.html", context)
 
 
 def row_context(request, todo_id: str, next_url: str | None = None) -> dict | None:
     viewer = request.viewer
-    row = selectors.get_row(viewer, todo_id)
+    row = todo_pages.get_row(viewer, todo_id)
     if row is None:
         return None
-    paused = selectors.paused_queues(viewer)
+    paused = todo_pages.paused_queues(viewer)
     if next_url is None:
         htmx = getattr(request, "htmx", None)
         next_url = (htmx.current_url_abs_path if htmx else None) or reverse("todo_list")
@@ -117,11 +119,11 @@ def drawer_context(
     request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None
 ) -> dict | None:
     viewer = request.viewer
-    todo = selectors.get_detail(viewer, todo_id)
+    todo = drawer.get_detail(viewer, todo_id)
     if todo is None:
         return None
-    attempt_rows = selectors.attempts(todo)
-    audit = selectors.todo_audit(viewer, todo)
+    attempt_rows = drawer.attempts(todo)
+    audit = drawer.todo_audit(viewer, todo)
     names = Names(viewer, [todo.owner, todo.assignee] + [a.owner for a in attempt_rows])
     endpoint = viewer.endpoint(todo.endpoint_id)
     team = viewer.team(todo.team_id)

@@ -42,8 +42,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-loops", action="store_true", help="Do not run the background loops in this process.")
 
     def handle(self, *args, host: str | None, port: int | None, demo: bool, no_loops: bool, **options):
-        host = host or settings.BOARD_HOST
-        port = settings.BOARD_PORT if port is None else port
+        host = str(host or settings.BOARD_HOST)
+        port = int(settings.BOARD_PORT if port is None else port)
         if not 0 < port < 65536:
             raise CommandError(f"--port must be 1..65535, got {port}")
         # Until daphne installs its own handlers, SIGTERM ends the command like Ctrl-C does: through
@@ -66,7 +66,7 @@ class Command(BaseCommand):
         if demo:
             from todos.demo import SimulatedAgents
 
-            agents = SimulatedAgents(scopes)
+            agents = SimulatedAgents(scopes or {})
             agents.start()
             self.stdout.write("Demo: team 'demo', 4 endpoints, simulated agents running.")
         if not no_loops:

@@ -1,0 +1,138 @@
+"""The state tabs' counts.
+
+The tabs' counts are the relay's exact counts (``todo_counts``); only "assigned to me", which they
+cannot answer, counts rows: exact up to ``COUNT_CAP`` (over ``LIMIT cap + 1``), shown as "1,000+"
+beyond it (leases in flight, bounded by the workers, always exact). A render never walks more
+than ``cap`` index entries per state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import LiteralString
+
+from todos.db import pool
+from todos.filters import TodoFilter
+from todos.selectors.access import Viewer
+from todos.selectors.scans import scan_sql
+from todos.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query
+from todos.sql import compose
+from todos.sql.compose import Params
+
+COUNT_CAP = 1_000  # a tab reads "1,000+" past it; ~1 ms of index per state at most
+# Counted exactly: leases in flight, bounded by the number of workers (``todos_claimed``).
+EXACT_COUNTS = ("claimed",)
+# Each tab's column in the one statement that counts them all (a literal per key, never a name built at runtime).
+TAB_COLUMNS: dict[str, LiteralString] = {
+    "all": '"all"',
+    "pending": '"pending"',
+    "claimed": '"claimed"',
+    "retry": '"retry"',
+    "dead": '"dead"',
+    "done": '"done"',
+    "canceled": '"canceled"',
+}
+COLUMN_SEPARATOR: LiteralString = ",\n       "
+
+
+@dataclass(frozen=True)
+class Count:
+    """A count that may have stopped at ``cap``: then it reads "1,000+"."""
+
+    value: int
+    capped: bool
+    cap: int = COUNT_CAP
+
+    def __str__(self) -> str:
+        return f"{self.cap:,}+" if self.capped else f"{self.value:,}"
+
+
+def capped_count_sql(query: TodoQuery, cap: LiteralString = "%(cap)s") -> LiteralString:
+    """Count the rows of ``query`` up to a cap, walking an index in order per branch.
+
+    Each branch is ``ORDER BY created_at LIMIT cap`` on one endpoint (and state, or queue): an
+    ordered index scan that stops after ``cap`` entries. A bare ``count(*) … LIMIT`` lets the
+    planner pick a sequential scan that, for a rare state, reads the whole table before it can
+    say "0"; the ordered branch cannot.
+    """
+    counted = scan_sql(
+        query,
+        columns=("created_at", "id"),
+        direction="ASC",
+        keyset=None,
+        limit=cap,
+        select="t.created_at, t.id",
+        ordered=False,
+    )
+    return f"SELECT count(*) AS n FROM ({counted}) counted"
+
+
+# The relay's counts (todo_counts) under the list's filters that they can answer: team and
+# endpoint (the endpoint set), queue, state. One statement, O(endpoints × queues × states).
+COUNTS_SQL: LiteralString = """
+SELECT state, sum(n)::bigint AS n FROM todo_counts
+WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND (%(queue)s::text IS NULL OR queue = %(queue)s)
+GROUP BY state"""
+
+
+def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
+    """Per state tab: the count under the current filter, the search aside (tabs count the filter
+    without its text; the page says so).
+
+    Exact, from the relay's counts, unless "assigned to me" is on: counts cannot answer it, so
+    those tabs count the rows themselves, exact up to COUNT_CAP (claimed: always exact) and "1,000+"
+    beyond. Either way one statement: one round trip and one snapshot for the seven numbers.
+    """
+    keys = ("all", *STATE_PREDICATES)  # "all" first, as the tabs show them
+    unsearched = dataclasses.replace(f, q="")
+    if not f.mine:
+        query = build_query(viewer, dataclasses.replace(unsearched, state="all"))
+        if not query.endpoint_ids:
+            return {key: Count(0, False) for key in keys}
+        with pool().connection() as conn:
+            rows = conn.execute(COUNTS_SQL, {"eps": list(query.endpoint_ids), "queue": f.queue or None}).fetchall()
+        by_state = {row["state"]: row["n"] for row in rows}
+        exact = {key: Count(by_state.get(key, 0), False) for key in STATE_PREDICATES}
+        return {"all": Count(sum(c.value for c in exact.values()), False), **exact}
+    return _scanned_counts(viewer, unsearched, keys)
+
+
+def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:
+    """The tabs' counts by scanning the rows, each capped at COUNT_CAP (for "assigned to me").
+
+    Every tab's query binds the same parameters (the viewer's endpoints, the human, the queue):
+    states and the retry/dead split are literals, so the tabs' counts run side by side in one
+    statement on one set of parameters (``Params`` refuses a name bound to two values).
+    """
+    counts: dict[str, Count] = {}
+    parts: list[LiteralString] = []
+    params = Params(cap=COUNT_CAP + 1)
+    for key in keys:
+        query = build_query(viewer, dataclasses.replace(f, state=key))
+        if not query.endpoint_ids:
+            counts[key] = Count(0, False)
+            continue
+        params.merge(query.params)
+        if key in EXACT_COUNTS:
+            store_state, _ = STATE_PREDICATES[key]
+            where = compose.conjunction(
+                (
+                    f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = {compose.state(store_state)}",
+                    *query.predicates,
+                    *((query.mine_predicate,) if query.mine_predicate else ()),
+                )
+            )
+            sql: LiteralString = f"SELECT count(*) FROM todos t WHERE {where}"
+        else:
+            sql = capped_count_sql(query)  # the retry tab: a flat scan of todos_retry_due (build_query)
+        parts.append(f"({sql}) AS {TAB_COLUMNS[key]}")
+    if parts:
+        with pool().connection() as conn:
+            row = conn.execute(f"SELECT {compose.join(COLUMN_SEPARATOR, parts)}", params).fetchone()
+        for key in keys:
+            if key in counts:
+                continue
+            n = row[key]
+            counts[key] = Count(n, False) if key in EXACT_COUNTS else Count(min(n, COUNT_CAP), n > COUNT_CAP, COUNT_CAP)
+    return {key: counts[key] for key in keys}

@@ -1,0 +1,26 @@
+-- selectors.bulk_targets.count_eligible.retry
+-- built by todos.selectors.bulk_targets.count_eligible(), the statement #1 it runs
+-- with:
+--   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
+--       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',
+--       name='Alpha', role='operator'),
+--       TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a002'), slug='team-b', name='Beta',
+--       role='viewer')),
+--       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
+--       state='active', scope_queues=('default', 'other')),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
+--       state='active', scope_queues=('default',)),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
+--       state='active', scope_queues=('default',))))
+--   ids = ['td_00000000000000000000000000000001', 'td_00000000000000000000000000000002']
+--   action = 'retry'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT count(*) AS n FROM todos t
+WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM todos k
+    WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
+      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))

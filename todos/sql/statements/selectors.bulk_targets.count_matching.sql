@@ -1,0 +1,28 @@
+-- selectors.bulk_targets.count_matching
+-- built by todos.selectors.bulk_targets.count_matching(), the statement #1 it runs
+-- with:
+--   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
+--       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',
+--       name='Alpha', role='operator'),
+--       TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a002'), slug='team-b', name='Beta',
+--       role='viewer')),
+--       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
+--       state='active', scope_queues=('default', 'other')),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
+--       state='active', scope_queues=('default',)),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
+--       state='active', scope_queues=('default',))))
+--   f = TodoFilter(state='dead', queue='', endpoint='', team='', mine=False, q='',
+--       sort='newest', after=None, before=None, errors=())
+--   action = 'retry'
+--   cap = 10000
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM unnest(%(eps)s::uuid[]) AS e(id) CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL AND t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM todos k
+    WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
+      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))) x LIMIT %(cap)s) c

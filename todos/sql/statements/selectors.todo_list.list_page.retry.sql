@@ -1,0 +1,25 @@
+-- selectors.todo_list.list_page.retry
+-- built by todos.selectors.todo_list.list_page(), the statement #1 it runs
+-- with:
+--   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
+--       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',
+--       name='Alpha', role='operator'),
+--       TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a002'), slug='team-b', name='Beta',
+--       role='viewer')),
+--       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
+--       state='active', scope_queues=('default', 'other')),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
+--       state='active', scope_queues=('default',)),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
+--       state='active', scope_queues=('default',))))
+--   f = TodoFilter(state='retry', queue='', endpoint='', team='', mine=False, q='',
+--       sort='newest', after=None, before=None, errors=())
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t
+WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'failed' AND t.next_retry_at IS NOT NULL
+ORDER BY t.created_at DESC, t.id DESC
+LIMIT %(limit)s
