@@ -127,7 +127,7 @@ def run_crash_in(
     workers = {name: spawn(name, go) for name in ("w1", "w2")}
     if restart:
         workers["w3"] = spawn("w3", standby_go)
-    for proc, ready in workers.values():
+    for _proc, ready in workers.values():
         ready.wait(120)
     stop, reaps = threading.Event(), []
     reaper = threading.Thread(target=reaper_loop, args=(conninfo, interval, stop, reaps), daemon=True)

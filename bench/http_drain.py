@@ -412,7 +412,7 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
             "complete",
             plain(
                 lambda: (
-                    validate(VERBS["complete"].input, parse_arguments(('{"id": "%s"}' % found.todo.id).encode())),
+                    validate(VERBS["complete"].input, parse_arguments((f'{{"id": "{found.todo.id}"}}').encode())),
                     json_response({"todo": serialize.todo_row(found.todo)}, 200, "x").content,
                 )
             ),

@@ -69,7 +69,7 @@ def make_humans(team_id, n: int) -> list[str]:
 
     keys = []
     User = get_user_model()
-    for i in range(n):
+    for _i in range(n):
         user = User(username=f"watcher-{uuid.uuid4().hex[:8]}")
         user.set_unusable_password()  # signed in by session only; no password hashing to wait for
         user.save()

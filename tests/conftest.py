@@ -19,6 +19,15 @@ from django.conf import settings
 
 from board.db import parse_database_url
 
+# Fixtures and helpers every package may use, loaded once for the run (a conftest imported from
+# another package would register its fixtures twice).
+pytest_plugins = [
+    "tests.support.live_server",
+    "tests.support.board",
+    "tests.support.endpoints",
+    "tests.support.api",
+]
+
 # Everything a test can write; TRUNCATE … CASCADE in one statement (Django's own flush would
 # refuse: the schema's tables reference auth_user and Django does not know them).
 TABLES = (
@@ -48,6 +57,12 @@ def pytest_configure(config):
         import atexit
 
         atexit.register(shutil.rmtree, root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """PBKDF2 at full strength costs ~0.3 s per user; the tests need no strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="session")

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests import factories as f
-from tests.live_server import free_port
+from tests.support.live_server import free_port
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent

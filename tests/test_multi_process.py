@@ -32,8 +32,8 @@ import pytest
 
 from tests import factories as f
 from tests.board.test_bulk import audits_per_todo, insert_dead_letters, states
-from tests.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
-from tests.round_robin_proxy import RoundRobinProxy
+from tests.support.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
+from tests.support.round_robin_proxy import RoundRobinProxy
 from todos.db import connect
 from todos.live.relay import RELAY_LOCK
 
@@ -289,7 +289,7 @@ def test_a_browser_on_one_process_sees_live_what_an_agent_does_through_the_other
 def signed_in_client(user) -> httpx.Client:
     """An HTTP client with a real session for ``user`` (the session is a database row: every
     process knows it)."""
-    from tests.live.conftest import session_cookie
+    from tests.support.live import session_cookie
 
     client = httpx.Client(timeout=30)
     client.cookies.set("sessionid", session_cookie(user), domain="127.0.0.1")

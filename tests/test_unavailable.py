@@ -23,8 +23,8 @@ from django.db import connection as django_connection
 from mcp.shared.exceptions import MCPError
 
 from tests import factories as f
-from tests.live_server import ROOT, start_server, stop_server
 from tests.mcp.client import mcp_client, run
+from tests.support.live_server import ROOT, start_server, stop_server
 from todos import db, unavailable
 from todos.api import openapi
 from todos.api.errors import STATUS, UNAVAILABLE_SCHEMA

@@ -22,7 +22,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.mcp.client import mcp_client, refused, run
-from tests.outage import outage_root, start_outage_board, stop_outage_board, wait_until
+from tests.support.outage import outage_root, start_outage_board, stop_outage_board, wait_until
 from todos.api.errors import UNAVAILABLE_SCHEMA
 from todos.worker import Worker, WorkerConfig
 

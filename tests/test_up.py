@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.live_server import database_url, free_port
+from tests.support.live_server import database_url, free_port
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
 from todos import db
 

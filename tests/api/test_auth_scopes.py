@@ -222,7 +222,8 @@ def test_naming_a_queue_outside_scope_is_forbidden(api, tenancy, verb, body):
 def test_claim_next_without_a_queue_only_claims_scoped_queues(api, tenancy, outside):
     with db.connect() as conn:  # make the outside todo claimable again
         conn.execute(
-            "UPDATE todo_attempts SET ended_at = now(), outcome = 'released', disposition = 'requeued' WHERE todo_id = %s",
+            "UPDATE todo_attempts SET ended_at = now(), outcome = 'released', disposition = 'requeued' "
+            "WHERE todo_id = %s",
             (outside.id,),
         )
         conn.execute(

@@ -56,9 +56,7 @@ def test_vend_expiry_and_default_lease(store_db):
     expires = Endpoint.objects.values_list("expires_at", flat=True).get(slug="temp")
     assert abs(expires - (datetime.now(UTC) + timedelta(hours=24))) < timedelta(minutes=1)
     out, _ = vend("--team", "acme", "--name", "fixed", "--queues", "q", "--expires-at", "2099-01-01T00:00:00Z")
-    assert Endpoint.objects.values_list("expires_at", flat=True).get(slug="fixed") == datetime(
-        2099, 1, 1, tzinfo=UTC
-    )
+    assert Endpoint.objects.values_list("expires_at", flat=True).get(slug="fixed") == datetime(2099, 1, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

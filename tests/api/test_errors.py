@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from tests.api.conftest import run_async
+from tests.support.api import run_async
 from todos.api import http as api_http
 from todos.api import verbs as api_verbs
 from todos.api.errors import TooLarge

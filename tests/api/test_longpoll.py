@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from tests import factories as f
-from tests.api.conftest import run_async
-from tests.live_server import start_server, stop_server
+from tests.support.api import run_async
+from tests.support.live_server import start_server, stop_server
 from todos import db
 from todos.api.longpoll import ReadyWaiters
 from todos.db import execute

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live_server import ROOT, server_environment, start_server, stop_server
+from tests.support.live_server import ROOT, server_environment, start_server, stop_server
 from todos import db
 from todos.db import execute
 from todos.selectors.agent import get_todo
@@ -101,7 +101,10 @@ def test_a_failing_command_fails_the_todo_with_its_stderr(asgi_server, tenancy):
 def test_the_command_gets_the_todo_in_its_environment_but_not_the_token(asgi_server, tenancy, monkeypatch):
     monkeypatch.setenv("BOARD_TOKEN", tenancy.worker_token)
     todo = execute(A.create(tenancy.agent, queue="default", title="env check", kind="k")).todo
-    script = 'printf "%s|%s|%s|%s|%s|%s" "$BOARD_TODO_ID" "$BOARD_TODO_QUEUE" "$BOARD_TODO_ATTEMPT" "$BOARD_TODO_TITLE" "$BOARD_TODO_KIND" "${BOARD_TOKEN:-none}"'
+    script = (
+        'printf "%s|%s|%s|%s|%s|%s" "$BOARD_TODO_ID" "$BOARD_TODO_QUEUE" "$BOARD_TODO_ATTEMPT" '
+        '"$BOARD_TODO_TITLE" "$BOARD_TODO_KIND" "${BOARD_TOKEN:-none}"'
+    )
     run_worker(asgi_server.url, tenancy.worker_token, ["sh", "-c", script], todos=1, fence=False)
     assert detail(tenancy.agent, todo.id).attempts[0].summary == f"{todo.id}|default|1|env check|k|none"
 

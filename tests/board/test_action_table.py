@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
+from tests.support.board import htmx, make
 from todos.db import connect
 from todos.views.action_table import TABLE
 

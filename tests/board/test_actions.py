@@ -8,7 +8,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
+from tests.support.board import htmx, make
 from todos.db import connect, execute
 from todos.store import agent as A
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
+from tests.support.board import htmx, make
 from todos.db import connect, execute
 from todos.selectors import activity as selectors
 from todos.store import operator as O

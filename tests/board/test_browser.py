@@ -17,8 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import factories as f
-from tests.board.conftest import make
-from tests.live_server import asgi_server  # noqa: F401  (the session's daphne)
+from tests.support.board import make
 from todos.db import connect, execute
 from todos.store import agent as A
 
@@ -66,7 +65,7 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, asgi_server):  # noqa: F811
+def page(browser, asgi_server):
     context = browser.new_context(
         base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, color_scheme="light"
     )
@@ -228,7 +227,7 @@ def test_operator_flow_in_a_real_browser(world, page):
     shot(page, "todos-drawer-dark")
 
 
-def test_overview_and_no_javascript_fallback(world, browser, asgi_server):  # noqa: F811
+def test_overview_and_no_javascript_fallback(world, browser, asgi_server):
     for state in ("pending", "pending", "claimed", "retry", "dead", "done"):
         make(world, state)
     context = browser.new_context(

@@ -13,8 +13,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
 from tests.factories import recount
+from tests.support.board import htmx, make
 from todos import bulk
 from todos.db import connect, execute
 from todos.selectors import bulk_jobs
@@ -36,7 +36,8 @@ def insert_dead_letters(endpoint_id, n: int, *, queue: str = "default") -> None:
     with connect() as conn:
         conn.execute(
             """
-INSERT INTO todos (id, endpoint_id, queue, title, state, attempt, max_attempts, result, created_at, updated_at, completed_at)
+INSERT INTO todos (id, endpoint_id, queue, title, state, attempt, max_attempts, result,
+                   created_at, updated_at, completed_at)
 SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), %(ep)s, %(queue)s, 'dead letter #' || i, 'failed', 5, 5,
        jsonb_build_object('error', CASE i %% 3
            WHEN 0 THEN 'timeout after ' || (i %% 60) || 's talking to 10.0.' || (i %% 250) || '.7'
@@ -225,7 +226,7 @@ def test_a_filter_that_does_not_parse_is_refused_not_widened(world, alice_client
 
 
 def test_someone_elses_job_is_not_found_byte_for_byte(world, alice_client, bob_client):
-    from tests.board.conftest import login
+    from tests.support.board import login
 
     todo = make(world, "dead")
     response = alice_client.post(reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id]})

@@ -18,9 +18,9 @@ import psycopg
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
 from tests.board.test_bulk import audit_count, audits_per_todo, insert_dead_letters, job_count, job_id_of, states
-from tests.live_server import ROOT, server_environment
+from tests.support.board import htmx, make
+from tests.support.live_server import ROOT, server_environment
 from todos import bulk
 from todos.db import connect, execute
 from todos.selectors import bulk_jobs
@@ -320,8 +320,8 @@ def test_a_job_started_on_one_server_is_followed_on_another_and_outlives_the_fir
     A is SIGKILLed, and B shows its progress and report (the job's URL works on any process)."""
     import requests
 
-    from tests.live.conftest import session_cookie
-    from tests.live_server import start_server, stop_server
+    from tests.support.live import session_cookie
+    from tests.support.live_server import start_server, stop_server
 
     insert_dead_letters(world.acme_ep.id, 3_000)
     cookie = session_cookie(world.alice_user)

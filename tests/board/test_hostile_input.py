@@ -13,9 +13,8 @@ from django.urls import reverse
 
 from tests import factories as f
 from tests.api.test_hostile_input import raw_request
-from tests.board.conftest import htmx, login, make
-from tests.live_server import asgi_server  # noqa: F401  (the session fixture)
 from tests.store.helpers import counts, snapshot
+from tests.support.board import htmx, login, make
 from todos.store.inputs import JSON_MAX_DEPTH
 
 pytestmark = pytest.mark.usefixtures("store_db")

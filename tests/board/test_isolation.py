@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
-from tests.board.conftest import htmx, login, make
+from tests.support.board import htmx, login, make
 from todos import bulk
 from todos.db import connect, execute
 from todos.selectors import bulk_jobs as bulk_job_selectors
@@ -106,7 +106,8 @@ def snapshot() -> dict:
             "pauses": conn.execute("SELECT team_id, queue FROM queue_pauses ORDER BY 1, 2").fetchall(),
             "jobs": conn.execute("SELECT id, state, processed FROM bulk_jobs ORDER BY id").fetchall(),
             "endpoints": conn.execute(
-                "SELECT id, state, credential_hash, scope_verbs, scope_queues, default_lease_ttl_seconds FROM endpoints ORDER BY id"
+                "SELECT id, state, credential_hash, scope_verbs, scope_queues, default_lease_ttl_seconds "
+                "FROM endpoints ORDER BY id"
             ).fetchall(),
         }
 
@@ -178,7 +179,7 @@ def test_foreign_objects_answer_the_same_404_as_unknown_ones(world, acme_things,
 def test_listings_show_nothing_of_another_team(world, acme_things, bob_client):
     todos, job = acme_things
     make(world, "pending", title="globex's own", agent=world.globex_agent)
-    for name, (method, params, kind) in ROUTES.items():
+    for name, (_method, params, kind) in ROUTES.items():
         if kind != "listing":
             continue
         response = bob_client.get(reverse(name), params)

@@ -8,9 +8,9 @@ from datetime import UTC
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import make
 from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
+from tests.support.board import make
 from todos.db import connect, execute
 from todos.filters import Cursor, TodoFilter
 from todos.selectors import todo_counts, todo_list

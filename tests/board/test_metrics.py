@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from tests.board.conftest import make
 from tests.factories import relayed
+from tests.support.board import make
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
-from tests.board.conftest import make
 from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
+from tests.support.board import make
 from todos.db import connect, execute
 from todos.selectors.access import viewer_for
 from todos.selectors.agents import agents

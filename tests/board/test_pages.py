@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.board.conftest import htmx, make
+from tests.support.board import htmx, make
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

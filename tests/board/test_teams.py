@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
-from tests.board.conftest import login
+from tests.support.board import login
 from todos.db import connect
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.usefixtures("store_db")
 def members(slug: str) -> dict[str, str]:
     with connect() as conn:
         rows = conn.execute(
-            "SELECT u.username, m.role FROM team_members m JOIN teams t ON t.id = m.team_id JOIN auth_user u ON u.id = m.user_id WHERE t.slug = %s",
+            "SELECT u.username, m.role FROM team_members m JOIN teams t ON t.id = m.team_id "
+            "JOIN auth_user u ON u.id = m.user_id WHERE t.slug = %s",
             (slug,),
         ).fetchall()
     return {r["username"]: r["role"] for r in rows}

@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from tests.board.conftest import htmx
+from tests.support.board import htmx
 from todos.db import execute
 from todos.store import agent as A
 from todos.store import operator as O

@@ -12,15 +12,14 @@ import httpx
 import pytest
 from django.urls import reverse
 
-from tests.endpoints.conftest import endpoint, sql, token_of, vend
-from tests.live_server import asgi_server  # noqa: F401  (the session's daphne)
+from tests.support.endpoints import endpoint, sql, token_of, vend
 from todos import db, loops
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
 
 @pytest.fixture
-def http(asgi_server):  # noqa: F811
+def http(asgi_server):
     with httpx.Client(base_url=asgi_server.url, timeout=10) as client:
         yield client
 

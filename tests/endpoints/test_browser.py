@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.endpoints.conftest import endpoint
-from tests.live.conftest import session_cookie
-from tests.live_server import ROOT, asgi_server  # noqa: F401  (the session's daphne)
+from tests.support.endpoints import endpoint
+from tests.support.live import session_cookie
+from tests.support.live_server import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -56,7 +56,7 @@ def chromium():
         browser.close()
 
 
-def test_vend_in_the_browser_then_the_token_s_work_appears_live(chromium, asgi_server, world):  # noqa: F811
+def test_vend_in_the_browser_then_the_token_s_work_appears_live(chromium, asgi_server, world):
     context = chromium.new_context(
         base_url=asgi_server.url, viewport={"width": 1400, "height": 1000}, color_scheme="light"
     )

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
-from tests.board.conftest import htmx, login, make
-from tests.endpoints.conftest import endpoint, sql, token_of, vend, vend_data, written
+from tests.support.board import htmx, login, make
+from tests.support.endpoints import endpoint, sql, token_of, vend, vend_data, written
 from todos.db import execute
 from todos.live.subscriptions import Subscription
 from todos.store import agent as A

@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests import factories as f
-from tests.live.conftest import session_cookie
-from tests.live_server import (
+from tests.support.live import session_cookie
+from tests.support.live_server import (
     ROOT,
-    asgi_server,  # noqa: F401 - the shared daphne fixture
     free_port,
     server_environment,
 )

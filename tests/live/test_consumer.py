@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from tests import factories as f
 from tests.factories import relayed
-from tests.live.conftest import WS_PATH, application, board_socket, drain, next_message, poll, run, session_cookie
+from tests.support.live import WS_PATH, application, board_socket, drain, next_message, poll, run, session_cookie
 from todos.db import aconnect, aexecute
 from todos.live.listener import get_listener
 from todos.store import agent as A
@@ -361,7 +361,7 @@ def test_malformed_notifications_are_ignored_and_the_listener_carries_on(tenancy
                 "[1, 2]",
                 '{"op": "create"}',
                 '{"team": "not-a-uuid", "op": "create"}',
-                '{"team": "%s"}' % tenancy.team_a.id,
+                f'{{"team": "{tenancy.team_a.id}"}}',
             ):
                 await conn.execute("SELECT pg_notify('board_events', %s)", [payload])
             await conn.close()

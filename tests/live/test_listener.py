@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.live.conftest import run
+from tests.support.live import run
 from todos import db
 from todos.db import aconnect
 from todos.live import listener as L

@@ -20,8 +20,8 @@ from django.core.management import call_command
 
 from tests import factories as f
 from tests.factories import relayed
-from tests.live.conftest import board_socket, next_message, run
-from tests.live_server import ROOT, server_environment
+from tests.support.live import board_socket, next_message, run
+from tests.support.live_server import ROOT, server_environment
 from todos.db import connect, execute
 from todos.invariants import broken_counts
 from todos.live import relay as R
@@ -279,7 +279,8 @@ def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
                 def waiting() -> bool:
                     with connect() as conn:
                         return conn.execute(
-                            "SELECT wait_event_type = 'Lock' AND state = 'active' AS w FROM pg_stat_activity WHERE pid = %s",
+                            "SELECT wait_event_type = 'Lock' AND state = 'active' AS w "
+                            "FROM pg_stat_activity WHERE pid = %s",
                             (relay_pid,),
                         ).fetchone()["w"]
 

@@ -1,6 +1,6 @@
 """Fixtures for the MCP transport: the live daphne server and a team with endpoints.
 
-Every over-the-wire test talks to a real Board (``tests.live_server``) through the SDK's own
+Every over-the-wire test talks to a real Board (``tests.support.live_server``) through the SDK's own
 client (``tests/mcp/client.py``), so what is tested is what an agent's MCP host sees: the HTTP
 status codes, the session header, the SSE streams, the JSON-RPC framing, and the client's own
 check of each result against the tool's ``outputSchema``.
@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import pytest
 
 from tests import factories as f
-from tests.live_server import asgi_server  # noqa: F401  (the session fixture)
 
 
 @dataclass

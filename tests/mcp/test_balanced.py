@@ -21,8 +21,8 @@ import httpx2
 import pytest
 
 from tests import factories as f
-from tests.live_server import start_server, stop_server
 from tests.mcp.client import Inbox, mcp_client, run
+from tests.support.live_server import start_server, stop_server
 from todos.db import connect, execute
 from todos.store import agent as store
 

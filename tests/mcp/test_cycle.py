@@ -18,7 +18,8 @@ from todos.store import agent as store
 def attempts_of(todo_id: str) -> list[dict]:
     with connect() as conn:
         return conn.execute(
-            "SELECT seq, claimer_session, outcome, disposition, summary FROM todo_attempts WHERE todo_id = %s ORDER BY seq",
+            "SELECT seq, claimer_session, outcome, disposition, summary FROM todo_attempts "
+            "WHERE todo_id = %s ORDER BY seq",
             (todo_id,),
         ).fetchall()
 

@@ -47,7 +47,8 @@ COUNT_BREAKS = {
     "a count off by one": "UPDATE todo_counts SET n = n + 1 WHERE state = 'done'",
     "a count missing": "DELETE FROM todo_counts WHERE state = 'claimed'",
     "a todo written behind the store's back": "UPDATE todos SET state = 'canceled' WHERE id = %(done)s",
-    "a log row that never happened": "INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after) "
+    "a log row that never happened": "INSERT INTO change_log "
+    "(team_id, endpoint_id, todo_id, queue, op, state_before, state_after) "
     "SELECT e.team_id, e.id, 'td_x', 'default', 'create', NULL, 'pending' FROM endpoints e",
 }
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live_server import server_environment
+from tests.support.live_server import server_environment
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 UP_TIMEOUT = 120.0

@@ -218,7 +218,9 @@ CREATE_FOR_IN = obj(
                 "type": "string",
                 "maxLength": inputs.KEY_MAX_CHARS,
                 "pattern": ONE_LINE,
-                "description": "while a live todo (not done, not dead-lettered) has this key, creating again returns it",
+                "description": (
+                    "while a live todo (not done, not dead-lettered) has this key, creating again returns it"
+                ),
             }
         ),
         "assignee": optional({**LABEL, "description": "only this owner string may claim"}),

@@ -60,7 +60,8 @@ NOTIFY_TAKEN: LiteralString = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', jso
         FROM (SELECT team_id, op, user_id,
                      coalesce(array_agg(DISTINCT todo_id) FILTER (WHERE todo_id IS NOT NULL), '{{}}') AS ids,
                      coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{{}}') AS queues,
-                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{{}}') AS endpoints
+                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{{}}')
+                       AS endpoints
               FROM (SELECT *, (dense_rank() OVER (PARTITION BY team_id, op, user_id ORDER BY todo_id) - 1)
                               / {compose.integer(NOTIFY_CHUNK)} AS chunk
                     FROM taken) x

@@ -77,7 +77,7 @@ class Runtime:
         """The manager's task ended (stopped, or crashed): a manager cannot run again."""
         return self._task is not None and self._task.done()
 
-    async def started(self) -> StreamableHTTPSessionManager:
+    async def started(self) -> SessionManager:
         if self._task is None:
             self._task = self.loop.create_task(self._run(), name="board-mcp-sessions")
         if not self._ready.is_set():

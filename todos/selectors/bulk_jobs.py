@@ -66,7 +66,8 @@ SQL: LiteralString = f"""
 SELECT id, action, scope, description, note, state, total, processed, changed, skipped, truncated,
        skipped_sample, error, worker, created_at, started_at, finished_at,
        (state IN ('queued', 'running')
-        AND coalesce(heartbeat_at, created_at) < now() - make_interval(secs => {compose.integer(STALLED_SECONDS)})) AS stalled
+        AND coalesce(heartbeat_at, created_at)
+            < now() - make_interval(secs => {compose.integer(STALLED_SECONDS)})) AS stalled
 FROM bulk_jobs WHERE id = %(id)s AND user_id = %(user_id)s"""
 
 

@@ -30,7 +30,9 @@ WITH RECURSIVE seen AS (
     SELECT e.id AS endpoint_id, (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = e.id) AS queue, 1 AS n
     FROM endpoints e WHERE e.team_id = %(team_id)s
     UNION ALL
-    SELECT s.endpoint_id, (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = s.endpoint_id AND t.queue > s.queue), s.n + 1
+    SELECT s.endpoint_id,
+           (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = s.endpoint_id AND t.queue > s.queue),
+           s.n + 1
     FROM seen s WHERE s.queue IS NOT NULL AND s.n < %(max)s
 )
 SELECT queue FROM seen WHERE queue IS NOT NULL
@@ -171,7 +173,8 @@ def todo_total(endpoint_id: UUID, cap: int = TOTAL_CAP) -> tuple[int, bool]:
     """How many todos the endpoint owns, counted up to ``cap`` (``(cap, True)`` beyond it)."""
     with pool().connection() as conn:
         n = conn.execute(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM todos t WHERE t.endpoint_id = %s ORDER BY t.created_at LIMIT %s) c",
+            "SELECT count(*) AS n FROM "
+            "(SELECT 1 FROM todos t WHERE t.endpoint_id = %s ORDER BY t.created_at LIMIT %s) c",
             (endpoint_id, cap + 1),
         ).fetchone()["n"]
     return min(n, cap), n > cap

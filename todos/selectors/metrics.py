@@ -2,8 +2,8 @@
 
 Todos per Board state are the relay's exact counts (``todo_counts``); lapsed leases and due retries
 are counted through their partial indexes; the relay's own health is read from ``relay_state`` and
-the size of the change log it has not drained yet. Terminal work is reported as "finished in the last hour" through ``todos_completed``
-rather than as an ever-growing total; attempts closed in the last hour come from
+the size of the change log it has not drained yet. Terminal work is reported as "finished in the
+last hour" through ``todos_completed`` rather than as an ever-growing total; attempts closed in the last hour come from
 ``todo_attempts_endpoint_ended`` one endpoint at a time (humans' attempts under ``NULL``).
 """
 

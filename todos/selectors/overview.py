@@ -60,9 +60,11 @@ SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS faile
        array_agg(bucket) AS done_buckets, array_agg(done) AS done_counts
 FROM (
     SELECT endpoint_id, queue, sum(done)::bigint AS done, sum(dead)::bigint AS dead,
-           least(floor(date_part('epoch', date_trunc('minute', now()) - minute) / {compose.integer(BUCKET_SECONDS)}), {compose.integer(BUCKETS - 1)})::int AS bucket
+           least(floor(date_part('epoch', date_trunc('minute', now()) - minute) / {compose.integer(BUCKET_SECONDS)}),
+                 {compose.integer(BUCKETS - 1)})::int AS bucket
     FROM todo_finished_minutes
-    WHERE endpoint_id = ANY(%(eps)s::uuid[]) AND minute > date_trunc('minute', now()) - make_interval(mins => {compose.integer(MINUTES)})
+    WHERE endpoint_id = ANY(%(eps)s::uuid[])
+      AND minute > date_trunc('minute', now()) - make_interval(mins => {compose.integer(MINUTES)})
     GROUP BY 1, 2, 5
 ) per_bucket
 GROUP BY 1, 2"""

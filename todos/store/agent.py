@@ -3,8 +3,8 @@
 Every function here builds one :class:`~todos.db.Statement`; run it with ``todos.db.execute`` (sync)
 or ``todos.db.aexecute`` (async). Each writes its change-log rows (``fragments.log_todos``) and no
 Board NOTIFY: these are the agents' hot path, and a NOTIFY would queue every commit on one lock.
-Scope is ``endpoint_id = <caller>``: another endpoint's todo is *not found*, byte for byte the same as an absent one. Reports (heartbeat, complete, fail,
-release) carry the lease-token fence.
+Scope is ``endpoint_id = <caller>``: another endpoint's todo is *not found*, byte for byte the
+same as an absent one. Reports (heartbeat, complete, fail, release) carry the lease-token fence.
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
 MISS_MESSAGES = {
     "not_found": "no such todo",
     "forbidden": "the todo's queue is outside this endpoint's scope",
-    "conflict": "the todo is not in a state this endpoint can {verb} (wrong state, not the lease holder, or the lease token does not match)",
+    "conflict": (
+        "the todo is not in a state this endpoint can {verb} "
+        "(wrong state, not the lease holder, or the lease token does not match)"
+    ),
 }
 
 DEDUPE_PREDICATE = (

@@ -130,7 +130,8 @@ WITH acting AS (
     SELECT array_agg(team_id ORDER BY team_id) AS team_ids FROM team_members
     WHERE user_id = %(user_id)s AND role IN {ACTING}
 )
-INSERT INTO bulk_jobs (user_id, username, action, scope, filter, group_reason, selected_ids, team_ids, description, note)
+INSERT INTO bulk_jobs (user_id, username, action, scope, filter, group_reason, selected_ids, team_ids,
+                       description, note)
 SELECT %(user_id)s, %(username)s, %(action)s, %(scope)s, %(filter)s, %(group_reason)s, %(selected_ids)s::text[],
        a.team_ids, %(description)s, %(note)s
 FROM acting a WHERE a.team_ids IS NOT NULL
@@ -254,7 +255,8 @@ WITH chunk AS (
     RETURNING job_id, cardinality(todo_ids) AS n
 ),
 sample AS (
-    SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.todo_id, 'state', t.state) ORDER BY s.ord), '[]'::jsonb) AS items
+    SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.todo_id, 'state', t.state) ORDER BY s.ord), '[]'::jsonb)
+             AS items
     FROM unnest(%(sample)s::text[]) WITH ORDINALITY AS s(todo_id, ord) LEFT JOIN todos t ON t.id = s.todo_id
 )
 UPDATE bulk_jobs j SET

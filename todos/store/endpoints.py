@@ -144,6 +144,10 @@ def _member(team: LiteralString, by: OperatorScope | None) -> LiteralString:
     return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s)"
 
 
+VEND_DETAIL: LiteralString = "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)"
+REVOKE_DETAIL: LiteralString = "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))"
+
+
 def _audit_row(action: LiteralString, source: LiteralString, detail: LiteralString = "%(detail)s") -> LiteralString:
     """The audit row of an endpoint change; ``source`` is a FROM clause naming the changed row ``s``."""
     return f"""INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
@@ -197,7 +201,7 @@ WITH ins AS (
     ON CONFLICT (slug) DO NOTHING
     RETURNING *
 ),
-audit AS ({_audit_row("endpoint.vend", "ins s", "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)")}),
+audit AS ({_audit_row("endpoint.vend", "ins s", VEND_DETAIL)}),
 logged AS ({log_endpoints("endpoint", "ins")})
 SELECT i.*, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
        {_member("%(team_id)s", by)} AS member, {guard} AS allowed,
@@ -390,7 +394,7 @@ WITH revoked AS (
     WHERE e.id = %(endpoint_id)s AND e.state = 'active' AND {admin}
     RETURNING e.*
 ),{REVOKE_SQL},
-audit AS ({_audit_row("endpoint.revoke", "revoked s", "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))")}),
+audit AS ({_audit_row("endpoint.revoke", "revoked s", REVOKE_DETAIL)}),
 result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids
     FROM revoked r

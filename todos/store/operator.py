@@ -271,7 +271,8 @@ RETRY_SET: LiteralString = """state = 'pending', attempt = 0, result = NULL, own
 # A dead letter gave up its idempotency key (lifecycle.md, idx_todos_dedupe). If a newer live todo
 # holds the key now, bringing the dead letter back would put two live todos on one key: the retry
 # is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
-RETRY_GUARD: LiteralString = """t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+RETRY_GUARD: LiteralString = """t.state = 'failed' AND (
+    t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
       AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))"""
@@ -294,7 +295,8 @@ def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Tod
             return stmt.finish(rows)
         except Conflict as exc:
             raise Conflict(
-                f"{exc.message} (only a failed todo can be retried, and only while no newer live todo holds its idempotency key)"
+                f"{exc.message} (only a failed todo can be retried, "
+                "and only while no newer live todo holds its idempotency key)"
             ) from None
 
     return Statement(stmt.sql, stmt.params, finish)

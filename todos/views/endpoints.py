@@ -399,7 +399,8 @@ def endpoint_revoke(request, slug: str):
         request,
         endpoint,
         "success",
-        f"Revoked {endpoint.name}: its token is refused from now on; {n} live todo{'' if n == 1 else 's'} dead-lettered.",
+        f"Revoked {endpoint.name}: its token is refused from now on; "
+        f"{n} live todo{'' if n == 1 else 's'} dead-lettered.",
     )
 
 

@@ -47,7 +47,8 @@ SELECT (SELECT count(*) FROM taken) AS taken, (SELECT count(pg_notify('board_eve
         FROM (SELECT team_id, op, user_id,
                      coalesce(array_agg(DISTINCT todo_id) FILTER (WHERE todo_id IS NOT NULL), '{}') AS ids,
                      coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{}') AS queues,
-                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{}') AS endpoints
+                     coalesce(array_agg(DISTINCT endpoint_id) FILTER (WHERE endpoint_id IS NOT NULL), '{}')
+                       AS endpoints
               FROM (SELECT *, (dense_rank() OVER (PARTITION BY team_id, op, user_id ORDER BY todo_id) - 1)
                               / 25 AS chunk
                     FROM taken) x

@@ -21,5 +21,6 @@
 SELECT id, action, scope, description, note, state, total, processed, changed, skipped, truncated,
        skipped_sample, error, worker, created_at, started_at, finished_at,
        (state IN ('queued', 'running')
-        AND coalesce(heartbeat_at, created_at) < now() - make_interval(secs => 30)) AS stalled
+        AND coalesce(heartbeat_at, created_at)
+            < now() - make_interval(secs => 30)) AS stalled
 FROM bulk_jobs WHERE id = %(id)s AND user_id = %(user_id)s

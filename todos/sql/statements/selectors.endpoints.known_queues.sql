@@ -8,7 +8,9 @@ WITH RECURSIVE seen AS (
     SELECT e.id AS endpoint_id, (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = e.id) AS queue, 1 AS n
     FROM endpoints e WHERE e.team_id = %(team_id)s
     UNION ALL
-    SELECT s.endpoint_id, (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = s.endpoint_id AND t.queue > s.queue), s.n + 1
+    SELECT s.endpoint_id,
+           (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = s.endpoint_id AND t.queue > s.queue),
+           s.n + 1
     FROM seen s WHERE s.queue IS NOT NULL AND s.n < %(max)s
 )
 SELECT queue FROM seen WHERE queue IS NOT NULL

@@ -16,7 +16,8 @@ WITH chunk AS (
     RETURNING job_id, cardinality(todo_ids) AS n
 ),
 sample AS (
-    SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.todo_id, 'state', t.state) ORDER BY s.ord), '[]'::jsonb) AS items
+    SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.todo_id, 'state', t.state) ORDER BY s.ord), '[]'::jsonb)
+             AS items
     FROM unnest(%(sample)s::text[]) WITH ORDINALITY AS s(todo_id, ord) LEFT JOIN todos t ON t.id = s.todo_id
 )
 UPDATE bulk_jobs j SET

@@ -13,7 +13,8 @@ WITH acting AS (
     SELECT array_agg(team_id ORDER BY team_id) AS team_ids FROM team_members
     WHERE user_id = %(user_id)s AND role IN ('operator', 'admin')
 )
-INSERT INTO bulk_jobs (user_id, username, action, scope, filter, group_reason, selected_ids, team_ids, description, note)
+INSERT INTO bulk_jobs (user_id, username, action, scope, filter, group_reason, selected_ids, team_ids,
+                       description, note)
 SELECT %(user_id)s, %(username)s, %(action)s, %(scope)s, %(filter)s, %(group_reason)s, %(selected_ids)s::text[],
        a.team_ids, %(description)s, %(note)s
 FROM acting a WHERE a.team_ids IS NOT NULL

@@ -9,7 +9,8 @@ WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND t.state = 'failed' AND (
+    t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
       AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))
@@ -19,7 +20,8 @@ upd AS (
     UPDATE todos t SET state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
     claimed_at = NULL, completed_at = NULL, next_retry_at = NULL, updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'failed' AND (t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+    WHERE t.id = p.id AND t.state = 'failed' AND (
+    t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
       AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))

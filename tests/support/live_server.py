@@ -1,13 +1,10 @@
 """A real Board server for tests that must go over the wire: daphne in a subprocess, on a free
 port, on the test run's database.
 
-Use the ``asgi_server`` fixture (session-scoped; import it into a conftest):
-
-    from tests.live_server import asgi_server  # noqa: F401
-
-It yields a :class:`LiveServer` with ``url`` and ``log()`` (the server's output, for a failing
-test's message). The process is killed at the end of the session, before the test database is
-dropped.
+Ask for the ``asgi_server`` fixture (session-scoped; ``tests/conftest.py`` loads this module
+through ``pytest_plugins``). It yields a :class:`LiveServer` with ``url`` and ``log()`` (the
+server's output, for a failing test's message). The process is killed at the end of the session,
+before the test database is dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
 
 

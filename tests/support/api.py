@@ -1,0 +1,88 @@
+"""The agent API over real HTTP: ``api.call`` checks every answer against the verb table's
+declared schemas; ``run_async`` runs an in-process scenario and closes what its loop opened."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import httpx
+import jsonschema
+import pytest
+
+from todos.api import schemas
+from todos.api.errors import STATUS
+from todos.api.verbs import VERBS
+
+VALIDATORS = {name: jsonschema.Draft202012Validator(verb.output) for name, verb in VERBS.items()}
+ERROR_VALIDATOR = jsonschema.Draft202012Validator(schemas.ERROR)
+for validator in (*VALIDATORS.values(), ERROR_VALIDATOR):
+    validator.check_schema(validator.schema)
+
+
+def check_response(verb: str, response: httpx.Response) -> None:
+    """Every answer is JSON, has a request id, and matches its declared schema."""
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    assert response.headers.get("x-request-id"), response.headers
+    body = response.json()
+    if response.status_code < 300:
+        errors = sorted(VALIDATORS[verb].iter_errors(body), key=str)
+        assert not errors, f"{verb} answered outside its schema: {errors[0]}\n{body}"
+    else:
+        errors = list(ERROR_VALIDATOR.iter_errors(body))
+        assert not errors, f"{verb} error outside the error schema: {errors[0]}\n{body}"
+        assert STATUS[body["error"]["code"]] == response.status_code, body
+
+
+def run_async(make_coroutine):
+    """``asyncio.run`` for in-process tests, closing the loop's store pool and listener after
+    (a closed loop would otherwise strand their connections until the end of the run)."""
+    from todos import db
+    from todos.live import listener as live
+
+    async def scenario():
+        try:
+            return await make_coroutine()
+        finally:
+            loop = asyncio.get_running_loop()
+            running = live._listeners.pop(loop, None)
+            if running is not None:
+                await running.stop()
+            pool = db._apools.pop(loop, None)
+            if pool is not None:
+                await pool.close()
+
+    return asyncio.run(scenario())
+
+
+@dataclass
+class Api:
+    """``api.call(token, verb, body)`` over real HTTP; answers are schema-checked."""
+
+    client: httpx.Client
+
+    def call(self, token: str | None, verb: str, body: dict | None = None, *, timeout: float = 10.0) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = self.client.post(
+            f"/api/v1/{verb}", json={} if body is None else body, headers=headers, timeout=timeout
+        )
+        if verb in VERBS:
+            check_response(verb, response)
+        return response
+
+    def ok(self, token: str, verb: str, body: dict | None = None, *, status: int = 200, **kwargs) -> dict:
+        response = self.call(token, verb, body, **kwargs)
+        assert response.status_code == status, f"{verb}: {response.status_code} {response.text}"
+        return response.json()
+
+    def error(self, token: str | None, verb: str, body: dict | None, code: str) -> str:
+        response = self.call(token, verb, body)
+        assert response.status_code == STATUS[code], f"{verb}: {response.status_code} {response.text}"
+        assert response.json()["error"]["code"] == code, response.text
+        return response.json()["error"]["message"]
+
+
+@pytest.fixture
+def api(asgi_server, store_db):
+    with httpx.Client(base_url=asgi_server.url) as client:
+        yield Api(client)
