@@ -35,7 +35,7 @@ import psycopg
 from django.conf import settings
 
 from todos.sql import compose
-from todos.store.fragments import BOARD_CHANNEL
+from todos.store.fragments import board_message
 
 if TYPE_CHECKING:
     from todos.db import DictConnection
@@ -54,9 +54,10 @@ ALIVE_EVERY: LiteralString = "5 seconds"
 # The rows of ``taken`` as Board notifications: per team, operation and (for memberships) person,
 # in chunks of NOTIFY_CHUNK distinct ids. The same todo seen several times (heartbeats) is one id.
 # ``user`` is there for memberships only (json_strip_nulls drops it elsewhere).
-NOTIFY_TAKEN: LiteralString = f"""(SELECT count(pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
-            'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
-            'endpoints', g.endpoints, 'user', g.user_id))::text))
+_TAKEN_MESSAGE = board_message(
+    op="g.op", team="g.team_id", ids="g.ids", queues="g.queues", endpoints="g.endpoints", user="g.user_id"
+)
+NOTIFY_TAKEN: LiteralString = f"""(SELECT count({_TAKEN_MESSAGE})
         FROM (SELECT team_id, op, user_id,
                      coalesce(array_agg(DISTINCT todo_id) FILTER (WHERE todo_id IS NOT NULL), '{{}}') AS ids,
                      coalesce(array_agg(DISTINCT queue) FILTER (WHERE queue IS NOT NULL), '{{}}') AS queues,
@@ -153,8 +154,7 @@ REBUILD_STATEMENTS = (
 )
 # After a rebuild every team's counts may have moved: one notification per team says so.
 NOTIFY_RECOUNT: LiteralString = f"""
-SELECT count(pg_notify('{BOARD_CHANNEL}', json_build_object(
-    'op', 'recount', 'team', t.id, 'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json)::text)) AS sent
+SELECT count({board_message(op="'recount'", team="t.id")}) AS sent
 FROM teams t"""
 
 # The cap: only when no pass has proved a relay alive for the whole age (a relay that is merely

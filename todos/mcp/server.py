@@ -134,7 +134,7 @@ async def record_session(ctx: ServerRequestContext, call_next):
     if connection is None or session_id is None:  # the sessionless path records nothing
         return result
     credential = credential_of(ctx)
-    digest = _scope(ctx).get(DIGEST_KEY)
+    digest: bytes = _scope(ctx)[DIGEST_KEY]  # set by the authentication in front of every request
     client_params = types.InitializeRequestParams.model_validate(ctx.params or {}, by_name=False)
     kept = client_params.model_dump(by_alias=True, mode="json", exclude_none=True)
     if len(json.dumps(kept)) > CLIENT_PARAMS_MAX_BYTES:

@@ -19,7 +19,7 @@ collects, it never widens what the store lets its starter do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, LiteralString
+from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -28,6 +28,7 @@ from todos.db import Statement
 from todos.sql import compose
 from todos.store import inputs
 from todos.store.errors import Conflict, Forbidden, Invalid
+from todos.store.fragments import ACTING_ROLES
 from todos.store.records import BulkOutcome
 from todos.store.scopes import OperatorScope
 
@@ -36,7 +37,6 @@ SCOPES = ("selected", "matching", "group")
 CHUNK = 500
 SKIPPED_SHOWN = 20
 MAX_SELECTED = 1000
-ACTING: LiteralString = "('operator', 'admin')"
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def create(
     sql = f"""
 WITH acting AS (
     SELECT array_agg(team_id ORDER BY team_id) AS team_ids FROM team_members
-    WHERE user_id = %(user_id)s AND role IN {ACTING}
+    WHERE user_id = %(user_id)s AND role IN {ACTING_ROLES}
 )
 INSERT INTO bulk_jobs (user_id, username, action, scope, filter, group_reason, selected_ids, team_ids,
                        description, note)

@@ -27,7 +27,7 @@ from uuid import UUID
 from todos.db import Statement
 from todos.store import inputs
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import LEASE_SEEN, board_state, log_endpoints, log_todos
+from todos.store.fragments import ADMIN_ROLES, LEASE_SEEN, audit_row, board_state, log_endpoints, log_todos, member_of
 from todos.store.scopes import OperatorScope
 
 TOKEN_PREFIX: LiteralString = "bd_"
@@ -134,24 +134,25 @@ def _manages(team: LiteralString, by: OperatorScope | None, superuser: bool = Fa
     team, or any member of it who is a site admin. A command (``by`` None) always may."""
     if by is None:
         return "TRUE"
-    role = "" if superuser else " AND m.role = 'admin'"
-    return f"""EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s{role})"""
+    return member_of(team, roles=None if superuser else ADMIN_ROLES)
 
 
 def _member(team: LiteralString, by: OperatorScope | None) -> LiteralString:
     if by is None:
         return "TRUE"
-    return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = %(user_id)s)"
+    return member_of(team)
 
 
 VEND_DETAIL: LiteralString = "jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)"
+EXPIRE_DETAIL: LiteralString = (
+    "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))"
+)
 REVOKE_DETAIL: LiteralString = "jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))"
 
 
 def _audit_row(action: LiteralString, source: LiteralString, detail: LiteralString = "%(detail)s") -> LiteralString:
     """The audit row of an endpoint change; ``source`` is a FROM clause naming the changed row ``s``."""
-    return f"""INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
-        SELECT s.team_id, %(user_id)s, %(actor)s, '{action}', s.id, %(note)s, {detail} FROM {source}"""
+    return audit_row(action, source, team="s.team_id", endpoint="s.id", note="%(note)s", detail=detail)
 
 
 def _actor(by: OperatorScope | None) -> dict:
@@ -427,12 +428,17 @@ WITH revoked AS (
                    LIMIT %(limit)s FOR NO KEY UPDATE SKIP LOCKED)
     RETURNING e.*
 ),{REVOKE_SQL},
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, detail)
-    SELECT r.team_id, NULL, 'system', 'endpoint.expire', r.id,
-           jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
-    FROM revoked r
-)
+audit AS ({
+        audit_row(
+            "endpoint.expire",
+            "revoked r",
+            team="r.team_id",
+            user="NULL",
+            actor="'system'",
+            endpoint="r.id",
+            detail=EXPIRE_DETAIL,
+        )
+    })
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
 FROM revoked r"""
     return Statement(

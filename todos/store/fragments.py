@@ -13,6 +13,29 @@ BOARD_CHANNEL: LiteralString = "board_events"
 # Agents waiting in claim_next: work became claimable for (endpoint, queue). Sent by statements.
 READY_CHANNEL: LiteralString = "board_ready"
 
+
+def board_message(
+    *,
+    op: LiteralString,
+    team: LiteralString,
+    ids: LiteralString = "'{}'::text[]",
+    queues: LiteralString = "'{}'::text[]",
+    endpoints: LiteralString = "'{}'::uuid[]",
+    user: LiteralString = "NULL",
+) -> LiteralString:
+    """The one ``board_events`` message (SQL expressions for each field): what changed for one
+    team, as ``todos/live/listener.py`` parses it. ``user`` names the person of a membership
+    change and is dropped when NULL. Only the relay sends it (lifecycle.md, "Live notifications")."""
+    return f"""pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
+            'op', {op}, 'team', {team}, 'ids', {ids}, 'queues', {queues},
+            'endpoints', {endpoints}, 'user', {user}))::text)"""
+
+
+def ready_message(endpoint: LiteralString, queue: LiteralString) -> LiteralString:
+    """The one ``board_ready`` message: work became claimable for (endpoint, queue)."""
+    return f"pg_notify('{READY_CHANNEL}', json_build_object('endpoint', {endpoint}, 'queue', {queue})::text)"
+
+
 # "Claimable", minus the queue-pause and assignee parts that depend on the caller.
 CLAIMABLE: LiteralString = """(
         t.state = 'pending'
@@ -56,14 +79,28 @@ def queue_not_paused(queue: LiteralString) -> LiteralString:
         WHERE pe.id = %(endpoint_id)s AND qp.queue = {queue})"""
 
 
+# The roles of a team, by what they may do: viewers see, operators and admins act on todos,
+# admins manage the team's endpoints and members.
+ACTING_ROLES: LiteralString = "('operator', 'admin')"
+ADMIN_ROLES: LiteralString = "('admin')"
+
+
+def member_of(
+    team: LiteralString, *, roles: LiteralString | None = None, user: LiteralString = "%(user_id)s"
+) -> LiteralString:
+    """SQL: ``user`` is a member of ``team`` (both SQL expressions), in one of ``roles`` when given
+    (``ACTING_ROLES``, ``ADMIN_ROLES``). Every "may this person …" of the store is this predicate:
+    membership is the one tenancy rule (spec: humans see the todos of their teams' endpoints)."""
+    role = "" if roles is None else f" AND m.role IN {roles}"
+    return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = {user}{role})"
+
+
 # operatorOwns(human): the todo's endpoint belongs to a team the human is a member of.
-OPERATOR_SEES: LiteralString = """t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s)"""
-# …and may act on it (viewers see, operators and admins act).
-OPERATOR_ACTS: LiteralString = """t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))"""
+OPERATOR_SEES: LiteralString = f"""t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id")})"""
+# …and may act on it.
+OPERATOR_ACTS: LiteralString = f"""t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id", roles=ACTING_ROLES)})"""
 
 
 # A todo's state as the Board counts it: ``failed`` split into ``retry`` and ``dead`` (0006).
@@ -91,6 +128,44 @@ def log_change(
     return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}
     FROM {source}"""
+
+
+def audit_row(
+    action: LiteralString,
+    source: LiteralString,
+    *,
+    team: LiteralString,
+    user: LiteralString = "%(user_id)s",
+    actor: LiteralString = "%(actor)s",
+    todo: LiteralString = "NULL",
+    endpoint: LiteralString = "NULL",
+    queue: LiteralString = "NULL",
+    note: LiteralString = "NULL",
+    detail: LiteralString = "NULL",
+) -> LiteralString:
+    """The audit-log INSERT of a statement a person (or the system) caused: one row per row of
+    ``source`` (a FROM clause), each column an SQL expression over it. The audit trail is what a
+    human reads later ("who canceled this?"), so it is written by the same statement as the
+    change, and every statement writes it through this one builder: one column list, one order.
+    """
+    return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT {team}, {user}, {actor}, '{action}', {todo}, {endpoint}, {queue}, {note}, {detail}
+    FROM {source}"""
+
+
+def audit_todos(action: LiteralString, rows: LiteralString) -> LiteralString:
+    """Audit an operator's change to each todo of CTE ``rows`` (``id, endpoint_id, queue``), with
+    the statement's ``note`` and ``detail`` parameters; the team is the owning endpoint's."""
+    return audit_row(
+        action,
+        f"{rows} r JOIN endpoints ae ON ae.id = r.endpoint_id",
+        team="ae.team_id",
+        todo="r.id",
+        endpoint="r.endpoint_id",
+        queue="r.queue",
+        note="%(note)s",
+        detail="%(detail)s",
+    )
 
 
 def log_todos(
@@ -128,8 +203,7 @@ def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralS
     release, an operator's retry, release or assignment, resume, the requeue of due retries);
     claims, heartbeats and completions never do, so agents' commits never queue for the lock.
     """
-    return f"""(SELECT count(pg_notify('{READY_CHANNEL}', json_build_object(
-                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+    return f"""(SELECT count({ready_message("w.endpoint_id", "w.queue")})
                 FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""
 
 

@@ -24,14 +24,19 @@ from todos.store.agent import BACKOFF, DEDUPE_PREDICATE
 from todos.store.claims import claim_sql, claims_from_rows
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
 from todos.store.fragments import (
+    ACTING_ROLES,
     CLAIMABLE,
     LEASE_SEEN,
     OPERATOR_ACTS,
+    audit_row,
+    audit_todos,
     board_state,
     log_change,
     log_todos,
+    member_of,
     notify_ready,
     operator_miss,
+    ready_message,
 )
 from todos.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
 from todos.store.scopes import OperatorScope
@@ -43,12 +48,6 @@ MISS_MESSAGES = {
     "conflict": "the todo changed: it is no longer in a state you can {verb}",
 }
 HUMAN_TTL_RANGE = (60, 86400)
-
-
-def _audit(action: LiteralString, rows: LiteralString = "upd") -> LiteralString:
-    return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT ae.team_id, %(user_id)s, %(actor)s, '{action}', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
-    FROM {rows} r JOIN endpoints ae ON ae.id = r.endpoint_id"""
 
 
 _NO_TODO = object()  # statements on no single todo (bulk, create, pauses)
@@ -136,7 +135,7 @@ upd AS (
     WHERE t.id = p.id AND {guard}
     RETURNING t.*, p.state_before
 ),{attempt}
-audit AS ({_audit(action)}),
+audit AS ({audit_todos(action, "upd")}),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),
 result AS (SELECT {TODO_COLUMNS}, {ready} AS notified FROM upd)
 SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -176,7 +175,7 @@ cand AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
     FOR UPDATE
 ),
-audit AS ({_audit("todo.claim", "cand")})"""
+audit AS ({audit_todos("todo.claim", "cand")})"""
     sql = claim_sql(cand, with_prior=False, miss=operator_miss())
 
     def finish(rows: list[dict]) -> Claim:
@@ -345,7 +344,7 @@ upd AS (
     WHERE t.id = p.id AND {guard}
     RETURNING t.*, p.state_before
 ),{attempt}
-audit AS ({_audit(action)}),
+audit AS ({audit_todos(action, "upd")}),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),
 woken AS (SELECT {wake} AS n)
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
@@ -436,12 +435,12 @@ def create(
     )
     sql = f"""
 WITH target AS (
-    SELECT e.id, e.scope_queues FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s
+    SELECT e.id, e.scope_queues FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id")}
 ),
 allowed AS (
-    SELECT e.id FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')
+    SELECT e.id FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id", roles=ACTING_ROLES)}
       AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
 ),
 ins AS (
@@ -454,7 +453,7 @@ ins AS (
     DO NOTHING
     RETURNING *
 ),
-audit AS ({_audit("todo.create", "ins")}),
+audit AS ({audit_todos("todo.create", "ins")}),
 logged AS ({log_todos("create", "ins", before="NULL")}),
 existing AS (
     SELECT {TODO_COLUMNS} FROM todos
@@ -508,9 +507,8 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
         raise Invalid("team", "must be a team id") from None
     params = _params(op, note=note, note_max_chars=500)  # queue_pauses.note holds 500 characters
     params.update(team_id=team, queue=inputs.queue(queue))
-    acts = """EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
-                   AND m.role IN ('operator', 'admin'))"""
-    sees = "EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s)"
+    acts = member_of("%(team_id)s", roles=ACTING_ROLES)
+    sees = member_of("%(team_id)s")
     if pause:
         change = f"""INSERT INTO queue_pauses (team_id, queue, paused_by, note)
             SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE {acts}
@@ -522,16 +520,12 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
         action, op_name, wake = (
             "queue.resume",
             "resume",
-            """(SELECT count(pg_notify('board_ready',
-                json_build_object('endpoint', e.id, 'queue', c.queue)::text))
+            f"""(SELECT count({ready_message("e.id", "c.queue")})
              FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))""",
         )
     sql = f"""
 WITH changed AS ({change}),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, queue, note)
-    SELECT team_id, %(user_id)s, %(actor)s, '{action}', queue, %(note)s FROM changed
-),
+audit AS ({audit_row(action, "changed", team="team_id", queue="queue", note="%(note)s")}),
 logged AS ({log_change(op_name, "changed c", team="c.team_id", queue="c.queue")})
 SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts, {wake} AS notified"""
 

@@ -12,10 +12,17 @@ from todos.db import Statement
 from todos.store import inputs
 from todos.store.endpoints import clean_slug
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
-from todos.store.fragments import log_change
+from todos.store.fragments import ADMIN_ROLES, audit_row, log_change, member_of
 from todos.store.scopes import OperatorScope
 
 ROLES = ("viewer", "operator", "admin")
+
+# What a membership change's audit row records: who, and the role before and after.
+MEMBER_SET_DETAIL: LiteralString = """jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
+                              'from', (SELECT role FROM before), 'to', up.role)"""
+MEMBER_REMOVE_DETAIL: LiteralString = (
+    "jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), 'role', g.role)"
+)
 
 
 @dataclass(frozen=True)
@@ -54,15 +61,12 @@ def create_team(*, slug: Any, name: Any, by: OperatorScope | None = None) -> Sta
         "user_id": by.user_id if by else None,
         "actor": by.username if by else "system",
     }
-    sql = """
+    sql = f"""
 WITH ins AS (
     INSERT INTO teams (slug, name) VALUES (%(slug)s, %(name)s)
     ON CONFLICT (slug) DO NOTHING RETURNING *
 ),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, detail)
-    SELECT id, %(user_id)s, %(actor)s, 'team.create', jsonb_build_object('slug', slug) FROM ins
-)
+audit AS ({audit_row("team.create", "ins", team="id", detail="jsonb_build_object('slug', slug)")})
 SELECT * FROM ins"""
 
     def finish(rows: list[dict]) -> TeamRecord:
@@ -76,8 +80,7 @@ SELECT * FROM ins"""
 def _may_manage(by: OperatorScope | None, superuser: bool) -> LiteralString:
     if by is None or superuser:
         return "TRUE"
-    return """EXISTS (SELECT 1 FROM team_members a WHERE a.team_id = %(team_id)s AND a.user_id = %(by_id)s
-                 AND a.role = 'admin')"""
+    return member_of("%(team_id)s", roles=ADMIN_ROLES, user="%(by_id)s")
 
 
 def set_member(
@@ -102,13 +105,7 @@ up AS (
     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role
     RETURNING team_id, user_id, role
 ),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, detail)
-    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set',
-           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
-                              'from', (SELECT role FROM before), 'to', up.role)
-    FROM up
-),
+audit AS ({audit_row("member.set", "up", team="up.team_id", user="%(by_id)s", detail=MEMBER_SET_DETAIL)}),
 logged AS ({log_change("membership", "up", team="up.team_id", user="up.user_id")})
 SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
@@ -142,12 +139,7 @@ WITH gone AS (
     DELETE FROM team_members WHERE team_id = %(team_id)s AND user_id = %(user_id)s AND {may}
     RETURNING team_id, user_id, role
 ),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, detail)
-    SELECT g.team_id, %(by_id)s, %(actor)s, 'member.remove',
-           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), 'role', g.role)
-    FROM gone g
-),
+audit AS ({audit_row("member.remove", "gone g", team="g.team_id", user="%(by_id)s", detail=MEMBER_REMOVE_DETAIL)}),
 logged AS ({log_change("membership", "gone g", team="g.team_id", user="g.user_id")})
 SELECT (SELECT count(*) FROM gone) AS removed,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists, ({may}) AS may"""

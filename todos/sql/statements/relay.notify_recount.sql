@@ -2,6 +2,7 @@
 -- the constant todos.live.relay.NOTIFY_RECOUNT
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT count(pg_notify('board_events', json_build_object(
-    'op', 'recount', 'team', t.id, 'ids', '[]'::json, 'queues', '[]'::json, 'endpoints', '[]'::json)::text)) AS sent
+SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
+            'op', 'recount', 'team', t.id, 'ids', '{}'::text[], 'queues', '{}'::text[],
+            'endpoints', '{}'::uuid[], 'user', NULL))::text)) AS sent
 FROM teams t

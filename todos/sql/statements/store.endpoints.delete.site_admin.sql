@@ -11,8 +11,9 @@ WITH gone AS (
     WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)
     RETURNING e.id, e.team_id, e.slug
 ),
-audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
-        SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.delete', s.id, %(note)s, jsonb_build_object('slug', s.slug) FROM gone s),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.delete', NULL, s.id, NULL, %(note)s, jsonb_build_object('slug', s.slug)
+    FROM gone s),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL
     FROM gone n)

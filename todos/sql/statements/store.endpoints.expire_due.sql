@@ -44,11 +44,8 @@ logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, o
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL
     FROM revoked n),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, detail)
-    SELECT r.team_id, NULL, 'system', 'endpoint.expire', r.id,
-           jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
-    FROM revoked r
-)
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT r.team_id, NULL, 'system', 'endpoint.expire', NULL, r.id, NULL, NULL, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
+    FROM revoked r)
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
 FROM revoked r

@@ -44,8 +44,9 @@ logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, o
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL
     FROM revoked n),
-audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
-        SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', s.id, %(note)s, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead)) FROM revoked s),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', NULL, s.id, NULL, %(note)s, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))
+    FROM revoked s),
 result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d) AS dead_ids
     FROM revoked r

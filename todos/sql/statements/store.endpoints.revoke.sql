@@ -8,7 +8,7 @@
 
 WITH revoked AS (
     UPDATE endpoints e SET state = 'revoked', revoked_at = now()
-    WHERE e.id = %(endpoint_id)s AND e.state = 'active' AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role = 'admin')
+    WHERE e.id = %(endpoint_id)s AND e.state = 'active' AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('admin'))
     RETURNING e.*
 ),
 live AS (
@@ -45,12 +45,13 @@ logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, o
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL
     FROM revoked n),
-audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
-        SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', s.id, %(note)s, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead)) FROM revoked s),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', NULL, s.id, NULL, %(note)s, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))
+    FROM revoked s),
 result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d) AS dead_ids
     FROM revoked r
 )
 SELECT x.*, (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s) FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
-       (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role = 'admin') FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+       (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('admin')) FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
 FROM (SELECT 1) one LEFT JOIN result x ON true

@@ -20,8 +20,9 @@ WITH ins AS (
     ON CONFLICT (slug) DO NOTHING
     RETURNING *
 ),
-audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, endpoint_id, note, detail)
-        SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.vend', s.id, %(note)s, jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues) FROM ins s),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.vend', NULL, s.id, NULL, %(note)s, jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)
+    FROM ins s),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL
     FROM ins n)

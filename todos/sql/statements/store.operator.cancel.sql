@@ -8,8 +8,7 @@
 WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
     FOR UPDATE
@@ -38,9 +37,7 @@ result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempote
 SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s)) THEN 'not_found'
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s))) THEN 'not_found'
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))) THEN 'forbidden'
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')))) THEN 'forbidden'
         ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

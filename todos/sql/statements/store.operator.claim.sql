@@ -9,8 +9,7 @@ WITH
 cand AS (
     SELECT t.id, t.state AS prior_state, 1 AS ord, t.endpoint_id, t.queue FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND (
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (
         t.state = 'pending'
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
@@ -79,9 +78,7 @@ result AS (
 SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s)) THEN 'not_found'
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s))) THEN 'not_found'
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin'))) THEN 'forbidden'
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')))) THEN 'forbidden'
         ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

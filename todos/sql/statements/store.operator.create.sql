@@ -8,12 +8,12 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH target AS (
-    SELECT e.id, e.scope_queues FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s
+    SELECT e.id, e.scope_queues FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)
 ),
 allowed AS (
-    SELECT e.id FROM endpoints e JOIN team_members m ON m.team_id = e.team_id
-    WHERE e.id = %(endpoint_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')
+    SELECT e.id FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))
       AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
 ),
 ins AS (
@@ -38,8 +38,7 @@ existing AS (
       AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) AND EXISTS (SELECT 1 FROM allowed)
 ),
 result AS (
-    SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, (SELECT count(pg_notify('board_ready', json_build_object(
-                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+    SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified
     FROM ins
     UNION ALL

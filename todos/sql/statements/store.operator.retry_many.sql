@@ -8,8 +8,7 @@
 WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
     WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe JOIN team_members om ON om.team_id = oe.team_id
-        WHERE om.user_id = %(user_id)s AND om.role IN ('operator', 'admin')) AND t.state = 'failed' AND (
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
@@ -33,7 +32,6 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'retry', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
-woken AS (SELECT (SELECT count(pg_notify('board_ready', json_build_object(
-                    'endpoint', w.endpoint_id, 'queue', w.queue)::text))
+woken AS (SELECT (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS n)
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

@@ -10,8 +10,7 @@ WITH ins AS (
     INSERT INTO teams (slug, name) VALUES (%(slug)s, %(name)s)
     ON CONFLICT (slug) DO NOTHING RETURNING *
 ),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, detail)
-    SELECT id, %(user_id)s, %(actor)s, 'team.create', jsonb_build_object('slug', slug) FROM ins
-)
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT id, %(user_id)s, %(actor)s, 'team.create', NULL, NULL, NULL, NULL, jsonb_build_object('slug', slug)
+    FROM ins)
 SELECT * FROM ins

@@ -17,13 +17,10 @@ up AS (
     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role
     RETURNING team_id, user_id, role
 ),
-audit AS (
-    INSERT INTO audit_log (team_id, user_id, actor, action, detail)
-    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set',
-           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
                               'from', (SELECT role FROM before), 'to', up.role)
-    FROM up
-),
+    FROM up),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT up.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, up.user_id
     FROM up)
