@@ -97,7 +97,7 @@ def make_tenancy(conn) -> dict:
 
     from todos.db import execute
     from todos.store import endpoints, teams
-    from todos.store.endpoints import VERBS
+    from todos.store.endpoints import SCOPE_VERBS
 
     User = get_user_model()
     team_ids = [r["id"] for r in conn.execute("SELECT id FROM teams WHERE slug LIKE 'scale-team-%%' ORDER BY slug")]
@@ -113,7 +113,7 @@ def make_tenancy(conn) -> dict:
                     team_id=team_ids[e % TEAMS],
                     name=f"Scale endpoint {e:02d}",
                     slug=f"scale-ep-{e:02d}",
-                    verbs=list(VERBS),
+                    verbs=list(SCOPE_VERBS),
                     queues=queues,
                 ),
                 conn,

@@ -139,7 +139,7 @@ def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | N
     setup_django()
     from todos.db import execute
     from todos.store import endpoints, teams
-    from todos.store.endpoints import VERBS
+    from todos.store.endpoints import SCOPE_VERBS
     from todos.store.scopes import AgentScope
 
     slug = f"bench-{uuid.uuid4().hex[:10]}"
@@ -150,7 +150,7 @@ def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | N
             team_id=team.id,
             name=slug,
             slug=slug,
-            verbs=list(VERBS),
+            verbs=list(SCOPE_VERBS),
             queues=[queue],
             default_lease_ttl_seconds=lease,
         ),

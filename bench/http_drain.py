@@ -1,7 +1,7 @@
 """Issue 8, figure 3: the drain over HTTP, beside the same drain in-process.
 
     uv run --group bench python -m bench.http_drain                      # N=4,000, 2 rounds
-    uv run --group bench python -m bench.http_drain --systems store,http,http@django,store-batch,http-batch,http-batch@django
+    uv run --group bench python -m bench.http_drain --systems store,http,store-batch,http-batch
     uv run --group bench python -m bench.http_drain --systems http --rounds 1 --profile
     uv run --group bench python -m bench.http_drain --smoke
 
@@ -17,10 +17,9 @@ Systems, alternating order between rounds, all in one database behind one Board 
   psycopg connections: claim_next → complete, or claim_batch max=10 → complete_batch);
 * ``http`` / ``http-batch``: K worker *processes*, each an ``httpx.Client`` with keep-alive, to
   ``POST /api/v1/claim_next`` → ``/complete``, or ``/claim_batch {"max": 10}`` → ``/complete_batch``;
-* ``http@django`` / ``http-batch@django``: the same against a second Board server whose API goes
-  through Django's handler and middleware (``bench/asgi_django_api.py``), as it did before the
-  fast path (``todos/api/fast_path.py``); ``http@async``: that, with an all-async middleware chain
-  (``bench.proposals``; it does not help: see ``bench/README.md``).
+
+The API used to go through Django's handler; ``todos/api/fast_path.py`` serves it straight from
+ASGI now (bench/README.md, "Over HTTP", has the side-by-side figures from when both existed).
 
 Where the time goes: CPU per job of the workers, the Board server and PostgreSQL; the latency of
 each request as the workers saw it; ``--profile`` samples the Board server with py-spy during an
@@ -53,18 +52,9 @@ from bench.serving import LoadSampler, clear_todos, load_average, percentile, st
 K = 8
 QUEUE = "bench"
 ALL_SYSTEMS = ("store", "http", "store-batch", "http-batch")
-VARIANT_LABELS = {
-    "board": "Board as is: API fast path",
-    "django": "API through Django's handler",
-    "async": "API through Django, all-async middleware",
-}
-# The Board servers a run can drain against: Board as it is (todos/api/fast_path.py), the API
-# through Django's handler as it was before that, and that with the all-async middleware proposal.
-SERVERS = {
-    "board": {},
-    "django": {"app": "bench.asgi_django_api:application"},
-    "async": {"app": "bench.asgi_django_api:application", "settings_module": "bench.settings_async_middleware"},
-}
+VARIANT_LABELS = {"board": "Board as is: API fast path"}
+# The Board servers a run can drain against (a variant is ``<system>@<server>``).
+SERVERS: dict[str, dict] = {"board": {}}
 
 
 # --- the HTTP worker (a spawned process) ------------------------------------------------------
@@ -349,28 +339,18 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
     lookup, the statement and the JSON work on their own; the whole request through each ASGI app
     in this process (no socket); the whole request over HTTP to each server."""
     import httpx
-    from django.conf import settings
-    from django.core.handlers.asgi import ASGIHandler
 
-    from bench.proposals import async_middleware
     from todos.api import serialize
-    from todos.api.asgi import AgentApiGuard
     from todos.api.fast_path import AgentApiFastPath
     from todos.api.http import json_response, parse_arguments
     from todos.api.validation import validate
     from todos.api.verbs import VERBS
     from todos.db import aexecute
-    from todos.selectors.agent import credential_for
+    from todos.selectors.agent_api import credential_for
     from todos.store import agent as store
     from todos.store.endpoints import token_hash
 
-    apps = {"board": AgentApiFastPath(None), "django": AgentApiGuard(ASGIHandler())}
-    saved = settings.MIDDLEWARE
-    settings.MIDDLEWARE = async_middleware(saved)
-    try:
-        apps["async"] = AgentApiGuard(ASGIHandler())
-    finally:
-        settings.MIDDLEWARE = saved
+    apps = {"board": AgentApiFastPath(None)}
     clients = {
         name: httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {token}"})
         for name, server in servers.items()
@@ -438,7 +418,7 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
 
 
 def anatomy(conninfo: str, scope, token: str, servers: dict, m: int) -> Parts:
-    per_round = 1 + 3 + len(servers)  # claims per round: the statement, three in-process apps, each server
+    per_round = 1 + 1 + len(servers)  # claims per round: the statement, the in-process app, each server
     with connect(conninfo) as conn:
         create_todos(conn, scope, m * per_round, queue=QUEUE)
     systems._prepare_common(conninfo, ("todos", "todo_attempts"))
@@ -455,7 +435,7 @@ def print_anatomy(p: Parts, m: int) -> None:
         for part in p.parts()
     ]
     own = {v: sum(p.mean_cpu(part, v) for part in (AUTH, STATEMENT, PYTHON)) for v in verbs}
-    for name in ("board", "django", "async"):
+    for name in VARIANT_LABELS:
         whole = f"whole request in-process ({VARIANT_LABELS[name]})"
         if (whole, "complete") not in p.cpu:
             continue
@@ -508,8 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--systems",
         default=",".join(ALL_SYSTEMS),
-        help="comma-separated: store, store-batch, http, http-batch, and http@django, http-batch@django, "
-        "http@async, http-batch@async (the API through Django's handler, and that all-async)",
+        help="comma-separated: store, store-batch, http, http-batch",
     )
     parser.add_argument(
         "--profile",
@@ -626,12 +605,6 @@ def main(argv: list[str] | None = None) -> int:
         ("http", "store"),
         ("http-batch", "store-batch"),
         ("http-batch", "http"),
-        ("http", "http@django"),
-        ("http-batch", "http-batch@django"),
-        ("http@django", "store"),
-        ("http-batch@django", "store-batch"),
-        ("http@async", "http@django"),
-        ("http-batch@async", "http-batch@django"),
     ):
         if a in rate and b in rate:
             ratio_rows.append([f"{a} / {b}", f"{rate[a] / rate[b]:.2f}x"])

@@ -7,7 +7,7 @@ and websockets; the benchmark process (its workers, its clients) only talks to i
 loopback. Its CPU is read from ``/proc`` so each figure can say where the time went.
 
 ``app`` and ``settings_module`` let a run serve a variant (the proposals in
-``bench/proposals.py``) side by side with the baseline, without editing Board.
+a settings module of its own) side by side with the baseline, without editing Board.
 """
 
 from __future__ import annotations
@@ -144,14 +144,14 @@ def vend_agent(conn, queues: tuple[str, ...] = ("bench",), *, team_id=None):
     setup_django()
     from todos.db import execute
     from todos.store import endpoints, teams
-    from todos.store.endpoints import VERBS
+    from todos.store.endpoints import SCOPE_VERBS
     from todos.store.scopes import AgentScope
 
     slug = f"bench-{uuid.uuid4().hex[:10]}"
     if team_id is None:
         team_id = execute(teams.create_team(slug=slug, name=slug), conn).id
     vended = execute(
-        endpoints.vend(None, team_id=team_id, name=slug, slug=slug, verbs=list(VERBS), queues=list(queues)), conn
+        endpoints.vend(None, team_id=team_id, name=slug, slug=slug, verbs=list(SCOPE_VERBS), queues=list(queues)), conn
     )
     ep = vended.endpoint
     scope = AgentScope(

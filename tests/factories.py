@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from todos.db import execute
 from todos.store import endpoints as endpoint_store
 from todos.store import teams as team_store
-from todos.store.endpoints import VERBS
+from todos.store.endpoints import SCOPE_VERBS
 from todos.store.scopes import AgentScope, OperatorScope
 
 _n = itertools.count(1)
@@ -34,7 +34,9 @@ def member(team_record, user_obj, role: str = "operator"):
     return OperatorScope(user_id=user_obj.id, username=user_obj.username)
 
 
-def endpoint(team_record, *, slug: str | None = None, queues=("default",), verbs=VERBS, lease=None, expires_at=None):
+def endpoint(
+    team_record, *, slug: str | None = None, queues=("default",), verbs=SCOPE_VERBS, lease=None, expires_at=None
+):
     slug = slug or f"ep-{next(_n)}"
     return execute(
         endpoint_store.vend(

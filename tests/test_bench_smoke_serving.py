@@ -37,16 +37,6 @@ def test_http_drain_row_and_batch_verify(agent):
     assert batched.requests >= 2 * 5
 
 
-def test_http_drain_through_django_s_handler_as_before_the_fast_path(agent):
-    # The comparison server sends the API through Django's handler: the drain must verify just the same.
-    scope, token, _ = agent
-    conninfo = db.conninfo()
-    with start_board(conninfo, **http_drain.SERVERS["django"]) as server:
-        run = http_drain.drain_http_in(conninfo, server, scope, token, 20, 2)
-        clear_todos(conninfo)
-    assert run.n == 20
-
-
 def test_http_drain_anatomy_times_every_part(agent):
     scope, token, _ = agent
     conninfo = db.conninfo()
@@ -54,7 +44,7 @@ def test_http_drain_anatomy_times_every_part(agent):
         parts = http_drain.anatomy(conninfo, scope, token, {"board": server}, 2)
     names = parts.parts()
     assert http_drain.AUTH in names and http_drain.STATEMENT in names
-    assert any("in-process (API through Django's handler)" in p for p in names) and any("over HTTP" in p for p in names)
+    assert any("in-process (Board as is" in p for p in names) and any("over HTTP" in p for p in names)
 
 
 def test_profile_layers_sorts_collapsed_stacks(tmp_path):

@@ -4,7 +4,7 @@ from tests import factories as f
 from todos.db import execute
 from todos.store import agent as A
 from todos.store import background as B
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

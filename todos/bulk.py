@@ -7,7 +7,7 @@ A job is a row (``todos.store.bulk_jobs``): the page that starts it only writes 
    everything matching its filter, or one dead-letter group; at most ``MAX_IDS``, newest first)
    and stores them as chunks of ``CHUNK`` ids: the job is ``running`` and its total is final.
 2. **Work the chunks.** :func:`work_one_chunk` locks one chunk no one else holds, runs
-   ``operator.retry_many`` / ``cancel_many`` over its ids (one statement, audited per row, each row
+   ``human.retry_many`` / ``cancel_many`` over its ids (one statement, audited per row, each row
    under the store's guard and ``operatorOwns``) and marks the chunk done, in one transaction.
    Rows whose state moved since the job fixed its ids are skipped by the guard and reported.
 
@@ -34,7 +34,7 @@ import psycopg
 from todos.db import DictConnection, Statement, execute, pool
 from todos.filters import TodoFilter
 from todos.store import bulk_jobs as store
-from todos.store import operator
+from todos.store import human
 from todos.store.errors import Conflict, StoreError
 from todos.store.records import BulkOutcome
 
@@ -48,8 +48,8 @@ KEEP_FINISHED_DAYS = 7
 PURGE_EVERY_SECONDS = 3600.0
 
 STORE_CALLS: dict[str, Callable[..., Statement[BulkOutcome]]] = {
-    "retry": operator.retry_many,
-    "cancel": operator.cancel_many,
+    "retry": human.retry_many,
+    "cancel": human.cancel_many,
 }
 
 

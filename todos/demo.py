@@ -19,7 +19,7 @@ from django.db import connection
 from todos.db import execute
 from todos.store import agent as agent_store
 from todos.store import endpoints as endpoint_store
-from todos.store import operator as operator_store
+from todos.store import human as operator_store
 from todos.store import teams as team_store
 from todos.store.errors import Conflict, StoreError
 from todos.store.scopes import AgentScope, OperatorScope

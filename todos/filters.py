@@ -19,7 +19,7 @@ from todos.store.errors import Invalid
 from todos.store.inputs import PRIORITY_RANGE
 
 # URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived).
-STATES = {
+BOARD_STATES = {
     "all": "All",
     "pending": "Pending",
     "claimed": "Claimed",
@@ -134,7 +134,7 @@ class TodoFilter:
     def from_query(cls, query) -> TodoFilter:
         errors: list[str] = []
         state = query.get("state") or "all"
-        if state not in STATES:
+        if state not in BOARD_STATES:
             errors.append(f"state: unknown state {state!r}; showing all")
             state = "all"
         sort = query.get("sort") or "newest"

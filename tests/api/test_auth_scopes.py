@@ -9,7 +9,7 @@ from todos import db
 from todos.db import execute
 from todos.store import agent as A
 from todos.store import endpoints
-from todos.store.endpoints import VERBS
+from todos.store.endpoints import SCOPE_VERBS
 from todos.store.scopes import AgentScope
 
 # A valid body for every verb (the todo id is filled in per test).
@@ -124,7 +124,7 @@ def test_default_lease_is_read_per_request(api, tenancy):
 @pytest.mark.parametrize("verb", sorted(BODIES))
 def test_a_verb_outside_scope_verbs_is_forbidden(api, tenancy, verb):
     todo = execute(A.create(tenancy.agent, queue="default", title="x")).todo
-    without = [v for v in VERBS if v not in GRANTED_BY[verb]]
+    without = [v for v in SCOPE_VERBS if v not in GRANTED_BY[verb]]
     vended = f.endpoint(tenancy.team, slug="narrow", queues=("default",), verbs=without)
     message = api.error(vended.token, verb, BODIES[verb](todo.id), "forbidden")
     assert verb in message

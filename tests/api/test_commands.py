@@ -12,9 +12,9 @@ from django.core.management import CommandError, call_command
 from tests import factories as f
 from todos.db import execute
 from todos.models import Endpoint
-from todos.selectors.agent import credential_for
+from todos.selectors.agent_api import credential_for
 from todos.store import agent as A
-from todos.store.endpoints import DRAIN_VERBS, VERBS, token_hash
+from todos.store.endpoints import DRAIN_VERBS, SCOPE_VERBS, token_hash
 
 
 def vend(*args) -> tuple[str, str]:
@@ -45,7 +45,7 @@ def test_vend_defaults_to_the_drain_verbs_and_takes_all(store_db):
     assert set(execute(credential_for(token_hash(token))).scope_verbs) == set(DRAIN_VERBS)
     token = token_of(vend("--team", "acme", "--name", "w2", "--queues", "q", "--verbs", "all", "--slug", "custom")[0])
     credential = execute(credential_for(token_hash(token)))
-    assert set(credential.scope_verbs) == set(VERBS) and credential.slug == "custom"
+    assert set(credential.scope_verbs) == set(SCOPE_VERBS) and credential.slug == "custom"
 
 
 def test_vend_expiry_and_default_lease(store_db):

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from tests.support.api import run_async
+from tests.support.api import asgi_call
 from todos.api import http as api_http
 from todos.api import verbs as api_verbs
 from todos.api.errors import TooLarge
@@ -264,7 +264,7 @@ def test_every_answer_has_a_distinct_request_id(api, tenancy):
 
 
 def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_db, tenancy, monkeypatch, caplog):
-    from django.test import AsyncClient
+    from board.asgi import application
 
     async def broken(call, args):
         raise RuntimeError("database password is hunter2")
@@ -272,37 +272,24 @@ def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_
     verb = api_verbs.VERBS["get_default_lease"]
     monkeypatch.setitem(api_verbs.VERBS, "get_default_lease", dataclasses.replace(verb, handler=broken))
 
-    async def scenario():
-        return await AsyncClient().post(
-            "/api/v1/get_default_lease",
-            data={},
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {tenancy.worker_token}"},
-        )
-
     with caplog.at_level(logging.ERROR, logger="todos.api"):
-        response = run_async(scenario)
-    assert response.status_code == 500
-    body = response.json()
-    request_id = response.headers["X-Request-Id"]
+        (status, headers, content), _ = asgi_call(
+            application, "/api/v1/get_default_lease", b"{}", token=tenancy.worker_token
+        )
+    assert status == 500
+    body = json.loads(content)
+    request_id = headers[b"x-request-id"].decode()
     assert body["error"]["code"] == "internal" and request_id in body["error"]["message"]
-    assert "hunter2" not in response.content.decode()
+    assert "hunter2" not in content.decode()
     record = next(r for r in caplog.records if request_id in r.getMessage())
     assert record.exc_info and "hunter2" in str(record.exc_info[1])
 
 
 def test_in_process_calls_enforce_the_body_limit_too(store_db, tenancy, settings):
-    from django.test import AsyncClient
+    from board.asgi import application
 
     settings.BOARD_MAX_BODY_BYTES = 1024
-
-    async def scenario():
-        return await AsyncClient().post(
-            "/api/v1/list_todos",
-            data=b"{" + b" " * 2000 + b"}",
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {tenancy.worker_token}"},
-        )
-
-    response = run_async(scenario)
-    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+    (status, _, content), _ = asgi_call(
+        application, "/api/v1/list_todos", b"{" + b" " * 2000 + b"}", token=tenancy.worker_token
+    )
+    assert status == 413 and json.loads(content)["error"]["code"] == "too_large"

@@ -10,7 +10,7 @@ from referencing.jsonschema import DRAFT202012
 
 from todos.api import schemas
 from todos.api.verbs import VERBS
-from todos.store.endpoints import VERBS as SCOPE_VERBS
+from todos.store.endpoints import SCOPE_VERBS
 
 
 @pytest.fixture

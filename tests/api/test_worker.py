@@ -16,7 +16,7 @@ import pytest
 from tests.support.live_server import ROOT, server_environment, start_server, stop_server
 from todos import db
 from todos.db import execute
-from todos.selectors.agent import get_todo
+from todos.selectors.agent_api import get_todo
 from todos.store import agent as A
 from todos.store import background
 from todos.worker import Tail, Worker, WorkerConfig

@@ -10,7 +10,7 @@ from django.urls import reverse
 from tests.support.board import htmx, make
 from todos.db import connect, execute
 from todos.selectors import activity as selectors
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -264,7 +264,7 @@ def bulk_loop():
 
 def test_every_page_renders_without_csp_violations(world, page):
     from tests.board.test_bulk import insert_dead_letters
-    from todos.store import operator as O
+    from todos.store import human as O
 
     for state in ("pending", "claimed", "retry", "dead", "done", "mine"):
         make(world, state, title=f"An example {state} todo")

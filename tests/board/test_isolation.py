@@ -19,7 +19,7 @@ from todos.db import connect, execute
 from todos.selectors import bulk_jobs as bulk_job_selectors
 from todos.selectors.access import viewer_for
 from todos.store import bulk_jobs
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

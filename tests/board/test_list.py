@@ -16,7 +16,7 @@ from todos.filters import Cursor, TodoFilter
 from todos.selectors import todo_counts, todo_list
 from todos.selectors.access import viewer_for
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -17,7 +17,7 @@ from todos.selectors.agents import agents
 from todos.selectors.overview import overview
 from todos.store import agent as A
 from todos.store import background as B
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -104,7 +104,7 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
             artifact="https://logs.example.com/run/1",
         )
     )
-    from todos.store import operator as O
+    from todos.store import human as O
 
     execute(O.retry(world.alice, todo.id, note="try again now"))
     execute(A.claim(world.agent, todo.id, claimant="worker-9", require_fence=True))

@@ -11,7 +11,7 @@ from django.urls import reverse
 from tests.support.board import htmx
 from todos.db import execute
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -131,11 +131,11 @@ def test_signed_out_visitors_are_sent_to_sign_in(world):
 def test_the_vend_form_preselects_the_drain_verbs_and_offers_the_team_s_queues(world, adam_client):
     # a todo left in a queue the endpoint no longer has still makes the queue known
     execute(A.create(world.agent, queue="email", title="x"))
-    execute(E.set_scopes(None, world.acme_ep.id, verbs=list(E.VERBS), queues=["default", "reports"]))
+    execute(E.set_scopes(None, world.acme_ep.id, verbs=list(E.SCOPE_VERBS), queues=["default", "reports"]))
     body = page(adam_client.get(reverse("endpoint_vend"), {"team": "acme"}))
     checked = set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body))
     assert checked == set(E.DRAIN_VERBS)
-    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)"', body)) == set(E.VERBS)
+    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)"', body)) == set(E.SCOPE_VERBS)
     assert re.findall(r'name="scope_queues" value="([^"]+)"', body) == ["default", "email", "reports"]
     assert "list_todos</strong> ⇒ get_todo" in body and "claim_next</strong> ⇒ claim_batch" in body
     assert "complete</strong> ⇒ complete_batch" in body
@@ -362,7 +362,7 @@ def test_get_only_and_post_only_routes_refuse_other_methods(world, adam_client):
 def test_edit_shows_the_current_scopes(world, adam_client):
     execute(E.set_default_lease(None, world.acme_ep.id, 900))
     body = page(adam_client.get(reverse("endpoint_edit", args=["acme-worker"])))
-    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body)) == set(E.VERBS)
+    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body)) == set(E.SCOPE_VERBS)
     assert set(re.findall(r'name="scope_queues" value="([^"]+)" checked', body)) == {"default", "email"}
     assert 'name="default_lease_ttl_seconds" type="number" min="60" max="86400" class="narrow" value="900"' in body
 
@@ -387,7 +387,7 @@ def test_edit_saves_scopes_and_lease_audited_from_what_to_what(world, adam_clien
     [scopes] = audit("endpoint.scopes")
     assert scopes["user_id"] == world.adam_user.id and scopes["actor"] == "adam"
     assert scopes["detail"] == {
-        "verbs": {"from": list(E.VERBS), "to": ["claim_next", "complete"]},
+        "verbs": {"from": list(E.SCOPE_VERBS), "to": ["claim_next", "complete"]},
         "queues": {"from": ["default", "email"], "to": ["default", "email", "reports"]},
     }
     [lease] = audit("endpoint.lease")
@@ -419,7 +419,7 @@ def test_edit_saves_scopes_and_lease_audited_from_what_to_what(world, adam_clien
 def test_removing_queues_says_how_many_live_todos_sit_in_them_first(world, adam_client, alice_client):
     ids = live_work(world)
     before = written()
-    data = {"scope_verbs": list(E.VERBS), "scope_queues": ["default"], "default_lease_ttl_seconds": ""}
+    data = {"scope_verbs": list(E.SCOPE_VERBS), "scope_queues": ["default"], "default_lease_ttl_seconds": ""}
     response = adam_client.post(reverse("endpoint_edit", args=["acme-worker"]), data)
     assert response.status_code == 200
     body = page(response)

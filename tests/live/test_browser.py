@@ -24,7 +24,7 @@ from tests.support.live_server import (
 from todos.db import connect, execute
 from todos.store import agent as A
 from todos.store import background as B
-from todos.store import operator as O
+from todos.store import human as O
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -28,7 +28,7 @@ from todos.live import relay as R
 from todos.store import agent as A
 from todos.store import background as B
 from todos.store import endpoints as E
-from todos.store import operator as O
+from todos.store import human as O
 from todos.store import teams as T
 
 pytestmark = pytest.mark.usefixtures("store_db")

@@ -12,7 +12,7 @@ from tests.mcp.client import run
 from todos.db import aexecute, execute
 from todos.live.listener import Listener
 from todos.mcp.ready import METHOD, ReadyNotifier
-from todos.selectors.agent import credential_for
+from todos.selectors.agent_api import credential_for
 from todos.store import endpoints
 from todos.store.endpoints import token_hash
 

@@ -11,7 +11,7 @@ from todos.db import execute
 from todos.mcp.descriptions import ADVICE
 from todos.mcp.tools import object_schema
 from todos.store import endpoints
-from todos.store.endpoints import VERBS as SCOPE_VERBS
+from todos.store.endpoints import SCOPE_VERBS
 
 ALL_TOOLS = {verb.name for verb in TABLE}
 

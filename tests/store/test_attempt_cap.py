@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.store.helpers import attempts, lapse, make_due, row
 from todos.db import execute
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def test_the_cap_keeps_the_newest_attempts_and_counts_the_pruned(agent, settings):

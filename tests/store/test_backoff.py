@@ -13,7 +13,7 @@ import pytest
 from tests.store.helpers import make_due, row
 from todos.db import execute
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def backoff_after_failing(agent, todo_id: str) -> timedelta:

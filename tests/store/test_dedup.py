@@ -9,7 +9,7 @@ from todos import db
 from todos.db import execute
 from todos.store import Conflict
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def create(agent, key="k-1", **kw):

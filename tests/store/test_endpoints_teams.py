@@ -226,7 +226,7 @@ def test_membership_refusals(world):
 
 
 def test_a_removed_member_loses_access_at_once(world):
-    from todos.store import operator as O
+    from todos.store import human as O
 
     todo_id = execute(A.create(world.agent, queue="default", title="x")).todo.id
     execute(T.remove_member(world.admin, team_id=world.team.id, user_id=world.human.user_id))

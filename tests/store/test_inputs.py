@@ -9,7 +9,7 @@ from tests.store.helpers import attempts, counts, row, snapshot
 from todos.db import execute
 from todos.store import Invalid, inputs
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 MiB = 1024 * 1024
 
@@ -329,7 +329,7 @@ def test_unknown_state_names_are_invalid():
 
 
 def test_known_state_names_pass():
-    assert [inputs.state(s) for s in inputs.STATES] == list(inputs.STATES)
+    assert [inputs.state(s) for s in inputs.TODO_STATES] == list(inputs.TODO_STATES)
 
 
 def test_queue_lists_name_the_field():

@@ -15,7 +15,7 @@ from tests.store.helpers import counts, snapshot
 from todos.db import execute
 from todos.store import Conflict, Forbidden, NotFound
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def new(agent, queue="default", **kw) -> str:

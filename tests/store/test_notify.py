@@ -14,7 +14,7 @@ from todos.db import execute
 from todos.store import StoreError
 from todos.store import agent as A
 from todos.store import background as B
-from todos.store import operator as O
+from todos.store import human as O
 
 SECRET = "do-not-broadcast-me"
 

@@ -13,7 +13,7 @@ from todos.store import Conflict, Internal
 from todos.store import agent as A
 from todos.store import background as B
 from todos.store import endpoints as E
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def new(agent, queue="default", **kw) -> str:

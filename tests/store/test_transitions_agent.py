@@ -11,7 +11,7 @@ from tests.store.helpers import attempts, db_now, lapse, make_due, row, sql
 from todos.db import execute
 from todos.store import Conflict
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def new(agent, **kw) -> str:

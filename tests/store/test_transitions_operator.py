@@ -11,7 +11,7 @@ from tests.store.helpers import attempts, audit, counts, lapse, make_due, row, s
 from todos.db import execute
 from todos.store import Conflict, Forbidden, Invalid, NotFound
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 
 def new(agent, **kw) -> str:

@@ -86,3 +86,50 @@ class Api:
 def api(asgi_server, store_db):
     with httpx.Client(base_url=asgi_server.url) as client:
         yield Api(client)
+
+
+def asgi_call(app, path, body: bytes, *, host=b"testserver", method="POST", token=None, disconnect_after=None):
+    """Drive ``app`` with ASGI messages; returns (status, headers, body) or None when nothing was sent."""
+    headers = [(b"host", host), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if token:
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
+    sent = []
+
+    async def main():
+        first = True
+
+        async def receive():
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": body, "more_body": False}
+            if disconnect_after is not None:
+                await asyncio.sleep(disconnect_after)
+                return {"type": "http.disconnect"}
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(app(scope, receive, send), 20)
+        return asyncio.get_running_loop().time() - started
+
+    elapsed = asyncio.run(main())
+    if not sent:
+        return None, elapsed
+    headers = {name.lower(): value for name, value in sent[0]["headers"]}
+    return (sent[0]["status"], headers, b"".join(m.get("body", b"") for m in sent[1:])), elapsed

@@ -11,7 +11,7 @@ from django.test import Client
 from tests import factories as f
 from todos.db import execute
 from todos.store import agent as A
-from todos.store import operator as O
+from todos.store import human as O
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

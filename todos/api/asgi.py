@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 
 from django.conf import settings
+
+from todos.api.errors import error_body, new_request_id
 
 GONE_SCOPE_KEY = "board.client_gone"
 API_PREFIX = "/api/v1/"
@@ -76,7 +77,7 @@ def _content_length(scope) -> int | None:
 
 
 async def _too_large(send, message: str) -> None:
-    body = json.dumps({"error": {"code": "too_large", "message": message}}).encode()
+    body = json.dumps(error_body("too_large", message)).encode()
     await send(
         {
             "type": "http.response.start",
@@ -84,7 +85,7 @@ async def _too_large(send, message: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"x-request-id", uuid.uuid4().hex[:20].encode()),
+                (b"x-request-id", new_request_id().encode()),
                 (b"cache-control", b"no-store"),
                 (b"connection", b"close"),
             ],

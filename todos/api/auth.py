@@ -12,7 +12,7 @@ import re
 
 from todos.api.errors import Unauthorized
 from todos.db import aexecute
-from todos.selectors.agent import Credential, credential_for
+from todos.selectors.agent_api import Credential, credential_for
 from todos.store.endpoints import token_hash, touch_last_seen
 from todos.store.errors import Forbidden
 

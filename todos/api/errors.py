@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from todos.store.errors import StoreError
 
 # agent-api.md, "Transport": the error codes and their HTTP statuses.
@@ -35,6 +37,17 @@ class MethodNotAllowed(StoreError):
     """Verbs are POST only."""
 
     code = "method_not_allowed"
+
+
+def new_request_id() -> str:
+    """The id an answer carries in ``X-Request-Id`` (and an internal error in its message and the
+    log line), the same shape for the API and MCP so one grep finds a request in the logs."""
+    return uuid.uuid4().hex[:20]
+
+
+def internal_message(request_id: str) -> str:
+    """What an ``internal`` error says: only the request id, the details are in the log."""
+    return f"internal error (request id {request_id})"
 
 
 def error_body(code: str, message: str, *, retry_after: int | None = None) -> dict:

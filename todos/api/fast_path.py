@@ -5,8 +5,7 @@ machinery is for here: no session, user, CSRF (it is exempt) or ORM; it authenti
 token itself and turns every error into the API's JSON shape. Through Django's handler each call
 still paid for the ``request_started``/``request_finished`` signals and the middleware chain, and
 because two middlewares are sync-only (WhiteNoise, the CSP header), for two thread hops and a
-fresh executor thread per request: measured 4.7 ms of server CPU per ``claim_next`` in process
-against 1.7 ms served this way, and an HTTP drain twice as fast (bench/README.md, "Over HTTP").
+fresh executor thread per request (the cost, measured: bench/README.md, "Over HTTP").
 
 What it keeps: the guard in front (body limit, client disconnects: ``todos.api.asgi``), the
 ``ALLOWED_HOSTS`` check, the same view (so the same parsing, auth, errors and ``X-Request-Id``),
@@ -27,7 +26,7 @@ from django.core.handlers.asgi import ASGIRequest
 
 from board.middleware import CONTENT_SECURITY_POLICY
 from todos.api.asgi import API_PREFIX, AgentApiGuard
-from todos.api.errors import error_body
+from todos.api.errors import error_body, internal_message, new_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +75,6 @@ class AgentApiFastPath:
         except asyncio.CancelledError:
             raise
         except Exception:
-            from todos.api.http import new_request_id
-
             request_id = new_request_id()
             logger.exception(
                 "internal error in request %s (%s %.100s)", request_id, scope.get("method"), scope.get("path")
@@ -86,7 +83,7 @@ class AgentApiFastPath:
                 await _send_json(
                     send,
                     500,
-                    error_body("internal", f"internal error (request id {request_id})"),
+                    error_body("internal", internal_message(request_id)),
                     request_id=request_id,
                 )
 
@@ -103,8 +100,6 @@ class AgentApiFastPath:
                 "api: refused a request for a host not in ALLOWED_HOSTS: %.100r",
                 dict(scope.get("headers", ())).get(b"host", b""),
             )
-            from todos.api.http import new_request_id
-
             return await _send_json(
                 send, 400, error_body("invalid", "Host: not one this server answers to"), request_id=new_request_id()
             )

@@ -2,7 +2,7 @@
 a JSON-ready dict out, store errors raised as they come.
 
 Handlers know nothing about HTTP: the same functions serve every transport. Writes go through
-the store (``todos.store``), reads through the selectors (``todos.selectors.agent``), both run
+the store (``todos.store``), reads through the selectors (``todos.selectors.agent_api``), both run
 with ``aexecute`` on the event loop's connection pool.
 """
 
@@ -16,8 +16,8 @@ from django.conf import settings
 from todos.api import serialize
 from todos.api.longpoll import claim_with_wait
 from todos.db import aexecute
-from todos.selectors import agent as reads
-from todos.selectors.agent import Credential
+from todos.selectors import agent_api as reads
+from todos.selectors.agent_api import Credential
 from todos.store import agent as store
 from todos.store import endpoints, inputs
 from todos.store.scopes import AgentScope

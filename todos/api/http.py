@@ -16,7 +16,6 @@ import json
 import logging
 import math
 import re
-import uuid
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -25,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from todos.api import openapi
 from todos.api.asgi import GONE_SCOPE_KEY
 from todos.api.auth import authenticate, authorize
-from todos.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body
+from todos.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body, internal_message, new_request_id
 from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.store.errors import Invalid, NotFound, StoreError
@@ -35,10 +34,6 @@ from todos.unavailable import describe as describe_unavailable
 logger = logging.getLogger("todos.api")
 
 JSON_WHITESPACE = b" \t\r\n"  # RFC 8259's; bytes.strip() would also take \x0b and \x0c
-
-
-def new_request_id() -> str:
-    return uuid.uuid4().hex[:20]
 
 
 def json_response(body: dict, status: int, request_id: str) -> JsonResponse:
@@ -52,7 +47,7 @@ def error_response(exc: StoreError, request_id: str) -> JsonResponse:
     retry_after = getattr(exc, "retry_after", None)
     if exc.code == "internal":
         logger.error("internal error in request %s: %s", request_id, exc.message)
-        message = f"internal error (request id {request_id})"
+        message = internal_message(request_id)
     else:
         message = exc.message
         if exc.code == "unavailable":
@@ -215,7 +210,7 @@ async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
         raise
     except Exception:
         logger.exception("internal error in request %s (POST /api/v1/%s)", request_id, verb[:64])
-        return json_response(error_body("internal", f"internal error (request id {request_id})"), 500, request_id)
+        return json_response(error_body("internal", internal_message(request_id)), 500, request_id)
 
 
 @csrf_exempt

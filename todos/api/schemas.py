@@ -11,11 +11,10 @@ schemas (``openapi.py``) and, later, the MCP tools' ``inputSchema``/``outputSche
 
 from __future__ import annotations
 
-from todos.selectors.agent import ATTEMPTS_LIMIT_MAX, CURSOR_PATTERN, LIST_LIMIT_MAX
+from todos.selectors.agent_api import ATTEMPTS_LIMIT_MAX, CURSOR_PATTERN, LIST_LIMIT_MAX
 from todos.store import inputs
 from todos.store.endpoints import SLUG_RE
 
-STATES = list(inputs.STATES)
 OUTCOMES = ["completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked"]
 DISPOSITIONS = ["done", "retry_scheduled", "requeued", "dead_lettered", "canceled"]
 ERROR_CODES = [
@@ -121,7 +120,7 @@ TODO_ROW_PROPERTIES = {
     "source": MAYBE_TEXT,
     "kind": MAYBE_TEXT,
     "title": {"type": "string"},
-    "state": {"type": "string", "enum": STATES},
+    "state": {"type": "string", "enum": list(inputs.TODO_STATES)},
     "owner": {**MAYBE_TEXT, "description": "the lease holder (endpoint:<id> or human:<id>) while claimed"},
     "assignee": MAYBE_TEXT,
     "priority": {"type": "integer"},
@@ -252,7 +251,7 @@ CREATE_FOR_OUT = closed({"todo": TODO_ROW, "created": {"type": "boolean"}})
 LIST_TODOS_IN = obj(
     {
         "queue": optional(QUEUE),
-        "state": optional({"type": "string", "enum": STATES}),
+        "state": optional({"type": "string", "enum": list(inputs.TODO_STATES)}),
         "dead_letter": optional({"type": "boolean", "description": "true: dead letters only; false: none"}),
         "limit": optional({"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_MAX, "description": "default 50"}),
         "cursor": optional(

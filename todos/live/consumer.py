@@ -33,9 +33,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from todos.live.access import ateam_ids
 from todos.live.fanout import get_fanout
 from todos.live.groups import EVERYONE, team_group, user_group
+from todos.live.membership import ateam_ids
 from todos.live.outbox import Outbox
 from todos.live.subscriptions import InvalidSubscription, Subscription
 

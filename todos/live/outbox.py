@@ -11,9 +11,8 @@ Why a bucket rather than a fixed gap since the previous message: the fan-out alr
 team's notifications into at most one message per ``interval``, and those arrive here with a few
 milliseconds of jitter. With a fixed gap, each early arrival had to wait for the gap, and the wait
 carried over to every later message (a send time is the later of its arrival and the previous
-send plus the gap, so the lag is the largest jitter seen so far): measured with 100 tabs and 200
-transitions a second, the median commit-to-browser latency was 92 ms instead of ~55 ms. The
-spare token absorbs the jitter; the rate stays bounded.
+send plus the gap, so the lag is the largest jitter seen so far; bench/README.md, "Live latency").
+The spare token absorbs the jitter; the rate stays bounded.
 
 ``resync`` and ``status`` are control messages: sent as soon as possible, in order. A resync
 discards the accumulated changes, because the page is about to re-fetch everything anyway.
@@ -32,15 +31,9 @@ from collections.abc import Awaitable, Callable
 logger = logging.getLogger(__name__)
 
 # Seconds per token: at most ~15 changed messages a second per client (the spec's "~10").
-#
-# Why not 0.1 (exactly 10): under a steady stream a change waits for the next message, on
-# average half the interval, whatever the schedule of messages. At 10 a second that alone is the
-# 50 ms the live-latency figure allows for the median (issue 8, figure 7), before the pipeline and
-# the fan-out to 100 tabs (~10 ms for the median tab) add theirs: measured p50 66 ms at 0.1, 49 ms
-# at 0.07 (bench/README.md, "Live latency"). Since the change-log relay (issue 12) the pipeline adds
-# ~5 ms at the median (the relay's 5 ms between passes): 0.065 gives those back (p50 48 ms). The
-# browser's cost is the same order either way: each message asks for the fragments of the rows it
-# names.
+# Why not 0.1: under a steady stream a change waits for the next message, on average half the
+# interval, and at 0.1 that alone would spend the whole median latency budget before the relay and
+# the fan-out add theirs (the figures per interval: bench/README.md, "Live latency").
 INTERVAL = 0.065
 BURST = 2  # messages a quiet client may send back to back
 MAX_IDS = 200

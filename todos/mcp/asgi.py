@@ -36,6 +36,7 @@ import asyncio
 import json
 
 from todos.api.asgi import GONE_SCOPE_KEY
+from todos.api.errors import error_body
 from todos.mcp.auth import Refused, authenticate_scope, header, refusal_for, send_refusal
 from todos.mcp.runtime import runtime, uses_sessions
 
@@ -117,7 +118,7 @@ def mount(app) -> Mount:
 
 
 async def _not_found(send) -> None:
-    body = json.dumps({"error": {"code": "not_found", "message": "the MCP endpoint is /mcp/"}}).encode()
+    body = json.dumps(error_body("not_found", "the MCP endpoint is /mcp/")).encode()
     await send(
         {
             "type": "http.response.start",

@@ -6,7 +6,7 @@ API's :func:`todos.api.auth.authenticate` (one indexed SELECT, nothing cached), 
 layer sees it: an unknown, revoked or expired token is answered ``401`` and never reaches a
 session, so a token revoked mid-session is refused on its very next call.
 
-An accepted request carries its :class:`~todos.selectors.agent.Credential` in the ASGI scope
+An accepted request carries its :class:`~todos.selectors.agent_api.Credential` in the ASGI scope
 (``scope["board.credential"]``), where the tool handlers read it back through the SDK's request
 context. The scope also gets the SDK's ``user``: the session manager binds a session to the
 principal that opened it and answers ``404`` to any other, so one endpoint cannot drive (or listen
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -31,7 +30,8 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from todos.api.auth import authenticate, bearer_token
-from todos.selectors.agent import Credential
+from todos.api.errors import internal_message, new_request_id
+from todos.selectors.agent_api import Credential
 from todos.store.endpoints import token_hash
 from todos.store.errors import StoreError
 from todos.unavailable import classify as classify_unavailable
@@ -114,12 +114,12 @@ def refusal_for(exc: BaseException) -> Refused:
     if unavailable is not None:
         logger.warning("database unavailable for an MCP request: %s", describe_unavailable(exc))
         return Refused(503, "unavailable", unavailable.message, RPC_UNAVAILABLE, retry_after=unavailable.retry_after)
-    request_id = uuid.uuid4().hex[:20]
+    request_id = new_request_id()
     if isinstance(exc, StoreError):
         logger.error("internal error in MCP request %s: %s", request_id, exc.message)
     else:
         logger.error("internal error in MCP request %s", request_id, exc_info=exc)
-    return Refused(500, "internal", f"internal error (request id {request_id})", RPC_INTERNAL)
+    return Refused(500, "internal", internal_message(request_id), RPC_INTERNAL)
 
 
 def principal(credential: Credential, digest: bytes) -> AuthenticatedUser:

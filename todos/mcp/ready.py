@@ -34,7 +34,7 @@ from typing import Protocol
 
 from todos.db import aexecute
 from todos.live.listener import Listener, get_listener
-from todos.selectors.agent import Credential, credential_for
+from todos.selectors.agent_api import Credential, credential_for
 from todos.store.fragments import READY_CHANNEL
 
 logger = logging.getLogger("todos.mcp")

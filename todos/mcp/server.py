@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from functools import lru_cache
 
 import mcp_types as types
@@ -30,13 +29,14 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from todos.api.asgi import GONE_SCOPE_KEY
+from todos.api.errors import internal_message, new_request_id
 from todos.api.handlers import Call
 from todos.api.verbs import VERBS, run
 from todos.db import aexecute
 from todos.mcp import manager, ready, tools
 from todos.mcp.auth import CREDENTIAL_KEY, DIGEST_KEY, RPC_INTERNAL, RPC_UNAUTHORIZED, RPC_UNAVAILABLE
 from todos.mcp.descriptions import INSTRUCTIONS
-from todos.selectors.agent import Credential
+from todos.selectors.agent_api import Credential
 from todos.store import mcp_sessions as sessions
 from todos.store.errors import StoreError
 from todos.unavailable import classify as classify_unavailable
@@ -106,12 +106,12 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
 
 
 def _internal(verb: str, detail: str | None) -> types.CallToolResult:
-    request_id = uuid.uuid4().hex[:20]
+    request_id = new_request_id()
     if detail is None:
         logger.exception("internal error in MCP call %s (tools/call %s)", request_id, verb)
     else:
         logger.error("internal error in MCP call %s (tools/call %s): %s", request_id, verb, detail)
-    return tools.failure("internal", f"internal error (request id {request_id})")
+    return tools.failure("internal", internal_message(request_id))
 
 
 def input_schema(name: str) -> dict | None:
@@ -154,9 +154,9 @@ async def record_session(ctx: ServerRequestContext, call_next):
                 message=f"unavailable: {unavailable.message}",
                 data={"retry_after": unavailable.retry_after},
             ) from None
-        request_id = uuid.uuid4().hex[:20]
+        request_id = new_request_id()
         logger.exception("internal error recording MCP session %s (request id %s)", session_id[:8], request_id)
-        raise MCPError(code=RPC_INTERNAL, message=f"internal: internal error (request id {request_id})") from None
+        raise MCPError(code=RPC_INTERNAL, message=f"internal: {internal_message(request_id)}") from None
     manager.attach(session_id, connection)
     return result
 

@@ -22,7 +22,7 @@ import mcp_types as types
 
 from todos.api.verbs import TABLE, Verb
 from todos.mcp.descriptions import describe
-from todos.selectors.agent import Credential
+from todos.selectors.agent_api import Credential
 
 TITLES = {
     "create_for": "Create a todo",

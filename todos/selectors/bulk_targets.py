@@ -18,7 +18,7 @@ from todos.selectors.todo_counts import Count, capped_count_sql
 from todos.selectors.todo_query import TodoQuery, build_query
 from todos.sql import compose
 from todos.sql.compose import Params
-from todos.store.operator import BULK_GUARDS
+from todos.store.human import BULK_GUARDS
 
 
 def _bulk_query(viewer: Viewer, f: TodoFilter, action: str) -> TodoQuery:

@@ -29,7 +29,7 @@ from todos.selectors import (
     todo_counts,
     todo_list,
 )
-from todos.selectors import agent as agent_reads
+from todos.selectors import agent_api as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
 from todos.selectors import endpoints as endpoint_reads
 from todos.selectors import teams as team_reads
@@ -37,7 +37,7 @@ from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, endpoints, mcp_sessions, operator, teams
+from todos.store import agent, background, bulk_jobs, endpoints, human, mcp_sessions, teams
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -116,22 +116,22 @@ STORE_AGENT = {
 }
 
 STORE_OPERATOR = {
-    "store.operator.claim": call(operator.claim, HUMAN, TODO),
-    "store.operator.extend": call(operator.extend, HUMAN, TODO),
-    "store.operator.complete": call(operator.complete, HUMAN, TODO, note="done by hand"),
-    "store.operator.fail": call(operator.fail, HUMAN, TODO, note="broken input"),
-    "store.operator.release": call(operator.release, HUMAN, TODO),
-    "store.operator.force_release": call(operator.force_release, HUMAN, TODO, note="agent stuck"),
-    "store.operator.retry": call(operator.retry, HUMAN, TODO),
-    "store.operator.cancel": call(operator.cancel, HUMAN, TODO),
-    "store.operator.retry_many": call(operator.retry_many, HUMAN, [TODO, OTHER_TODO]),
-    "store.operator.cancel_many": call(operator.cancel_many, HUMAN, [TODO, OTHER_TODO]),
-    "store.operator.assign": call(operator.assign, HUMAN, TODO, "human:7"),
-    "store.operator.assign.clear": call(operator.assign, HUMAN, TODO, None),
-    "store.operator.set_priority": call(operator.set_priority, HUMAN, TODO, 10),
-    "store.operator.create": call(operator.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
-    "store.operator.pause_queue": call(operator.pause_queue, HUMAN, TEAM, "default", note="deploy"),
-    "store.operator.resume_queue": call(operator.resume_queue, HUMAN, TEAM, "default"),
+    "store.human.claim": call(human.claim, HUMAN, TODO),
+    "store.human.extend": call(human.extend, HUMAN, TODO),
+    "store.human.complete": call(human.complete, HUMAN, TODO, note="done by hand"),
+    "store.human.fail": call(human.fail, HUMAN, TODO, note="broken input"),
+    "store.human.release": call(human.release, HUMAN, TODO),
+    "store.human.force_release": call(human.force_release, HUMAN, TODO, note="agent stuck"),
+    "store.human.retry": call(human.retry, HUMAN, TODO),
+    "store.human.cancel": call(human.cancel, HUMAN, TODO),
+    "store.human.retry_many": call(human.retry_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.human.cancel_many": call(human.cancel_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.human.assign": call(human.assign, HUMAN, TODO, "human:7"),
+    "store.human.assign.clear": call(human.assign, HUMAN, TODO, None),
+    "store.human.set_priority": call(human.set_priority, HUMAN, TODO, 10),
+    "store.human.create": call(human.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
+    "store.human.pause_queue": call(human.pause_queue, HUMAN, TEAM, "default", note="deploy"),
+    "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
 }
 
 STORE_BACKGROUND = {
@@ -323,4 +323,4 @@ CATALOG: dict[str, Call | Constant] = {
 }
 
 # The modules whose public Statement-returning functions must each have an entry (the test checks).
-STATEMENT_MODULES = (agent, operator, background, endpoints, teams, bulk_jobs, mcp_sessions, agent_reads)
+STATEMENT_MODULES = (agent, human, background, endpoints, teams, bulk_jobs, mcp_sessions, agent_reads)

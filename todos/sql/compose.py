@@ -20,8 +20,9 @@ from typing import Any, LiteralString, cast
 
 from psycopg import sql
 
-# The schema's todo states (``todos.state``'s CHECK constraint): the only text a state literal may be.
-TODO_STATES: tuple[LiteralString, ...] = ("pending", "claimed", "failed", "done", "canceled")
+# The schema's todo states (``todos.state``'s CHECK constraint): the only text a state literal may
+# be, and the states the store's inputs accept (``todos.store.inputs``).
+TODO_STATES: tuple[LiteralString, ...] = ("pending", "claimed", "done", "failed", "canceled")
 
 
 class Params(dict[str, Any]):

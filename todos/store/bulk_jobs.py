@@ -11,7 +11,7 @@ lock their row ``FOR UPDATE SKIP LOCKED`` inside the transaction that does the w
 workers never hold the same row, and a worker that dies takes its lock (and its uncommitted work)
 with it. ``worker`` and ``heartbeat_at`` on the job say which process last worked it and when.
 
-The todos themselves are changed only by ``todos.store.operator``'s bulk statements, under their
+The todos themselves are changed only by ``todos.store.human``'s bulk statements, under their
 guards and ``operatorOwns`` at the moment of each chunk: a job's ``team_ids`` narrows what it
 collects, it never widens what the store lets its starter do.
 """

@@ -32,7 +32,7 @@ from todos.store.scopes import OperatorScope
 
 TOKEN_PREFIX: LiteralString = "bd_"
 PREFIX_SHOWN = 10
-VERBS = (
+SCOPE_VERBS = (
     "create_for",
     "list_todos",
     "get_todo",
@@ -102,10 +102,10 @@ def token_hash(token: str) -> bytes:
 def clean_verbs(values: Any) -> list[str]:
     if not isinstance(values, (list, tuple)) or not values:
         raise Invalid("scope_verbs", "must list at least one verb")
-    unknown = [v for v in values if v not in VERBS]
+    unknown = [v for v in values if v not in SCOPE_VERBS]
     if unknown:
-        raise Invalid("scope_verbs", f"unknown verb {str(unknown[0])[:40]!r}; known: {', '.join(VERBS)}")
-    return [v for v in VERBS if v in values]
+        raise Invalid("scope_verbs", f"unknown verb {str(unknown[0])[:40]!r}; known: {', '.join(SCOPE_VERBS)}")
+    return [v for v in SCOPE_VERBS if v in values]
 
 
 def clean_queues(values: Any) -> list[str]:

@@ -29,6 +29,7 @@ from typing import Any, LiteralString
 from django.conf import settings
 from psycopg.types.json import Jsonb
 
+from todos.sql.compose import TODO_STATES
 from todos.store.errors import Invalid
 
 SUMMARY_MAX_BYTES = 2048
@@ -42,7 +43,6 @@ LEASE_TTL_MAX = 86400
 DEFAULT_LEASE_MIN = 60
 MAX_ATTEMPTS_RANGE = (1, 100)
 PRIORITY_RANGE = (-32768, 32767)
-STATES = ("pending", "claimed", "done", "failed", "canceled")
 JSON_MAX_DEPTH = 64
 QUEUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 TOKEN_BYTES = 16
@@ -139,8 +139,8 @@ def idempotency_key(value: Any) -> str | None:
 
 
 def state(value: Any, field: str = "state") -> str:
-    if value not in STATES:
-        raise Invalid(field, f"must be one of {', '.join(STATES)}")
+    if value not in TODO_STATES:
+        raise Invalid(field, f"must be one of {', '.join(TODO_STATES)}")
     return value
 
 

@@ -16,11 +16,11 @@ from django.conf import settings
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from todos.filters import STATES
+from todos.filters import BOARD_STATES
 
 register = template.Library()
 
-STATE_LABELS = {key: label for key, label in STATES.items() if key != "all"}  # a todo's display state
+STATE_LABELS = {key: label for key, label in BOARD_STATES.items() if key != "all"}  # a todo's display state
 # A shape per state, so the state reads without colour (the text says it too).
 STATE_GLYPHS = {
     "pending": "○",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from todos import forms
+from todos import form_input
 from todos.db import Statement
-from todos.store import inputs, operator
+from todos.store import human, inputs
 from todos.store.scopes import OperatorScope
 
 # What a todo is to the viewer, as far as actions go (``present.situation`` works it out).
@@ -64,31 +64,31 @@ class TodoAction:
 
 
 def _lease(data) -> dict:
-    return {"lease_ttl_seconds": forms.lease_seconds(data)}
+    return {"lease_ttl_seconds": form_input.lease_seconds(data)}
 
 
 def _note(data) -> dict:
-    return {"note": forms.note(data)}
+    return {"note": form_input.note(data)}
 
 
 def _note_and_result(data) -> dict:
-    return {"note": forms.note(data), "result": forms.json_field(data, "result")}
+    return {"note": form_input.note(data), "result": form_input.json_field(data, "result")}
 
 
 def _assignee(data) -> dict:
-    return {"assignee": forms.assignee(data)}
+    return {"assignee": form_input.assignee(data)}
 
 
 def _priority(data) -> dict:
-    return {"priority": forms.integer(data, "priority", *inputs.PRIORITY_RANGE)}
+    return {"priority": form_input.integer(data, "priority", *inputs.PRIORITY_RANGE)}
 
 
 def _assign(op: OperatorScope, todo_id, *, assignee) -> Statement:
-    return operator.assign(op, todo_id, assignee)
+    return human.assign(op, todo_id, assignee)
 
 
 def _set_priority(op: OperatorScope, todo_id, *, priority) -> Statement:
-    return operator.set_priority(op, todo_id, priority)
+    return human.set_priority(op, todo_id, priority)
 
 
 # In the order the drawer shows them: single buttons, then the forms with fields.
@@ -96,7 +96,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "claim",
         "Claim",
-        operator.claim,
+        human.claim,
         _lease,
         success="Claimed {id}: the lease is yours.",
         verb_phrase="claim it",
@@ -106,7 +106,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "extend",
         "Extend lease",
-        operator.extend,
+        human.extend,
         _lease,
         success="Extended your lease on {id}.",
         verb_phrase="extend the lease",
@@ -115,7 +115,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "release",
         "Release",
-        operator.release,
+        human.release,
         _note,
         success="Released {id}: it is pending again.",
         verb_phrase="release it",
@@ -124,7 +124,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "force_release",
         "Force release",
-        operator.force_release,
+        human.force_release,
         _note,
         success="Took the lease away: {id} is pending again.",
         verb_phrase="force-release it",
@@ -135,7 +135,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "retry",
         "Retry",
-        operator.retry,
+        human.retry,
         _note,
         success="{id} is pending again with a fresh attempt budget.",
         verb_phrase="retry it",
@@ -145,7 +145,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "cancel",
         "Cancel",
-        operator.cancel,
+        human.cancel,
         _note,
         success="Canceled {id}.",
         verb_phrase="cancel it",
@@ -156,7 +156,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "complete",
         "Complete",
-        operator.complete,
+        human.complete,
         _note_and_result,
         success="Completed {id}.",
         verb_phrase="complete it",
@@ -168,7 +168,7 @@ TABLE: tuple[TodoAction, ...] = (
     TodoAction(
         "fail",
         "Fail",
-        operator.fail,
+        human.fail,
         _note,
         success="Failed {id}.",
         verb_phrase="fail it",

@@ -15,11 +15,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from todos import forms
+from todos import form_input
 from todos.db import execute
 from todos.selectors import todo_list
 from todos.selectors.rows import short_id
-from todos.store import operator
+from todos.store import human
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.scopes import OperatorScope
 from todos.templatetags.board import STATE_LABELS
@@ -135,7 +135,7 @@ def _targets(viewer) -> dict[str, tuple]:
 @require_http_methods(["GET", "POST"])
 @board_view
 def todo_new(request):
-    """``/todos/new/``: a form, and its POST (``operator.create``)."""
+    """``/todos/new/``: a form, and its POST (``human.create``)."""
     viewer = request.viewer
     targets = _targets(viewer)
     groups = []
@@ -150,7 +150,7 @@ def todo_new(request):
         if not viewer.can_act_anywhere:
             return forbidden(request, READ_ONLY)
         try:
-            created = execute(operator.create(operator_scope(viewer), **forms.create_kwargs(request.POST, targets)))
+            created = execute(human.create(operator_scope(viewer), **form_input.create_kwargs(request.POST, targets)))
         except (NotFound, Forbidden):
             return forbidden(request, "You cannot create todos on that endpoint and queue.")
         except Invalid as exc:
@@ -187,14 +187,14 @@ def _queue_action(pause: bool):
         queue = request.POST.get("queue") or ""
         op = operator_scope(viewer)
         if pause:
-            changed = execute(operator.pause_queue(op, team.id, queue, note=forms.note(request.POST)))
+            changed = execute(human.pause_queue(op, team.id, queue, note=form_input.note(request.POST)))
             message = (
                 f"Paused {queue} for {team.name}: agents' claims skip it."
                 if changed
                 else f"{queue} was already paused."
             )
         else:
-            changed = execute(operator.resume_queue(op, team.id, queue))
+            changed = execute(human.resume_queue(op, team.id, queue))
             message = f"Resumed {queue} for {team.name}." if changed else f"{queue} was not paused."
         return _queue_reply(request, 200, "success", message)
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from todos import bulk
 from todos.db import execute
-from todos.filters import STATES, TodoFilter
+from todos.filters import BOARD_STATES, TodoFilter
 from todos.selectors import bulk_jobs, bulk_targets, dead_letters
 from todos.store import bulk_jobs as job_store
 from todos.store.scopes import OperatorScope
@@ -43,7 +43,7 @@ class BadRequest(Exception):
 
 
 def _describe(f: TodoFilter) -> str:
-    parts = [f"state {STATES[f.state]}"]
+    parts = [f"state {BOARD_STATES[f.state]}"]
     for label, value in (("queue", f.queue), ("endpoint", f.endpoint), ("team", f.team), ("search", f.q)):
         if value:
             parts.append(f"{label} “{value}”")

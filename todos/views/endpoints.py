@@ -35,7 +35,7 @@ from django.utils.text import slugify
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
 
-from todos import forms
+from todos import form_input
 from todos.db import execute, pool
 from todos.mcp import client_config
 from todos.selectors import endpoints as selectors
@@ -121,7 +121,7 @@ def _scopes(data) -> tuple[list[str], list[str], int | None]:
     extra = [q for q in QUEUE_SPLIT.split(data.get("scope_queues_extra", "")) if q]
     verbs = store.clean_verbs(data.getlist("scope_verbs"))
     queues = store.clean_queues(data.getlist("scope_queues") + extra)
-    lease = forms.integer(
+    lease = form_input.integer(
         data, "default_lease_ttl_seconds", inputs.DEFAULT_LEASE_MIN, inputs.LEASE_TTL_MAX, required=False
     )
     return verbs, queues, lease
@@ -163,7 +163,7 @@ def _form_context(team, values: dict, errors: dict | None = None, **extra) -> di
         "team": team,
         "values": values,
         "errors": errors or {},
-        "verb_choices": [(verb, VERB_HELP[verb]) for verb in store.VERBS],
+        "verb_choices": [(verb, VERB_HELP[verb]) for verb in store.SCOPE_VERBS],
         "queue_choices": sorted(set(selectors.known_queues(team.id)) | set(values.get("scope_queues") or ())),
         "lifetimes": [(key, label) for key, (label, _) in LIFETIMES.items()],
         "server_default_lease": settings.BOARD_DEFAULT_LEASE_SECONDS,
@@ -380,7 +380,7 @@ def endpoint_revoke(request, slug: str):
         return render(request, "endpoints/revoke.html", context)
     try:
         revoked = execute(
-            store.revoke(_scope(request.viewer), endpoint.id, note=forms.note(request.POST), **_by(request.viewer))
+            store.revoke(_scope(request.viewer), endpoint.id, note=form_input.note(request.POST), **_by(request.viewer))
         )
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")

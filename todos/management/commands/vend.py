@@ -59,7 +59,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--verbs",
             help=f"comma-separated scope verbs, or 'all' (default: {','.join(endpoints.DRAIN_VERBS)}); "
-            f"known: {', '.join(endpoints.VERBS)}",
+            f"known: {', '.join(endpoints.SCOPE_VERBS)}",
         )
         parser.add_argument("--queues", required=True, help="comma-separated queues the endpoint may use")
         expiry = parser.add_mutually_exclusive_group()
@@ -73,7 +73,7 @@ class Command(BaseCommand):
             raise CommandError(f"no team with slug {options['team']!r}")
         verbs = split_list(options["verbs"]) or list(endpoints.DRAIN_VERBS)
         if verbs == ["all"]:
-            verbs = list(endpoints.VERBS)
+            verbs = list(endpoints.SCOPE_VERBS)
         slug = options["slug"] or slugify(options["name"])[:63].strip("-")
         if not slug:
             raise CommandError("--slug is required when the name has no letters or digits")

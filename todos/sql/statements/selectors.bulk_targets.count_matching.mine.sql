@@ -23,7 +23,7 @@
 
 SELECT count(*) AS n FROM (
 SELECT x.* FROM (
-    SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'failed', 'done', 'canceled']::text[]) AS s(state)
+    SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
         SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la

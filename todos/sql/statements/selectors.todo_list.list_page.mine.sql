@@ -20,7 +20,7 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT x.* FROM (
-    SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'failed', 'done', 'canceled']::text[]) AS s(state)
+    SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
         SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at DESC, t.id DESC LIMIT %(limit)s

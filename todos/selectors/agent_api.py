@@ -106,7 +106,7 @@ def team_endpoint(team_id: UUID, slug: Any, field: str = "endpoint") -> Statemen
 
 
 @dataclass(frozen=True)
-class TodoPage:
+class AgentTodoPage:
     todos: tuple[Todo, ...]
     next_cursor: str | None
 
@@ -142,7 +142,7 @@ def list_todos(
     dead_letter: Any = None,
     limit: Any = None,
     cursor: Any = None,
-) -> Statement[TodoPage]:
+) -> Statement[AgentTodoPage]:
     """The caller's todos, newest first, ``limit`` at a time (default 50, at most 200).
 
     ``queue`` narrows to one queue of the caller's scope (another queue is *forbidden*);
@@ -175,10 +175,10 @@ def list_todos(
               ORDER BY t.created_at DESC, t.id DESC
               LIMIT %(fetch)s"""
 
-    def finish(rows: list[dict]) -> TodoPage:
+    def finish(rows: list[dict]) -> AgentTodoPage:
         todos = tuple(Todo.from_row(row) for row in rows[:size])
         more = len(rows) > size
-        return TodoPage(todos=todos, next_cursor=encode_cursor(todos[-1]) if more else None)
+        return AgentTodoPage(todos=todos, next_cursor=encode_cursor(todos[-1]) if more else None)
 
     return Statement(sql, params, finish)
 
@@ -187,12 +187,12 @@ def list_todos(
 
 
 @dataclass(frozen=True)
-class TodoDetail:
+class AgentTodoDetail:
     todo: Todo
     attempts: tuple[Attempt, ...]  # newest first, the open one included
 
 
-def get_todo(agent: AgentScope, todo_id: Any, *, attempts_limit: Any = None) -> Statement[TodoDetail]:
+def get_todo(agent: AgentScope, todo_id: Any, *, attempts_limit: Any = None) -> Statement[AgentTodoDetail]:
     """One todo with its newest ``attempts_limit`` attempts (default 20, at most 50).
 
     A todo in a queue outside the caller's scope is *not found* (not forbidden): reading must not
@@ -217,10 +217,10 @@ SELECT {TODO_COLUMNS},
 FROM todos t
 WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])"""
 
-    def finish(rows: list[dict]) -> TodoDetail:
+    def finish(rows: list[dict]) -> AgentTodoDetail:
         if not rows:
             raise NotFound(f"no such todo: {params['id']}")
         row = rows[0]
-        return TodoDetail(todo=Todo.from_row(row), attempts=tuple(Attempt.from_row(a) for a in row["attempts"]))
+        return AgentTodoDetail(todo=Todo.from_row(row), attempts=tuple(Attempt.from_row(a) for a in row["attempts"]))
 
     return Statement(sql, params, finish)

@@ -1,16 +1,16 @@
--- store.operator.cancel
--- built by todos.store.operator.cancel()
+-- store.human.cancel_many
+-- built by todos.store.human.cancel_many()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
---   todo_id = 'td_00000000000000000000000000000001'
+--   ids = ['td_00000000000000000000000000000001', 'td_00000000000000000000000000000002']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
-    WHERE t.id = %(id)s AND t.endpoint_id IN (
+    WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
-        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))) ORDER BY t.id
     FOR UPDATE
 ),
 upd AS (
@@ -24,8 +24,7 @@ upd AS (
 ),
 open_attempt AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'canceled', disposition = 'canceled'
-    FROM upd u
-    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.cancel', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
@@ -33,11 +32,5 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
     SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
-result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, 0 AS notified FROM upd)
-SELECT r.*, CASE
-        WHEN r.id IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s))) THEN 'not_found'
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')))) THEN 'forbidden'
-        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
+woken AS (SELECT 0 AS n)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

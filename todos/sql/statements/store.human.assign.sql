@@ -1,5 +1,5 @@
--- store.operator.assign
--- built by todos.store.operator.assign()
+-- store.human.assign
+-- built by todos.store.human.assign()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

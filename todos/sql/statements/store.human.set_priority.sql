@@ -1,36 +1,28 @@
--- store.operator.extend
--- built by todos.store.operator.extend()
+-- store.human.set_priority
+-- built by todos.store.human.set_priority()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'
+--   priority = 10
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
-        SELECT 1 FROM todo_attempts la
-        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)
+        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND t.state IN ('pending', 'claimed', 'failed')
     FOR UPDATE
 ),
 upd AS (
-    UPDATE todos t SET lease_expires_at = now() + make_interval(secs => %(ttl)s), updated_at = now()
+    UPDATE todos t SET priority = %(priority)s, updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
-        SELECT 1 FROM todo_attempts la
-        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)
+    WHERE t.id = p.id AND t.state IN ('pending', 'claimed', 'failed')
     RETURNING t.*, p.state_before
 ),
-open_attempt AS (
-    UPDATE todo_attempts a SET last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at
-    FROM upd u
-    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
-),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.extend', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.priority', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
     FROM upd r JOIN endpoints ae ON ae.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'heartbeat', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'priority', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
 result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, 0 AS notified FROM upd)
 SELECT r.*, CASE

@@ -1,5 +1,5 @@
--- store.operator.claim
--- built by todos.store.operator.claim()
+-- store.human.claim
+-- built by todos.store.human.claim()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'
