@@ -15,6 +15,7 @@ checks its input before quoting it, so the ``cast`` below it is sound.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any, LiteralString, cast
 
@@ -52,6 +53,12 @@ def integer(value: int) -> LiteralString:
     """An integer as SQL text (``LIMIT 20``), for the few numbers the planner must see."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"an SQL integer literal must be an int, not {type(value).__name__}")
+    return _integer_text(value)
+
+
+@functools.lru_cache(maxsize=512)
+def _integer_text(value: int) -> LiteralString:
+    # Cached: the claim renders its LIMIT on every call, and psycopg's quoting is ~20 µs of it.
     return cast(LiteralString, sql.Literal(value).as_string())
 
 
