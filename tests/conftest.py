@@ -78,9 +78,8 @@ def django_db_setup(django_test_environment, django_db_blocker):
     """
     from django.test.utils import setup_databases, teardown_databases
 
-    from todos import db
-
     from tests.support import pgbouncer
+    from todos import db
 
     with django_db_blocker.unblock():
         config = setup_databases(verbosity=0, interactive=False, keepdb=False, aliases={"default"})
