@@ -155,12 +155,19 @@ BOARD_DB_STATEMENT_TIMEOUT = env_float("BOARD_DB_STATEMENT_TIMEOUT", 0.0, minimu
 # go there. Empty: everything uses DATABASE_URL (or the embedded server).
 BOARD_LISTEN_URL = env_str("BOARD_LISTEN_URL")
 if BOARD_LISTEN_URL:
-    parse_database_url(BOARD_LISTEN_URL, name="BOARD_LISTEN_URL")  # fail at start on a bad URL
+    parse_database_url(BOARD_LISTEN_URL, setting="BOARD_LISTEN_URL")  # fail at start on a bad URL
 # Server-side prepared statements on the store's pools (psycopg prepares a statement after its
 # fifth run on a connection). A transaction pooler hands each transaction to any server
 # connection, where the statement was never prepared: off by default with BOARD_LISTEN_URL set.
 # PgBouncer >= 1.21 with max_prepared_statements > 0 tracks them; there it may be turned on.
 BOARD_DB_PREPARED_STATEMENTS = env_bool("BOARD_DB_PREPARED_STATEMENTS", not BOARD_LISTEN_URL)
+if BOARD_LISTEN_URL and BOARD_DB_STATEMENT_TIMEOUT > 0:
+    # It travels as a startup option of each pooled connection; a transaction pooler refuses
+    # (PgBouncer: "unsupported startup parameter") or drops it, never applies it per client.
+    raise ImproperlyConfigured(
+        "BOARD_DB_STATEMENT_TIMEOUT cannot be applied through a transaction pooler (BOARD_LISTEN_URL is set): "
+        "set statement_timeout on the database role instead (ALTER ROLE … SET statement_timeout = '30s')"
+    )
 if BOARD_LISTEN_URL:
     # Django's .iterator() would otherwise open a server-side cursor (DECLARE … WITHOUT HOLD),
     # which lives in one server connection's transaction only.

@@ -171,13 +171,31 @@ def test_session_connections_go_to_the_listen_url(settings):
     assert db.session_conninfo() == db.conninfo()
 
 
-def test_a_bad_listen_url_stops_the_settings_with_its_name():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "board.settings", "BOARD_LISTEN_URL": "mysql://x/y"}
+def settings_error(**env: str) -> str:
+    """What loading the settings with ``env`` writes to stderr (it must fail)."""
+    full = {**os.environ, "DJANGO_SETTINGS_MODULE": "board.settings", **env}
     result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=full, capture_output=True, text=True
     )
-    assert result.returncode != 0
-    assert "BOARD_LISTEN_URL must start with postgresql://" in result.stderr
+    assert result.returncode != 0, result
+    return result.stderr
+
+
+def test_a_bad_listen_url_stops_the_settings_with_its_name():
+    assert "BOARD_LISTEN_URL must start with postgresql://" in settings_error(BOARD_LISTEN_URL="mysql://x/y")
+    assert "BOARD_LISTEN_URL must name a database" in settings_error(BOARD_LISTEN_URL="postgresql://db.example")
+
+
+def test_a_statement_timeout_through_a_pooler_is_refused_with_what_to_do_instead():
+    error = settings_error(BOARD_LISTEN_URL="postgresql://db.example/board", BOARD_DB_STATEMENT_TIMEOUT="5")
+    assert "BOARD_DB_STATEMENT_TIMEOUT cannot be applied through a transaction pooler" in error
+    assert "ALTER ROLE" in error
+
+
+def test_pgbouncer_refuses_a_startup_option(bouncer):
+    """Why: the option BOARD_DB_STATEMENT_TIMEOUT would travel as is refused by PgBouncer."""
+    with pytest.raises(psycopg.OperationalError, match="unsupported startup parameter"):
+        psycopg.connect(bouncer.conninfo(dbname()), options="-c statement_timeout=5000").close()
 
 
 # --- Board through PgBouncer ---------------------------------------------------------------------
