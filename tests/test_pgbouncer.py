@@ -36,13 +36,15 @@ from tests.board.test_bulk import insert_dead_letters, job_id_of, states
 from tests.support.board import htmx, login
 from tests.support.live import session_cookie
 from tests.support.live_server import ROOT, database_url, free_port
-from tests.support.pgbouncer import PgBouncer, missing_reason, start_pgbouncer
+from tests.support.pgbouncer import PgBouncer, missing_reason, run_through_pgbouncer_requested, start_pgbouncer
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
 from todos import db
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or ""),
+    # These start their own PgBouncer in front of the database; not in front of another one.
+    pytest.mark.skipif(run_through_pgbouncer_requested(), reason="BOARD_TEST_PGBOUNCER=1: the run is behind one"),
 ]
 
 # Fewer server connections than the up process's pool alone may open (BOARD_DB_POOL_MAX, 10, per
