@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from board.db import database_settings
+from board.db import database_settings, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -149,6 +149,29 @@ BOARD_DB_POOL_TIMEOUT = env_float("BOARD_DB_POOL_TIMEOUT", 5.0, minimum=0.1)
 # PostgreSQL's statement_timeout on the store's pooled connections, in seconds (0: none). A
 # statement stopped by it is answered "unavailable" (503), like an outage (todos/unavailable.py).
 BOARD_DB_STATEMENT_TIMEOUT = env_float("BOARD_DB_STATEMENT_TIMEOUT", 0.0, minimum=0.0)
+# Behind a transaction-mode pooler (PgBouncer, README "Growing past one database"), DATABASE_URL
+# names the pooler and BOARD_LISTEN_URL the database itself: the connections that keep session
+# state (LISTEN, the relay's and the migrations' session advisory locks, dedicated connections)
+# go there. Empty: everything uses DATABASE_URL (or the embedded server).
+BOARD_LISTEN_URL = env_str("BOARD_LISTEN_URL")
+if BOARD_LISTEN_URL:
+    parse_database_url(BOARD_LISTEN_URL, setting="BOARD_LISTEN_URL")  # fail at start on a bad URL
+# Server-side prepared statements on the store's pools (psycopg prepares a statement after its
+# fifth run on a connection). A transaction pooler hands each transaction to any server
+# connection, where the statement was never prepared: off by default with BOARD_LISTEN_URL set.
+# PgBouncer >= 1.21 with max_prepared_statements > 0 tracks them; there it may be turned on.
+BOARD_DB_PREPARED_STATEMENTS = env_bool("BOARD_DB_PREPARED_STATEMENTS", not BOARD_LISTEN_URL)
+if BOARD_LISTEN_URL and BOARD_DB_STATEMENT_TIMEOUT > 0:
+    # It travels as a startup option of each pooled connection; a transaction pooler refuses
+    # (PgBouncer: "unsupported startup parameter") or drops it, never applies it per client.
+    raise ImproperlyConfigured(
+        "BOARD_DB_STATEMENT_TIMEOUT cannot be applied through a transaction pooler (BOARD_LISTEN_URL is set): "
+        "set statement_timeout on the database role instead (ALTER ROLE … SET statement_timeout = '30s')"
+    )
+if BOARD_LISTEN_URL:
+    # Django's .iterator() would otherwise open a server-side cursor (DECLARE … WITHOUT HOLD),
+    # which lives in one server connection's transaction only.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 
 # --- Auth, sessions, security headers ---------------------------------------------------------
 

@@ -4,6 +4,8 @@ lifecycle invariant checked after every test that touched the database.
 With neither ``DATABASE_URL`` nor ``BOARD_TEST_DATABASE_URL`` set, the run starts a throwaway
 embedded PostgreSQL in a temporary directory (deleted at exit). ``BOARD_TEST_DATABASE_URL`` points
 the tests (only) at another server; pytest-django creates and drops ``test_<name>`` there.
+``BOARD_TEST_PGBOUNCER=1`` runs everything through a real PgBouncer in transaction mode started
+for the run (``tests/support/pgbouncer.py``; README "Growing past one database").
 """
 
 from __future__ import annotations
@@ -76,13 +78,22 @@ def django_db_setup(django_test_environment, django_db_blocker):
     """
     from django.test.utils import setup_databases, teardown_databases
 
+    from tests.support import pgbouncer
     from todos import db
 
     with django_db_blocker.unblock():
         config = setup_databases(verbosity=0, interactive=False, keepdb=False, aliases={"default"})
     db.reset_pools()
+    routing = None
+    if pgbouncer.run_through_pgbouncer_requested():
+        reason = pgbouncer.missing_reason()
+        if reason:
+            pytest.exit(f"BOARD_TEST_PGBOUNCER=1: {reason}", returncode=4)
+        routing = pgbouncer.route_through(db.conninfo())
     yield
     db.reset_pools()
+    if routing is not None:
+        pgbouncer.unroute(routing)
     with django_db_blocker.unblock():
         from django.db import connections
 

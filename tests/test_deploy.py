@@ -52,7 +52,30 @@ def compose() -> dict:
 
 
 def test_compose_services(compose):
-    assert set(compose["services"]) == {"postgres", "board", "lb", "loops"}
+    assert set(compose["services"]) == {"postgres", "board", "lb", "loops", "pgbouncer"}
+    # PgBouncer is optional: only with its profile (README, "Growing past one database").
+    assert compose["services"]["pgbouncer"]["profiles"] == ["pgbouncer"]
+
+
+def test_compose_pgbouncer_pools_transactions_in_front_of_postgres(compose):
+    import configparser
+
+    services = compose["services"]
+    bouncer = services["pgbouncer"]
+    assert (ROOT / bouncer["build"] / "Dockerfile").exists()
+    ini = configparser.ConfigParser()
+    ini.read(ROOT / bouncer["build"] / "pgbouncer.ini")
+    assert ini["pgbouncer"]["pool_mode"] == "transaction"
+    assert ini["pgbouncer"]["listen_port"] == "6432"
+    assert "host=postgres port=5432" in ini["databases"]["board"]
+    user = services["postgres"]["environment"]["POSTGRES_USER"]
+    userlist = (ROOT / bouncer["build"] / "userlist.txt").read_text()
+    assert userlist.startswith(f'"{user}" ')
+    # The Board processes wait for it when the profile is on, and take both URLs from the shell.
+    board = services["board"]
+    assert board["depends_on"]["pgbouncer"] == {"condition": "service_healthy", "required": False}
+    assert board["environment"]["DATABASE_URL"].startswith("${DATABASE_URL:-postgresql://")
+    assert board["environment"]["BOARD_LISTEN_URL"] == "${BOARD_LISTEN_URL:-}"
 
 
 def test_compose_board_replicas_publish_no_host_port(compose):

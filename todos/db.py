@@ -7,6 +7,14 @@ request that waits (a long poll) holds no connection and no thread.
 
 Pools are built lazily from ``settings.DATABASES['default']`` so the test run, which renames the
 database, gets pools on the test database (:func:`reset_pools`).
+
+Behind a transaction-mode pooler (PgBouncer), ``DATABASE_URL`` names the pooler and each
+transaction may run on another server connection. The pools hold nothing across statements (each
+is one transaction, or an explicit ``conn.transaction()`` block) and, unless
+``BOARD_DB_PREPARED_STATEMENTS`` says otherwise, prepare nothing (``prepare_threshold=None``).
+What needs a session of its own — ``LISTEN``, the relay's and the migrations' session advisory
+locks, :func:`connect`'s dedicated connections — goes to :func:`session_conninfo`
+(``BOARD_LISTEN_URL``, the database itself).
 """
 
 from __future__ import annotations
@@ -81,15 +89,22 @@ def conninfo() -> str:
     return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
 
 
+def session_conninfo() -> str:
+    """Where a connection that keeps session state goes: ``BOARD_LISTEN_URL`` (the database
+    itself, past a transaction-mode pooler), else the store's database (:func:`conninfo`)."""
+    return settings.BOARD_LISTEN_URL or conninfo()
+
+
 def connect(**kwargs: Any) -> DictConnection:
-    """A dedicated connection (listeners, benchmarks, tests that need their own session)."""
+    """A dedicated connection with a session of its own (listeners, the relay, session advisory
+    locks, benchmarks, tests): on :func:`session_conninfo`, never through a transaction pooler."""
     kwargs.setdefault("autocommit", True)
-    return DictConnection.connect(conninfo(), row_factory=dict_row, **kwargs)
+    return DictConnection.connect(session_conninfo(), row_factory=dict_row, **kwargs)
 
 
 async def aconnect(**kwargs: Any) -> AsyncDictConnection:
     kwargs.setdefault("autocommit", True)
-    return await AsyncDictConnection.connect(conninfo(), row_factory=dict_row, **kwargs)
+    return await AsyncDictConnection.connect(session_conninfo(), row_factory=dict_row, **kwargs)
 
 
 # How long the pools keep retrying to replace a lost connection before giving up on it. Their
@@ -115,8 +130,18 @@ def _pool_settings() -> dict:
         "max_size": max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
         "timeout": settings.BOARD_DB_POOL_TIMEOUT,
         "reconnect_timeout": RECONNECT_TIMEOUT_SECONDS,
-        "kwargs": {"autocommit": True, "row_factory": dict_row},
+        "kwargs": {"autocommit": True, "row_factory": dict_row, "prepare_threshold": prepare_threshold()},
     }
+
+
+# psycopg's own default: a statement is prepared on a connection after its fifth run there.
+PREPARE_THRESHOLD = 5
+
+
+def prepare_threshold() -> int | None:
+    """The pools' ``prepare_threshold``: None (never prepare) with ``BOARD_DB_PREPARED_STATEMENTS``
+    off, as a transaction pooler without prepared-statement tracking needs."""
+    return PREPARE_THRESHOLD if settings.BOARD_DB_PREPARED_STATEMENTS else None
 
 
 _lock = threading.Lock()

@@ -15,16 +15,17 @@ EMBEDDED_ENGINE = "board.db.backend"
 EMBEDDED_DATABASE_NAME = "board"
 
 
-def parse_database_url(url: str) -> dict:
-    """Turn ``postgresql://user:pass@host:port/name?opt=v`` into a Django ``DATABASES`` entry."""
+def parse_database_url(url: str, *, setting: str = "DATABASE_URL") -> dict:
+    """Turn ``postgresql://user:pass@host:port/name?opt=v`` into a Django ``DATABASES`` entry
+    (``setting``: where it came from, for the error message)."""
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
-        raise ImproperlyConfigured(f"DATABASE_URL must start with postgresql:// (got scheme {parts.scheme!r})")
+        raise ImproperlyConfigured(f"{setting} must start with postgresql:// (got scheme {parts.scheme!r})")
     options = dict(parse_qsl(parts.query))
     host = options.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
     name = unquote(parts.path.lstrip("/"))
     if not name:
-        raise ImproperlyConfigured("DATABASE_URL must name a database (…/dbname)")
+        raise ImproperlyConfigured(f"{setting} must name a database (…/dbname)")
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": name,

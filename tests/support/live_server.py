@@ -70,6 +70,10 @@ def server_environment(**extra: str) -> dict:
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",
     )
+    from django.conf import settings
+
+    if settings.BOARD_LISTEN_URL:  # the run goes through PgBouncer (tests/support/pgbouncer.py)
+        env["BOARD_LISTEN_URL"] = settings.BOARD_LISTEN_URL
     env.update(extra)
     return env
 

@@ -248,7 +248,9 @@ class Relay:
 
     def __init__(self, *, name: str | None = None, conninfo: str | None = None):
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
-        self.conninfo = conninfo  # default: the store's database (todos.db.conninfo)
+        # Default: the database itself, past any transaction pooler (todos.db.session_conninfo):
+        # the election lock is a session lock.
+        self.conninfo = conninfo
         self.stop_event = threading.Event()
         self.leading = threading.Event()  # set while this candidate holds the lock (tests, logs)
         self.passes = 0
@@ -285,12 +287,12 @@ class Relay:
     def _connect(self) -> DictConnection:
         from psycopg.rows import dict_row
 
-        from todos.db import DictConnection, conninfo
+        from todos.db import DictConnection, session_conninfo
 
         # Keepalives: a holder whose network vanished must lose its session (and the lock) within
         # seconds, not at the kernel's two-hour default.
         return DictConnection.connect(
-            self.conninfo or conninfo(),
+            self.conninfo or session_conninfo(),
             autocommit=True,
             row_factory=dict_row,
             application_name="board-relay",

@@ -128,16 +128,21 @@ class Command(BaseCommand):
         Several Board processes may start at once on an empty database (``docker compose up
         --scale board=3``): the first migrates and creates the admin, the others wait for the lock
         and find both done.
-        """
-        from django.db import connection
 
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
+        The lock is a session lock, held on a dedicated connection to the database itself
+        (``BOARD_LISTEN_URL`` when ``DATABASE_URL`` names a transaction pooler, where a session
+        lock could be taken on one server connection and released on another); the migrations
+        run on Django's connection, one transaction each.
+        """
+        from todos.db import connect
+
+        with connect(application_name="board-migrate-lock") as lock:
+            lock.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
             try:
                 call_command("migrate", interactive=False, verbosity=0)
                 return self._ensure_admin()
             finally:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
+                lock.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
 
     def _ensure_admin(self):
         """A site admin to sign in with: from BOARD_ADMIN_USERNAME/PASSWORD, or generated and printed once."""
