@@ -25,7 +25,7 @@ def test_pages_render_for_an_operator(world, alice_client, todos):
         assert response.status_code == 200, name
         body = response.content.decode()
         assert '<body data-live-page="' in body
-        assert 'id="live-status" role="status" data-state="offline"' in body
+        assert 'id="live-status" role="status" data-state="idle" hidden' in body  # live.js shows it on live pages
         assert "django_htmx/htmx-2.min.js" in body and "board/live.js" in body
     page = alice_client.get(reverse("team_detail", args=["acme"]))
     assert page.status_code == 200 and "alice" in page.content.decode()
