@@ -162,3 +162,55 @@ def test_the_full_todo_page_has_one_h1_and_the_drawer_none(world, alice_client):
     assert re.search(r"<h1[^>]*>Reconcile the ledgers</h1>", page)
     drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
     assert "<h1" not in drawer
+
+
+# --- "Failed 1h": a link, and a name that says what it counts -----------------------------------
+
+
+def test_every_number_of_the_overview_is_a_link(world, alice_client):
+    make(world, "dead", title="gave up")
+    make(world, "done")
+    body = text_of(alice_client.get(reverse("overview_table")))
+    assert "Failed 1h" not in body and "Dead 1h" in body
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)[1:]:
+        cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', row, re.S)
+        assert len(cells) == 6, row
+        for cell in cells:
+            assert re.fullmatch(r'<a href="[^"]+">[\d,]+</a>', cell.strip()), cell
+    assert re.search(r'<a href="/todos/\?state=dead&amp;queue=default&amp;team=acme">1</a></td>\s*<td', body)
+
+
+# --- a search shows its count, and the tabs count the search ------------------------------------
+
+
+def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice_client):
+    make(world, "pending", title="Invoice for March")
+    make(world, "pending", title="invoice for April")
+    make(world, "dead", title="Invoice for May")
+    for _ in range(3):
+        make(world, "pending", title="Something else")
+    body = text_of(alice_client.get(reverse("todo_list") + "?q=invoice"))
+    counts = dict(re.findall(r'data-count="(\w+)">([^<]+)<', body))
+    expected = {"all": "3", "pending": "2", "claimed": "0", "retry": "0", "dead": "1", "done": "0", "canceled": "0"}
+    assert counts == expected
+    assert re.search(r'data-result-count="3">3 todos match “invoice”', body)
+    pending = text_of(alice_client.get(reverse("todo_list") + "?q=invoice&state=pending"))
+    assert re.search(r'data-result-count="2">2 todos match “invoice” in Pending', pending)
+    none = text_of(alice_client.get(reverse("todo_list") + "?q=nothing-like-it"))
+    assert 'data-result-count="0">No todos match “nothing-like-it”' in none
+    assert 'data-count="all">0<' in none
+    unsearched = text_of(alice_client.get(reverse("todo_list")))
+    assert 'data-count="all">6<' in unsearched and "data-result-count" not in unsearched
+    live = text_of(alice_client.get(reverse("todo_counts") + "?q=invoice"))  # the live region agrees
+    assert 'data-count="all">3<' in live
+
+
+def test_a_search_past_its_window_says_its_counts_are_at_least(world, alice_client, monkeypatch):
+    from todos.selectors import todo_list
+
+    monkeypatch.setattr(todo_list, "SEARCH_SCAN_ROWS", 3)
+    for n in range(5):
+        make(world, "pending", title=f"Invoice {n}")
+    body = text_of(alice_client.get(reverse("todo_list") + "?q=invoice"))
+    assert 'data-count="all">3+<' in body
+    assert "3+ todos match “invoice”, among the newest 3 todos of this filter." in body

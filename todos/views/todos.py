@@ -24,12 +24,14 @@ def _list_context(request, f: TodoFilter) -> dict:
     page = todo_pages.list_page(viewer, f)
     paused = todo_pages.paused_queues(viewer)
     queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
+    counts = tab_counts.state_counts(viewer, f)
     return {
         "filter": f,
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused),
-        "counts": tab_counts.state_counts(viewer, f),
+        "counts": counts,
+        "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,
         "queues": queues,
         "list_url": reverse("todo_list"),
