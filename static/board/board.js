@@ -187,6 +187,10 @@
     for (var i = 0; i < boxes.length; i++) if (boxes[i].checked) n++;
     var label = document.querySelector("[data-selected-count]");
     if (label) label.textContent = n ? n + " selected" : "None selected";
+    /* "Retry selected" with nothing selected has nothing to do: off until a box is ticked
+     * (without JavaScript the server answers it with a hint instead) */
+    var needs = document.querySelectorAll("[data-needs-selection]");
+    for (var j = 0; j < needs.length; j++) needs[j].disabled = n === 0;
     var all = document.querySelector("[data-select-all]");
     if (all) { all.checked = n > 0 && n === boxes.length; all.indeterminate = n > 0 && n < boxes.length; }
   }

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from tests.factories import relayed
 from tests.support.board import make
 from todos.db import execute
 from todos.store import agent as A
@@ -199,6 +200,7 @@ def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice
     none = text_of(alice_client.get(reverse("todo_list") + "?q=nothing-like-it"))
     assert 'data-result-count="0">No todos match “nothing-like-it”' in none
     assert 'data-count="all">0<' in none
+    relayed()
     unsearched = text_of(alice_client.get(reverse("todo_list")))
     assert 'data-count="all">6<' in unsearched and "data-result-count" not in unsearched
     live = text_of(alice_client.get(reverse("todo_counts") + "?q=invoice"))  # the live region agrees
@@ -214,3 +216,40 @@ def test_a_search_past_its_window_says_its_counts_are_at_least(world, alice_clie
     body = text_of(alice_client.get(reverse("todo_list") + "?q=invoice"))
     assert 'data-count="all">3+<' in body
     assert "3+ todos match “invoice”, among the newest 3 todos of this filter." in body
+
+
+# --- bulk: nothing to offer at 0, no 400 with nothing selected ------------------------------------
+
+
+def bulk_bar(body: str) -> str:
+    return body[body.index('<form id="bulk-form"') : body.index("</form>", body.index('<form id="bulk-form"'))]
+
+
+def test_the_list_offers_only_bulk_actions_that_have_rows_to_change(world, alice_client):
+    make(world, "done")
+    make(world, "pending")
+    relayed()  # the tabs' counts are the relay's
+    done = bulk_bar(text_of(alice_client.get(reverse("todo_list") + "?state=done")))
+    assert "all matching" not in done  # nothing done can be retried or canceled
+    pending = bulk_bar(text_of(alice_client.get(reverse("todo_list") + "?state=pending")))
+    assert "Cancel all matching" in pending and "Retry all matching" not in pending
+    everything = bulk_bar(text_of(alice_client.get(reverse("todo_list"))))
+    assert "Cancel all matching" in everything and "Retry all matching" not in everything
+    make(world, "dead")
+    relayed()
+    everything = bulk_bar(text_of(alice_client.get(reverse("todo_list"))))
+    assert "Cancel all matching" in everything and "Retry all matching" in everything
+    # the "selected" buttons are marked for board.js to turn off while nothing is ticked
+    assert everything.count("data-needs-selection") == 2
+
+
+def test_selected_with_nothing_selected_is_a_hint_not_a_400(world, alice_client):
+    from tests.support.board import htmx
+
+    response = alice_client.post(reverse("bulk_preview"), {"plan": "retry:selected"}, **htmx())
+    assert response.status_code == 200
+    body = text_of(response)
+    assert "Select the todos first" in body and "notice-error" not in body
+    assert "HX-Trigger" not in response  # no error toast
+    page = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:selected", "next": "/todos/"})
+    assert page.status_code == 200 and "Select the todos first" in text_of(page)

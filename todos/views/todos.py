@@ -37,8 +37,20 @@ def _list_context(request, f: TodoFilter) -> dict:
         "list_url": reverse("todo_list"),
         "here": request.get_full_path(),
         "can_bulk": viewer.can_act_anywhere,
+        "bulk_offers": bulk_offers(f, counts),
         "scan_rows": todo_pages.SEARCH_SCAN_ROWS,
     }
+
+
+# The tabs a bulk action can change rows of (its store guard, ``human.BULK_GUARDS``, by state).
+BULK_TABS = {"retry": ("retry", "dead"), "cancel": ("pending", "claimed", "retry", "dead")}
+
+
+def bulk_offers(f: TodoFilter, counts: dict) -> dict[str, bool]:
+    """Which "… all matching" buttons the list offers: only an action that has rows to change
+    under the filter, by the tabs' counts (never "0 todos can be retried")."""
+    tabs = tuple(counts) if f.state == "all" else (f.state,)
+    return {action: any(counts[tab].value for tab in tabs if tab in states) for action, states in BULK_TABS.items()}
 
 
 @require_GET
