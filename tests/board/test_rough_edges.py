@@ -253,3 +253,155 @@ def test_selected_with_nothing_selected_is_a_hint_not_a_400(world, alice_client)
     assert "HX-Trigger" not in response  # no error toast
     page = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:selected", "next": "/todos/"})
     assert page.status_code == 200 and "Select the todos first" in text_of(page)
+
+
+# --- extend lease: a choice of durations, and the new expiry said -----------------------------------
+
+
+def test_extend_lease_offers_durations_and_says_the_new_expiry(world, alice_client):
+    import json
+    from datetime import UTC, datetime, timedelta
+
+    from tests.support.board import htmx
+
+    todo = make(world, "mine")
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    form = drawer[drawer.index(f'action="/todos/{todo.id}/extend/"') :]
+    form = form[: form.index("</form>")]
+    assert re.findall(r'<option value="(\d+)"', form) == ["15", "30", "60", "120", "240", "480"]
+    assert 'value="30" selected' in form  # BOARD_HUMAN_LEASE_SECONDS
+    assert "lease-expiry" in drawer  # the exact expiry beside the countdown
+    response = alice_client.post(reverse("todo_extend", args=[todo.id]), {"lease_minutes": "120"}, **htmx())
+    assert response.status_code == 200
+    with_expiry = execute_row(todo.id)
+    assert timedelta(minutes=119) < with_expiry - datetime.now(UTC) <= timedelta(minutes=120)
+    toast = json.loads(response["HX-Trigger"])["board:toast"]["items"][0]["message"]
+    assert f"it now expires at {with_expiry:%H:%M:%S} UTC (in 2h 00m)" in toast
+    bad = alice_client.post(reverse("todo_extend", args=[todo.id]), {"lease_minutes": "0"}, **htmx())
+    assert bad.status_code == 422 and "lease_minutes" in text_of(bad)
+    assert execute_row(todo.id) == with_expiry  # nothing written
+
+
+def execute_row(todo_id: str):
+    from todos.db import connect
+
+    with connect() as conn:
+        return conn.execute("SELECT lease_expires_at FROM todos WHERE id = %s", (todo_id,)).fetchone()[
+            "lease_expires_at"
+        ]
+
+
+# --- force release: asks first, and its attempt says it was forced -----------------------------------
+
+
+def test_force_release_asks_first_and_its_attempt_says_it_was_forced(world, alice_client):
+    from tests.support.board import htmx
+    from todos.db import connect
+
+    todo = make(world, "claimed")
+    row = text_of(alice_client.get(reverse("todo_row", args=[todo.id])))
+    assert "force-release" not in row  # no one-click force release in the list
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    form = drawer[drawer.index(f'action="/todos/{todo.id}/force-release/"') :]
+    form = form[: form.index("</form>")]
+    assert "hx-confirm" not in form
+    assert f'data-confirm="force_release-confirm-{todo.id}"' in form
+    assert re.search(r'<dialog id="force_release-confirm-[^"]+" class="confirm-dialog"', form)
+    assert ">Keep their lease</button>" in form and ">Force release</button>" in form
+    assert alice_client.post(reverse("todo_force_release", args=[todo.id]), **htmx()).status_code == 200
+    with connect() as conn:
+        attempt = conn.execute("SELECT outcome, ended_by FROM todo_attempts WHERE todo_id = %s", (todo.id,)).fetchone()
+    assert attempt == {"outcome": "released", "ended_by": f"human:{world.alice.user_id}"}
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    assert "Force-released by Board · alice: the lease was taken away; it went back to pending" in drawer
+    assert "released → requeued, forced" in drawer
+    # a holder's own release is not called forced
+    mine = make(world, "mine")
+    execute(__import__("todos.store.human", fromlist=["release"]).release(world.alice, mine.id))
+    own = text_of(alice_client.get(reverse("todo_drawer", args=[mine.id])))
+    assert "Released by its holder; it went back to pending" in own and "forced" not in own
+
+
+def test_an_agent_release_leaves_ended_by_empty(world):
+    from todos.db import connect
+
+    todo = make(world, "claimed")
+    execute(A.release(world.agent, todo.id))
+    with connect() as conn:
+        row = conn.execute("SELECT outcome, ended_by FROM todo_attempts WHERE todo_id = %s", (todo.id,)).fetchone()
+    assert row == {"outcome": "released", "ended_by": None}
+
+
+def test_ended_by_refuses_a_malformed_actor(world):
+    import psycopg
+
+    from todos.db import connect
+
+    todo = make(world, "claimed")
+    with connect() as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("UPDATE todo_attempts SET ended_by = 'alice' WHERE todo_id = %s", (todo.id,))
+
+
+# --- confirmations: the Board's own dialog, buttons that say what they do -----------------------------
+
+
+def test_cancel_asks_in_the_boards_dialog_with_unambiguous_buttons(world, alice_client):
+    todo = make(world, "pending")
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    form = drawer[drawer.index(f'action="/todos/{todo.id}/cancel/"') :]
+    form = form[: form.index("</form>")]
+    assert "hx-confirm" not in drawer
+    assert "Cancel this todo for good?" in form
+    buttons = re.findall(r"<button[^>]*>([^<]*)</button>", form)
+    assert buttons == ["Cancel…", "Keep it", "Cancel this todo"]
+
+
+# --- the assignee list offers only who can claim in the queue ------------------------------------------
+
+
+def test_the_assignee_list_offers_only_who_can_claim_in_the_queue(world, alice_client):
+    from tests import factories as f
+
+    f.endpoint(world.acme, slug="producer", queues=("default",), verbs=("create_for", "list_todos"))
+    f.endpoint(world.acme, slug="elsewhere", queues=("other",))
+    f.endpoint(world.acme, slug="second-worker", queues=("default",), verbs=("claim_next", "complete"))
+    todo = make(world, "pending")
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    select = drawer[drawer.index(f'id="assign-{todo.id}"') :]
+    select = select[: select.index("</select>")]
+    labels = re.findall(r"<option [^>]*>([^<]*)</option>", select)
+    assert labels == [
+        "Nobody (any claimer)",
+        "adam (human)",
+        "alice (human)",
+        "acme-worker (endpoint)",
+        "second-worker (endpoint)",
+    ]  # not vera (a viewer), not the producer (no claim verb), not "elsewhere" (another queue)
+
+
+# --- outcomes and audit actions in words, codes beside them --------------------------------------------
+
+
+def test_outcomes_and_audit_actions_read_as_sentences_with_the_code_beside(world, alice_client):
+    from todos import wording
+
+    todo = make(world, "dead")
+    execute(__import__("todos.store.human", fromlist=["retry"]).retry(world.alice, todo.id, note="again"))
+    drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
+    assert "Failed: the worker reported an error; it became a dead letter" in drawer
+    assert '<code class="code-note" title="As the API reports it">failed → dead_lettered</code>' in drawer
+    assert 'sent it back to pending (retry)</span> <code class="code-note">todo.retry</code>' in drawer
+    activity = text_of(alice_client.get(reverse("activity")))
+    assert "sent it back to pending (retry)" in activity and ">todo.retry</code>" in activity
+    # every code the schema allows has words
+    assert set(wording.OUTCOMES) == {
+        "completed",
+        "failed",
+        "released",
+        "lease_expired",
+        "reaped",
+        "canceled",
+        "revoked",
+    }
+    assert set(wording.DISPOSITIONS) == {"done", "retry_scheduled", "requeued", "dead_lettered", "canceled"}
+    assert wording.action("todo.something_new") == "todo.something_new"  # unworded: shown as itself
