@@ -167,6 +167,15 @@
   document.addEventListener("click", function (evt) {
     var target = evt.target;
     if (!(target instanceof Element)) return;
+    /* a confirmation: the Board's own dialog (never window.confirm), its buttons named for what
+     * they do; the dialog's submit button sends the form it sits in */
+    var asks = target.closest("[data-confirm]");
+    if (asks) {
+      var dialog = document.getElementById(asks.getAttribute("data-confirm"));
+      if (dialog && typeof dialog.showModal === "function") { evt.preventDefault(); dialog.showModal(); return; }
+    }
+    var keep = target.closest("[data-dialog-close]");
+    if (keep) { var open = keep.closest("dialog"); if (open) open.close(); return; }
     var close = target.closest("[data-close-drawer]");
     if (close) { evt.preventDefault(); closeDrawer(); return; }
     var opener = target.closest("[data-open-drawer]");
@@ -187,6 +196,10 @@
     for (var i = 0; i < boxes.length; i++) if (boxes[i].checked) n++;
     var label = document.querySelector("[data-selected-count]");
     if (label) label.textContent = n ? n + " selected" : "None selected";
+    /* "Retry selected" with nothing selected has nothing to do: off until a box is ticked
+     * (without JavaScript the server answers it with a hint instead) */
+    var needs = document.querySelectorAll("[data-needs-selection]");
+    for (var j = 0; j < needs.length; j++) needs[j].disabled = n === 0;
     var all = document.querySelector("[data-select-all]");
     if (all) { all.checked = n > 0 && n === boxes.length; all.indeterminate = n > 0 && n < boxes.length; }
   }
@@ -231,6 +244,7 @@
     var t = evt.target;
     var typing = t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
     if (evt.key === "Escape") {
+      if (document.querySelector("dialog[open]")) return; /* Esc closes the dialog, not the drawer */
       if (typing && t.id === "q") { t.blur(); return; }
       if (closeDrawer()) evt.preventDefault();
       return;

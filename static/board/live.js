@@ -38,6 +38,7 @@
 
   function setStatus(state, label) {
     if (!statusEl) return;
+    statusEl.hidden = false;
     statusEl.setAttribute("data-state", state);
     statusEl.textContent = label || state;
     statusEl.title = state === "live" ? "Live: changes appear as they happen"
@@ -45,7 +46,11 @@
       : "Reconnecting: changes will appear once the connection is back";
   }
 
-  if (!page || !wsPath || !window.WebSocket || !window.htmx) {
+  /* A page that is not live (sign-in, forms, the dead-letter groups) says nothing: the
+   * indicator stays hidden, as the server rendered it. Only a live page without the means to be
+   * live (no WebSocket, no htmx) is offline. */
+  if (!page) return;
+  if (!wsPath || !window.WebSocket || !window.htmx) {
     setStatus("offline");
     return;
   }

@@ -50,12 +50,20 @@ def test_the_drawer_offers_the_tables_actions_for_the_situation(world, alice_cli
     forms = drawer_forms(alice_client, todo.id)
     assert set(forms) == OFFERED[situation]
     assert [a.name for a in TABLE if a.name in forms] == list(forms)  # in the table's order
-    for name, tag in forms.items():
-        confirm = re.search(r'hx-confirm="([^"]*)"', tag)
-        if name == "cancel":
-            assert confirm and confirm.group(1) == "Cancel this todo for good?"
-        elif name == "force_release":
-            assert confirm and confirm.group(1) == "Take the lease away from acme-worker? Its attempt ends as released."
-        else:
-            assert confirm is None, name
+    body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
+    assert "hx-confirm" not in body  # never the browser's confirm(): the Board's own dialog
+    dialogs = dict(
+        re.findall(
+            r'<dialog id="([a-z_]+)-confirm-td_[0-9a-f]+" class="confirm-dialog"[^>]*>\s*<p[^>]*>([^<]*)</p>', body
+        )
+    )
+    expected = {}
+    if "cancel" in forms:
+        expected["cancel"] = "Cancel this todo for good? It will not run, and a canceled todo cannot be retried."
+    if "force_release" in forms:
+        expected["force_release"] = (
+            "Take the lease away from acme-worker? The todo goes back to pending, and its attempt is recorded as"
+            " force-released by you; acme-worker can no longer report on it."
+        )
+    assert dialogs == expected
     assert drawer_forms(vera_client, todo.id) == {}  # a viewer: no actions at all

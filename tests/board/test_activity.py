@@ -25,7 +25,7 @@ def test_activity_lists_filters_and_pages(world, alice_client, monkeypatch):
     globex_todo = make(world, "pending", agent=world.globex_agent)
     execute(O.cancel(world.bob, globex_todo.id, note="globex private note"))
 
-    rows = lambda b: re.findall(r'<span class="audit-action">([a-z._]+)</span>', b)  # noqa: E731
+    rows = lambda b: re.findall(r'<code class="code-note">([a-z._]+)</code>', b)  # noqa: E731
     get = lambda **q: alice_client.get(reverse("activity"), q).content.decode()  # noqa: E731
     body = get()
     assert rows(body) == ["queue.pause", "todo.release", "todo.claim"]  # newest first

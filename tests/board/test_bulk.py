@@ -182,7 +182,7 @@ def test_bulk_cancel_of_a_selection_reports_rows_whose_state_moved(world, alice_
 
 
 def test_bulk_errors_name_the_field(world, alice_client, vera_client):
-    response = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:selected"}, **htmx())
+    response = alice_client.post(reverse("bulk_start"), {"plan": "cancel:selected"}, **htmx())
     assert response.status_code == 400 and "ids: select at least one todo first" in response.content.decode()
     response = alice_client.post(reverse("bulk_preview"), {"plan": "explode:selected", "ids": ["x"]}, **htmx())
     assert response.status_code == 400 and "action: must be retry or cancel" in response.content.decode()

@@ -25,7 +25,7 @@ def test_pages_render_for_an_operator(world, alice_client, todos):
         assert response.status_code == 200, name
         body = response.content.decode()
         assert '<body data-live-page="' in body
-        assert 'id="live-status" role="status" data-state="offline"' in body
+        assert 'id="live-status" role="status" data-state="idle" hidden' in body  # live.js shows it on live pages
         assert "django_htmx/htmx-2.min.js" in body and "board/live.js" in body
     page = alice_client.get(reverse("team_detail", args=["acme"]))
     assert page.status_code == 200 and "alice" in page.content.decode()
@@ -118,8 +118,8 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
         "acme-worker",
         "worker-9",
         "smtp timeout",
-        'failed <span aria-hidden="true">→</span>',
-        "retry_scheduled",
+        "Failed: the worker reported an error; a retry is scheduled",  # in words (todos/wording.py)
+        "failed → retry_scheduled",  # and the code beside them
         "in progress",
         "Attempt history",
         "2 in total",
@@ -185,7 +185,7 @@ def test_the_actions_that_fit_each_state(world, alice_client, todos):
         assert _drawer_actions(alice_client, todos[state].id) == actions, state
     rows = {
         "pending": {"claim"},
-        "claimed": {"force-release"},
+        "claimed": set(),  # force release asks first, in the drawer (issue 16)
         "mine": {"complete", "release"},
         "retry": {"retry"},
         "dead": {"retry"},

@@ -64,6 +64,14 @@ class AgentStatus:
     released: int = 0
 
     @property
+    def seen_at(self) -> datetime | None:
+        """When the endpoint last showed a sign of life: its last API request, or a heartbeat of
+        a lease it holds (a heartbeat is the endpoint speaking, whichever way it reached the store),
+        so "never" is never shown beside a recent heartbeat."""
+        times = [t for t in (self.last_seen_at, self.last_heartbeat_at) if t is not None]
+        return max(times) if times else None
+
+    @property
     def stuck(self) -> bool:
         return self.lapsed > 0 or (self.died > 0 and self.completed == 0)
 

@@ -15,8 +15,8 @@ from typing import LiteralString
 from todos.db import pool
 from todos.filters import TodoFilter
 from todos.selectors.access import Viewer
-from todos.selectors.scans import scan_sql
-from todos.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query
+from todos.selectors.scans import ORDERS, scan_sql
+from todos.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query, search_predicate
 from todos.sql import compose
 from todos.sql.compose import Params
 
@@ -43,9 +43,12 @@ class Count:
     value: int
     capped: bool
     cap: int = COUNT_CAP
+    at_least: bool = False  # a search's count within its window: more may match further back
 
     def __str__(self) -> str:
-        return f"{self.cap:,}+" if self.capped else f"{self.value:,}"
+        if self.capped:
+            return f"{self.cap:,}+"
+        return f"{self.value:,}+" if self.at_least and self.value else f"{self.value:,}"
 
 
 def capped_count_sql(query: TodoQuery, cap: LiteralString = "%(cap)s") -> LiteralString:
@@ -77,14 +80,16 @@ GROUP BY state"""
 
 
 def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
-    """Per state tab: the count under the current filter, the search aside (tabs count the filter
-    without its text; the page says so).
+    """Per state tab: the count under the current filter. With a search, the search's matches
+    (:func:`search_counts`).
 
     Exact, from the relay's counts, unless "assigned to me" is on: counts cannot answer it, so
     those tabs count the rows themselves, exact up to COUNT_CAP (claimed: always exact) and "1,000+"
     beyond. Either way one statement: one round trip and one snapshot for the seven numbers.
     """
     keys = ("all", *STATE_PREDICATES)  # "all" first, as the tabs show them
+    if f.q:
+        return search_counts(viewer, f, keys)
     unsearched = dataclasses.replace(f, q="")
     if not f.mine:
         query = build_query(viewer, dataclasses.replace(unsearched, state="all"))
@@ -136,3 +141,49 @@ def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
             n = row[key]
             counts[key] = Count(n, False) if key in EXACT_COUNTS else Count(min(n, COUNT_CAP), n > COUNT_CAP, COUNT_CAP)
     return {key: counts[key] for key in keys}
+
+
+def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:
+    """The tabs' counts of a search: its matches per state among the newest ``SEARCH_SCAN_ROWS``
+    todos of the filter (its state aside), the window a search's first page looks at.
+
+    One bounded window for all seven tabs (an index-only scan, then that many rows read), so the
+    tabs agree with the list and cost what a search page costs. When the window was full, more may
+    match further back: the counts read "12+" (``at_least``). A whole todo id is a probe, no window.
+    """
+    from todos.selectors.todo_list import SEARCH_SCAN_ROWS  # the list's window (it imports this module)
+
+    query = build_query(viewer, dataclasses.replace(f, state="all", after=None, before=None))
+    if not query.endpoint_ids:
+        return {key: Count(0, False) for key in keys}
+    columns, direction = ORDERS["newest"]
+    params = Params(query.params)
+    scan = params.bind("scan", SEARCH_SCAN_ROWS)
+    window = scan_sql(
+        query, columns=columns, direction=direction, keyset=None, limit=scan, select=compose.columns(columns, "t")
+    )
+    if query.search is None:
+        matches: LiteralString = "true"  # a whole id: build_query made it a predicate of the window
+    else:
+        matches, _ = search_predicate(f.q, viewer, params, "t")
+    per_state = compose.join(
+        COLUMN_SEPARATOR,
+        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+    )
+    sql: LiteralString = f"""
+WITH window_keys AS MATERIALIZED ({window})
+SELECT (SELECT count(*) FROM window_keys) AS scanned,
+       {per_state}
+FROM window_keys k JOIN todos t ON t.id = k.id
+WHERE {matches}"""
+    with pool().connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
+    counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
+    return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
+
+
+def _tab_predicate(key: str) -> LiteralString:
+    """A tab's rows as a predicate over ``t`` (retry and dead split the store's ``failed``)."""
+    state, extra = STATE_PREDICATES[key]
+    return compose.conjunction((f"t.state = {compose.state(state)}", *((extra,) if extra else ())))

@@ -245,6 +245,7 @@ SELECTORS = {
     "selectors.todo_list.get_row": captured(todo_list.get_row, VIEWER, TODO),
     "selectors.todo_counts.state_counts": captured(todo_counts.state_counts, VIEWER, TodoFilter()),
     "selectors.todo_counts.state_counts.mine": captured(todo_counts.state_counts, VIEWER, TodoFilter(mine=True)),
+    "selectors.todo_counts.state_counts.search": captured(todo_counts.state_counts, VIEWER, TodoFilter(q="timeout")),
     "selectors.todo_list.paused_queues": captured(todo_list.paused_queues, VIEWER),
     # The drawer.
     "selectors.drawer.get_detail": captured(drawer.get_detail, VIEWER, TODO),

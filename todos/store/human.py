@@ -252,7 +252,8 @@ def release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[T
 
 def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
     """Take a lease away from whoever holds it (an agent that is stuck). Guard: claimed.
-    Effect: ``pending``. Attempt: ``released``/``requeued``; the audit names the human."""
+    Effect: ``pending``. Attempt: ``released``/``requeued`` with ``ended_by`` the human (0009), so
+    it does not read like the holder's own release; the audit names the human too."""
     params = _params(op, todo_id, note=note)
     return _single(
         "force_release",
@@ -260,7 +261,7 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
         "state = 'pending', owner = NULL, lease_expires_at = NULL",
         f"t.state = 'claimed' AND {LEASE_SEEN}",
         params,
-        attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued'",
+        attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued', ended_by = %(owner)s",
         ready_when="TRUE",
     )
 

@@ -80,6 +80,12 @@ class Attempt:
     summary: str | None
     summary_truncated: bool
     artifact: str | None
+    ended_by: str | None = None  # who ended it when not its holder: a force release (0009)
+
+    @property
+    def forced(self) -> bool:
+        """Ended by someone other than its holder (a force release), not by its holder's report."""
+        return self.ended_by is not None
 
     @property
     def died(self) -> bool:
@@ -102,7 +108,7 @@ _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
 ATTEMPT_COLUMNS: LiteralString = (
     "seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at,"
-    " outcome, disposition, summary, summary_truncated, artifact"
+    " outcome, disposition, summary, summary_truncated, artifact, ended_by"
 )
 
 

@@ -193,3 +193,26 @@ def detail_value(value):
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     return value
+
+
+@register.filter
+def audit_words(code):
+    """An audit action as words (``todos/wording.py``); the template shows the code beside it."""
+    from todos import wording
+
+    return wording.action(code)
+
+
+@register.filter
+def disposition_words(code):
+    from todos import wording
+
+    return wording.DISPOSITIONS.get(code or "", code or "")
+
+
+@register.simple_tag
+def outcome_words(attempt, forced_by=None):
+    """An ended attempt as a sentence (``todos/wording.py``)."""
+    from todos import wording
+
+    return wording.outcome(attempt.outcome, attempt.disposition, forced_by=forced_by if attempt.forced else None)

@@ -37,7 +37,12 @@ class TodoAction:
     verb_phrase: str  # "Could not <verb_phrase>: …" when the store's guard refuses it
     offered_in: frozenset[str]  # the situations (above) in which the drawer offers it
     style: str = ""  # "primary", "warn", "danger", or "" for a plain button
-    confirm: str = ""  # asked before it is sent, with ``{holder}`` the lease holder
+    # Asked before it is sent, in the Board's own dialog (``{holder}``: the lease holder), with a
+    # button that does it (``confirm_yes``) and one that does not (``confirm_no``), each named for
+    # what it does: never "Cancel" for "do not cancel".
+    confirm: str = ""
+    confirm_yes: str = ""
+    confirm_no: str = ""
     # "button": a form that is one button; "folded": a form with fields behind a "<label>…"
     # toggle; "inline": a field and a small button on one line.
     form: str = "button"
@@ -108,9 +113,12 @@ TABLE: tuple[TodoAction, ...] = (
         "Extend lease",
         human.extend,
         _lease,
-        success="Extended your lease on {id}.",
+        success="Extended your lease on {id}: it now expires at {expires}.",
         verb_phrase="extend the lease",
         offered_in=frozenset({HELD}),
+        form="inline",
+        fields="todos/action_fields/_extend.html",
+        submit="Extend",
     ),
     TodoAction(
         "release",
@@ -130,7 +138,12 @@ TABLE: tuple[TodoAction, ...] = (
         verb_phrase="force-release it",
         offered_in=frozenset({LAPSED, TAKEN}),
         style="warn",
-        confirm="Take the lease away from {holder}? Its attempt ends as released.",
+        confirm=(
+            "Take the lease away from {holder}? The todo goes back to pending, and its attempt is"
+            " recorded as force-released by you; {holder} can no longer report on it."
+        ),
+        confirm_yes="Force release",
+        confirm_no="Keep their lease",
     ),
     TodoAction(
         "retry",
@@ -151,7 +164,9 @@ TABLE: tuple[TodoAction, ...] = (
         verb_phrase="cancel it",
         offered_in=LIVE,
         style="danger",
-        confirm="Cancel this todo for good?",
+        confirm="Cancel this todo for good? It will not run, and a canceled todo cannot be retried.",
+        confirm_yes="Cancel this todo",
+        confirm_no="Keep it",
     ),
     TodoAction(
         "complete",
@@ -205,4 +220,5 @@ TABLE: tuple[TodoAction, ...] = (
 TODO_ACTIONS: dict[str, TodoAction] = {action.name: action for action in TABLE}
 
 # The actions a list row offers, in the row's order; a row shows the first two it may.
-ROW_ACTIONS = ("claim", "complete", "release", "force_release", "retry")
+# Never force release: it takes someone's lease away, and asks first in the drawer.
+ROW_ACTIONS = ("claim", "complete", "release", "retry")

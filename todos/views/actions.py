@@ -9,6 +9,8 @@ a message saying what happened; a todo that is absent or another team's answers 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -22,7 +24,7 @@ from todos.selectors.rows import short_id
 from todos.store import human
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.scopes import OperatorScope
-from todos.templatetags.board import STATE_LABELS
+from todos.templatetags.board import STATE_LABELS, duration_text
 from todos.views.action_table import TodoAction
 from todos.views.common import (
     CHANGED_EVENT,
@@ -43,6 +45,16 @@ READ_ONLY = "Your role on this team is read-only: you can look, not act."
 
 def operator_scope(viewer) -> OperatorScope:
     return OperatorScope(user_id=viewer.user_id, username=viewer.username)
+
+
+def lease_expiry(result) -> str:
+    """When the lease a store call left runs out, as a toast says it: "14:05:09 UTC (in 1 h)"."""
+    todo = getattr(result, "todo", result)
+    expires = getattr(todo, "lease_expires_at", None)
+    if expires is None:
+        return ""
+    left = (expires - datetime.now(UTC)).total_seconds()
+    return f"{expires.astimezone(UTC):%H:%M:%S} UTC (in {duration_text(round(max(left, 0) / 60) * 60)})"
 
 
 def conflict_message(request, action: TodoAction, todo_id: str) -> str:
@@ -107,10 +119,9 @@ def todo_action(action: TodoAction):
         viewer = request.viewer
         if todo_list.get_row(viewer, todo_id) is None:
             return not_found()  # before reading any input: absent and foreign answer alike
-        execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
-        return _respond(
-            request, todo_id, status=200, level="success", message=action.success.format(id=short_id(todo_id))
-        )
+        result = execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
+        message = action.success.format(id=short_id(todo_id), expires=lease_expiry(result))
+        return _respond(request, todo_id, status=200, level="success", message=message)
 
     view.__name__ = action.url_name
     view.__doc__ = f"{action.label}: one store call, answered with the updated fragment."

@@ -42,6 +42,13 @@ class BadRequest(Exception):
     pass
 
 
+class NothingSelected(BadRequest):
+    """ "… selected" with no box ticked: a preview answers a hint, not an error."""
+
+
+NOTHING_SELECTED = "Select the todos first: tick their boxes, then choose “Retry selected” or “Cancel selected”."
+
+
 def _describe(f: TodoFilter) -> str:
     parts = [f"state {BOARD_STATES[f.state]}"]
     for label, value in (("queue", f.queue), ("endpoint", f.endpoint), ("team", f.team), ("search", f.q)):
@@ -76,7 +83,7 @@ def _plan(request):
     if scope == "selected":
         raw = data.getlist("ids")
         if not raw:
-            raise BadRequest("ids: select at least one todo first")
+            raise NothingSelected("ids: select at least one todo first")
         if len(raw) > MAX_SELECTED:
             raise BadRequest(f"ids: at most {MAX_SELECTED} selected todos; use “all matching” for more")
         ids = bulk_targets.visible_ids(viewer, raw)
@@ -127,6 +134,10 @@ def bulk_preview(request):
         return forbidden(request, READ_ONLY)
     try:
         plan = _plan(request)
+    except NothingSelected:
+        if is_htmx(request):
+            return render(request, "bulk/_message.html", {"message": NOTHING_SELECTED, "level": "info"})
+        return render(request, "bulk/preview.html", {"hint": NOTHING_SELECTED, "next": request.POST.get("next", "")})
     except BadRequest as exc:
         return _bad_request(request, str(exc))
     if plan is None:

@@ -236,7 +236,7 @@ def _reveal(request, team, endpoint, token: str, *, rotated: bool):
         "worker": (
             f"export BOARD_URL={shlex.quote(base)}\n"
             f"export BOARD_TOKEN={shlex.quote(token)}\n"
-            f"python manage.py work --queue {shlex.quote(queue)} -- ./handle-todo.sh"
+            f"uv run manage.py work --queue {shlex.quote(queue)} -- ./handle-todo.sh"
         ),
         "worker_missing": [verb for verb in WORKER_VERBS if verb not in endpoint.scope_verbs],
         "mcp": json.dumps(client_config(base, token), indent=2),

@@ -12,10 +12,12 @@ from uuid import UUID
 
 from django.urls import reverse
 
-from todos.selectors.access import Viewer, usernames
+from todos.selectors.access import ACTING_ROLES, Viewer, usernames
 from todos.selectors.rows import TodoRow
 from todos.views import action_table
 from todos.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
+
+CLAIM_VERBS = ("claim", "claim_next", "claim_batch")
 
 
 def situation(todo: TodoRow, viewer: Viewer) -> str:
@@ -60,6 +62,46 @@ def action_forms(todo: TodoRow, actions, *, holder: str | None, errors: dict) ->
         )
         for action in (TODO_ACTIONS[name] for name in actions)
     ]
+
+
+# "Extend lease": how long from now the lease should run (minutes, label); the default is the
+# human lease (BOARD_HUMAN_LEASE_SECONDS) when it is one of them.
+LEASE_CHOICES = (
+    (15, "15 minutes"),
+    (30, "30 minutes"),
+    (60, "1 hour"),
+    (120, "2 hours"),
+    (240, "4 hours"),
+    (480, "8 hours"),
+)
+
+
+def lease_default_minutes() -> int:
+    from django.conf import settings
+
+    minutes = settings.BOARD_HUMAN_LEASE_SECONDS // 60
+    return minutes if minutes in dict(LEASE_CHOICES) else 30
+
+
+def can_claim_in(endpoint, queue: str) -> bool:
+    """Whether an endpoint (a team listing, with its verbs) can claim work in ``queue``: active,
+    the queue in its scope, and a claim verb."""
+    return (
+        endpoint.state == "active"
+        and queue in endpoint.scope_queues
+        and any(verb in endpoint.scope_verbs for verb in CLAIM_VERBS)
+    )
+
+
+def assign_choices(todo: TodoRow, members, endpoints) -> list[tuple[str, str]]:
+    """Who the todo can be assigned to: the people who can claim it (operators and admins of its
+    team: a viewer cannot) and the team's endpoints that can claim in its queue; the current
+    assignee stays listed (marked) even if it no longer could, so saving changes nothing unasked."""
+    choices = [(f"human:{m.user_id}", f"{m.username} (human)") for m in members if m.role in ACTING_ROLES]
+    choices += [(f"endpoint:{e.id}", f"{e.name} (endpoint)") for e in endpoints if can_claim_in(e, todo.queue)]
+    if todo.assignee and todo.assignee not in dict(choices):
+        choices.append((todo.assignee, "the current assignee (cannot claim here now)"))
+    return choices
 
 
 class Names:

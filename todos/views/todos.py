@@ -16,7 +16,15 @@ from todos.selectors import teams as team_selectors
 from todos.selectors import todo_counts as tab_counts
 from todos.selectors import todo_list as todo_pages
 from todos.views.common import board_view, is_htmx, not_found, vary_on_htmx
-from todos.views.present import Names, action_forms, actions_for, present_rows
+from todos.views.present import (
+    LEASE_CHOICES,
+    Names,
+    action_forms,
+    actions_for,
+    assign_choices,
+    lease_default_minutes,
+    present_rows,
+)
 
 
 def _list_context(request, f: TodoFilter) -> dict:
@@ -24,19 +32,33 @@ def _list_context(request, f: TodoFilter) -> dict:
     page = todo_pages.list_page(viewer, f)
     paused = todo_pages.paused_queues(viewer)
     queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
+    counts = tab_counts.state_counts(viewer, f)
     return {
         "filter": f,
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused),
-        "counts": tab_counts.state_counts(viewer, f),
+        "counts": counts,
+        "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,
         "queues": queues,
         "list_url": reverse("todo_list"),
         "here": request.get_full_path(),
         "can_bulk": viewer.can_act_anywhere,
+        "bulk_offers": bulk_offers(f, counts),
         "scan_rows": todo_pages.SEARCH_SCAN_ROWS,
     }
+
+
+# The tabs a bulk action can change rows of (its store guard, ``human.BULK_GUARDS``, by state).
+BULK_TABS = {"retry": ("retry", "dead"), "cancel": ("pending", "claimed", "retry", "dead")}
+
+
+def bulk_offers(f: TodoFilter, counts: dict) -> dict[str, bool]:
+    """Which "… all matching" buttons the list offers: only an action that has rows to change
+    under the filter, by the tabs' counts (never "0 todos can be retried")."""
+    tabs = tuple(counts) if f.state == "all" else (f.state,)
+    return {action: any(counts[tab].value for tab in tabs if tab in states) for action, states in BULK_TABS.items()}
 
 
 @require_GET
@@ -124,18 +146,13 @@ def drawer_context(
         return None
     attempt_rows = drawer.attempts(todo)
     audit = drawer.todo_audit(viewer, todo)
-    names = Names(viewer, [todo.owner, todo.assignee] + [a.owner for a in attempt_rows])
+    names = Names(viewer, [todo.owner, todo.assignee] + [o for a in attempt_rows for o in (a.owner, a.ended_by)])
     endpoint = viewer.endpoint(todo.endpoint_id)
     team = viewer.team(todo.team_id)
     actions = actions_for(todo, viewer)
-    assign_choices = []
+    choices = []
     if "assign" in actions:
-        assign_choices = [(f"human:{m.user_id}", f"{m.username} (human)") for m in team_selectors.members(todo.team_id)]
-        assign_choices += [
-            (f"endpoint:{e.id}", f"{e.name} (endpoint)")
-            for e in viewer.endpoints
-            if e.team_id == todo.team_id and e.state == "active"
-        ]
+        choices = assign_choices(todo, team_selectors.members(todo.team_id), team_selectors.endpoints(todo.team_id))
     if next_url is None:
         htmx = getattr(request, "htmx", None)
         next_url = (htmx.current_url_abs_path if htmx else None) or request.get_full_path()
@@ -150,10 +167,12 @@ def drawer_context(
         "team": team,
         "actions": actions,
         "action_forms": action_forms(todo, actions, holder=holder, errors=errors or {}),
-        "attempts": [(a, names.person(a.owner)) for a in attempt_rows],
+        "attempts": [(a, names.person(a.owner), names.holder(a.ended_by)) for a in attempt_rows],
         "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
         "audit": audit,
-        "assign_choices": assign_choices,
+        "assign_choices": choices,
+        "lease_choices": LEASE_CHOICES,
+        "lease_default": lease_default_minutes(),
         "errors": errors or {},
         "values": values or {},
         "here": next_url,

@@ -157,7 +157,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.WARNING(
                     f"Created site admin '{username}'"
-                    + (f" with password: {password}   (shown once; change it under Account)" if generated else ".")
+                    + (
+                        f" with password: {password}   (shown once; change it with Change password, under your name)"
+                        if generated
+                        else "."
+                    )
                 )
             )
         elif password is not None and not user.check_password(password):

@@ -23,7 +23,7 @@ upd AS (
     RETURNING t.*, p.state_before
 ),
 open_attempt AS (
-    UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued'
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', ended_by = %(owner)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),

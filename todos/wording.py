@@ -1,0 +1,71 @@
+"""The Board's words for the codes the store records: attempt outcomes and dispositions, audit
+actions. People read the sentence; the code stays beside it as secondary text (it is what the API,
+the logs and the activity filter say), so both are one glance apart.
+
+A code with no entry here is shown as itself: a new code is never hidden, only not yet worded.
+"""
+
+from __future__ import annotations
+
+# How an attempt ended (todo_attempts.outcome), as "<this> → <disposition>".
+OUTCOMES = {
+    "completed": "Completed",
+    "failed": "Failed: the worker reported an error",
+    "released": "Released by its holder",
+    "lease_expired": "Died: its lease lapsed and a new claim took the todo over",
+    "reaped": "Died: its lease lapsed and the reaper took the todo back",
+    "canceled": "Canceled while it ran",
+    "revoked": "Ended: its endpoint was revoked",
+}
+# A force release closes the attempt as ``released`` with ``ended_by`` set (0009).
+FORCED = "Force-released by {who}: the lease was taken away"
+
+# What became of the todo when the attempt ended (todo_attempts.disposition).
+DISPOSITIONS = {
+    "done": "it is done",
+    "retry_scheduled": "a retry is scheduled",
+    "requeued": "it went back to pending",
+    "dead_lettered": "it became a dead letter",
+    "canceled": "it was canceled",
+}
+
+# Audit actions (audit_log.action): what the person did, as a sentence's predicate.
+ACTIONS = {
+    "todo.create": "created a todo",
+    "todo.claim": "claimed it",
+    "todo.extend": "extended the lease",
+    "todo.release": "released it",
+    "todo.force_release": "took the lease away (force release)",
+    "todo.complete": "completed it",
+    "todo.fail": "failed it",
+    "todo.retry": "sent it back to pending (retry)",
+    "todo.cancel": "canceled it",
+    "todo.assign": "assigned it",
+    "todo.unassign": "removed its assignee",
+    "todo.priority": "changed its priority",
+    "queue.pause": "paused the queue",
+    "queue.resume": "resumed the queue",
+    "endpoint.vend": "vended an endpoint",
+    "endpoint.rotate": "rotated an endpoint's token",
+    "endpoint.scopes": "changed an endpoint's scopes",
+    "endpoint.lease": "changed an endpoint's default lease",
+    "endpoint.revoke": "revoked an endpoint",
+    "endpoint.expire": "an endpoint's lifetime ended (revoked)",
+    "endpoint.delete": "deleted a revoked endpoint",
+    "team.create": "created a team",
+    "member.set": "added a member or changed a role",
+    "member.remove": "removed a member",
+}
+
+
+def outcome(code: str | None, disposition: str | None = None, *, forced_by: str | None = None) -> str:
+    """An ended attempt in words: "Died: its lease lapsed … — it went back to pending"."""
+    head = FORCED.format(who=forced_by) if forced_by else OUTCOMES.get(code or "", code or "")
+    if not disposition:
+        return head
+    return f"{head}; {DISPOSITIONS.get(disposition, disposition)}"
+
+
+def action(code: str) -> str:
+    """An audit action in words (the code itself when it has none yet)."""
+    return ACTIONS.get(code, code)
