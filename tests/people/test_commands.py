@@ -120,3 +120,24 @@ def test_up_demo_gives_the_viewer_a_known_password():
     viewer.save(update_fields=["password"])
     assert ensure_viewer_password() is None  # a password of its own is left alone and not printed
     assert authenticate(username="viewer", password="their-own-password") is not None
+
+
+def test_the_readme_setup_runs_as_written():
+    """README "Add your team and your first agent": its manage.py lines (all but the worker, which
+    needs a server) run as written, in order, and leave a team, its admin and an endpoint."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    section = readme.split("## Add your team and your first agent", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = block.strip().splitlines()
+    assert len(lines) == 5
+    commands = [re.sub(r"\s+#.*$", "", line) for line in lines if line.startswith("uv run manage.py ")]
+    assert [shlex.split(c)[3] for c in commands] == ["team", "person", "vend", "work"]
+    for command in commands[:3]:
+        run(*shlex.split(command)[3:])
+    assert members("acme") == {"alice": "admin"}
+    with connect() as conn:
+        assert conn.execute("SELECT scope_queues FROM endpoints").fetchone()["scope_queues"] == ["builds"]
