@@ -101,6 +101,14 @@ def test_deactivate_reactivate_and_reset(world, root):
             for r in conn.execute("SELECT action FROM audit_log WHERE team_id IS NULL ORDER BY id").fetchall()
         ]
     assert actions == ["person.deactivate", "person.reactivate", "person.password_reset"]
+    # each also in alice's team's Activity, and filterable there
+    activity = login(world.adam_user).get(reverse("activity"), {"action": "person.deactivate"})
+    assert activity.status_code == 200 and "unknown action" not in activity.content.decode()
+    assert '<span class="audit-action">person.deactivate</span>' in activity.content.decode()
+    assert "user=alice" in activity.content.decode()
+    # not in another team's
+    outsider = login(world.bob_user).get(reverse("activity"), {"action": "person.deactivate"}).content.decode()
+    assert "unknown action" not in outsider and "user=alice" not in outsider and "Nothing recorded" in outsider
 
 
 def test_a_site_admin_cannot_deactivate_themselves(world):
