@@ -178,3 +178,46 @@ def test_the_check_never_reads_todos(stuck_world):
 
     walk(json.loads(json.dumps(plan)))
     assert relations == {"todo_counts", "endpoints"}
+
+
+def test_work_reserved_for_an_endpoint_that_does_not_own_it(world, alice_client):
+    from todos.store import human as O
+
+    other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
+    reserved = make(world, "pending", title="reserved elsewhere")
+    make(world, "pending", title="free work")
+    mine = make(world, "pending", title="reserved for its owner")
+    execute(O.assign(world.alice, reserved.id, f"endpoint:{other.endpoint.id}"))
+    execute(O.assign(world.alice, mine.id, f"endpoint:{world.acme_ep.id}"))
+    stuck = stuck_of(world.alice_user)
+    assert list(stuck) == [("acme-worker", "default")]
+    group = stuck[("acme-worker", "default")]
+    assert (group.reason, group.pending, group.assignee_slug) == ("assigned_elsewhere", 1, "acme-other")
+    assert "assigned to endpoint acme-other, but only their owner acme-worker claims them" in group.explanation
+    assert group.fixes[0].url.startswith(reverse("todo_list"))
+    page = alice_client.get(reverse("todo_list")).content.decode()
+    assert page.count("⚠ no agent can claim") == 1  # only the reserved row, not its queue's others
+    row = page[page.index(f'id="todo-{reserved.id}"') :]
+    assert "⚠ no agent can claim" in row[: row.index("</tr>")]
+    execute(O.assign(world.alice, reserved.id, None))
+    assert stuck_of(world.alice_user) == {}
+
+
+def test_reservations_are_read_from_the_assignee_index(world):
+    """Many unreserved pending todos: the reservation query walks the partial assignee index
+    (assigned rows only), not the pending ones."""
+    with connect() as conn:
+        conn.execute(
+            """INSERT INTO todos (id, endpoint_id, queue, title)
+               SELECT 'td_' || lpad(to_hex(g), 32, '0'), %s, 'default', 'bulk'
+               FROM generate_series(1, 50000) g""",
+            (world.acme_ep.id,),
+        )
+        conn.execute("ANALYZE todos")
+    f.recount()
+    viewer = viewer_for(world.alice_user)
+    params = {"eps": viewer.endpoint_ids, "queue": None, "claim_verbs": list(claimability.CLAIM_VERBS)}
+    with connect() as conn:
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + claimability.ASSIGNED_SQL, params).fetchone()
+    text = json.dumps(plan)
+    assert "todos_assignee_state_created" in text and "todos_pending" not in text, text

@@ -1,4 +1,4 @@
-"""Work no agent can claim: waiting todos (pending, or failed with a retry due) whose owning
+"""Work no agent can claim: waiting todos (pending, or failed with a retry scheduled) whose owning
 endpoint cannot take them, with the reason and the fix.
 
 A todo belongs to one endpoint (``todos.endpoint_id``: the caller of ``create_for``, or the
@@ -8,13 +8,19 @@ sits forever (until a human takes it) when its owner
 
 * was revoked or has expired (``revoked``, ``expired``),
 * has neither ``claim_next`` nor ``claim`` in its verbs: a producer-only endpoint (``no_claim_verb``),
-* does not have the todo's queue in its ``scope_queues`` (``queue_out_of_scope``).
+* does not have the todo's queue in its ``scope_queues`` (``queue_out_of_scope``);
+
+or when the todo is reserved (``assignee``) for *another* endpoint, which cannot claim what it
+does not own (``assigned_elsewhere``).
 
 The question is asked per (owner, queue), never per todo: the relay's exact counts
 (``todo_counts``, primary key ``(endpoint_id, queue, state)``) say where work waits, and the
 owners' rows say whether they can claim it, so the cost is O(the viewer's endpoints × queues)
-whatever the number of todos. For each group it also names the team's endpoints that *do* claim
-that queue (the retarget fix: a producer passes ``endpoint`` to ``create_for``).
+whatever the number of todos. Reservations are read from the partial assignee index
+(``todos_assignee_state_created``, only assigned rows), grouped by (owner, queue, assignee): the
+cost is the number of pending todos reserved for an endpoint, never the number of todos. For each
+group it also names the team's endpoints that *do* claim that queue (the retarget fix: a producer
+passes ``endpoint`` to ``create_for``).
 """
 
 from __future__ import annotations
@@ -53,6 +59,19 @@ WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'retry') A
 GROUP BY c.endpoint_id, c.queue, e.id
 ORDER BY e.slug, c.queue"""
 
+# Pending todos reserved for an endpoint other than their owner, per (owner, queue, assignee).
+# The range on assignee is the 'endpoint:' prefix, served by todos_assignee_state_created.
+ASSIGNED_SQL: LiteralString = """
+SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues, count(*)::bigint AS pending,
+       (SELECT o.slug FROM endpoints o WHERE 'endpoint:' || o.id::text = t.assignee) AS assignee_slug
+FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+WHERE t.assignee >= 'endpoint:' AND t.assignee < 'endpoint;' AND t.state = 'pending'
+  AND t.endpoint_id = ANY(%(eps)s::uuid[])
+  AND (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
+  AND t.assignee <> 'endpoint:' || t.endpoint_id::text
+GROUP BY t.endpoint_id, t.queue, t.assignee, e.id
+ORDER BY e.slug, t.queue, t.assignee"""
+
 
 @dataclass(frozen=True)
 class Fix:
@@ -73,6 +92,8 @@ class Stuck:
     reason: str  # revoked | expired | no_claim_verb | queue_out_of_scope
     scope_queues: tuple[str, ...]
     claimers: tuple[str, ...]  # the team's endpoints that do claim this queue
+    assignee: str | None = None  # assigned_elsewhere: the endpoint:<id> they are reserved for
+    assignee_slug: str | None = None
 
     @property
     def waiting(self) -> int:
@@ -87,7 +108,13 @@ class Stuck:
             "no_claim_verb": f"Their endpoint {ep} cannot claim (it has neither claim_next nor claim): "
             "it only hands work in.",
             "queue_out_of_scope": f"Queue {queue} is outside {ep}'s queues ({', '.join(self.scope_queues) or 'none'}).",
+            "assigned_elsewhere": f"They are assigned to endpoint {self.assignee_slug or 'that no longer exists'}, "
+            f"but only their owner {ep} claims them.",
         }[self.reason]
+
+    def covers(self, row) -> bool:
+        """Whether this group holds ``row`` (a todo row of its owner and queue)."""
+        return self.reason != "assigned_elsewhere" or row.assignee == self.assignee
 
     @property
     def todos_url(self) -> str:
@@ -103,6 +130,8 @@ class Stuck:
         edit = reverse("endpoint_edit", args=[ep])
         vend = f"{reverse('endpoint_vend')}?team={self.team_slug}"
         fixes = []
+        if self.reason == "assigned_elsewhere":
+            return [Fix(f"Clear the assignment (or reassign them to {ep}) on each todo", self.todos_url)]
         if self.reason == "no_claim_verb":
             fixes.append(Fix(f"Give {ep} the claim_next verb", edit))
         if self.reason == "queue_out_of_scope":
@@ -134,6 +163,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
     params = {"eps": [e.id for e in endpoints], "queue": queue or None, "claim_verbs": list(CLAIM_VERBS)}
     with pool().connection() as conn:
         rows = conn.execute(STUCK_SQL, params).fetchall()
+        assigned = conn.execute(ASSIGNED_SQL, params).fetchall()
     stuck = []
     for row in rows:
         owning_team = viewer.team(row["team_id"])
@@ -150,6 +180,26 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 reason=row["reason"],
                 scope_queues=tuple(row["scope_queues"]),
                 claimers=tuple(row["claimers"]),
+            )
+        )
+    flagged = {(s.endpoint_id, s.queue) for s in stuck}
+    for row in assigned:
+        owning_team = viewer.team(row["team_id"])
+        if owning_team is None or (row["endpoint_id"], row["queue"]) in flagged:
+            continue  # the owner cannot claim the queue at all: already said, with its fix
+        stuck.append(
+            Stuck(
+                endpoint_id=row["endpoint_id"],
+                endpoint_slug=row["slug"],
+                team_slug=owning_team.slug,
+                queue=row["queue"],
+                pending=row["pending"],
+                retry=0,
+                reason="assigned_elsewhere",
+                scope_queues=tuple(row["scope_queues"]),
+                claimers=(),
+                assignee=row["assignee"],
+                assignee_slug=row["assignee_slug"],
             )
         )
     return stuck

@@ -173,7 +173,7 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list
                 mine=row.owner == viewer.owner,
                 paused=bool(endpoint and (endpoint.team_id, row.queue) in paused),
                 actions=actions_for(row, viewer),
-                stuck=stuck_groups.get((row.endpoint_id, row.queue)) if row.display_state in WAITING_STATES else None,
+                stuck=stuck_of(stuck_groups, row),
             )
         )
     return views
@@ -182,10 +182,18 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list
 WAITING_STATES = ("pending", "retry")
 
 
+def stuck_of(groups: dict, row) -> Stuck | None:
+    if row.display_state not in WAITING_STATES:
+        return None
+    return next((s for s in groups.get((row.endpoint_id, row.queue), ()) if s.covers(row)), None)
+
+
 def stuck_by_owner_and_queue(viewer: Viewer, rows, known: list[Stuck] | None = None) -> dict:
     """The (endpoint, queue) groups no agent can claim, read only when a row is waiting: one
     grouped query (:mod:`todos.selectors.claimability`), never a per-row check."""
     if not any(r.display_state in WAITING_STATES for r in rows):
         return {}
-    groups = claimability.stuck_work(viewer) if known is None else known
-    return {(s.endpoint_id, s.queue): s for s in groups}
+    groups: dict[tuple, list[Stuck]] = {}
+    for s in claimability.stuck_work(viewer) if known is None else known:
+        groups.setdefault((s.endpoint_id, s.queue), []).append(s)
+    return groups
