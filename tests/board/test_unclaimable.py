@@ -104,15 +104,22 @@ def test_fixing_the_cause_clears_the_flag(stuck_world):
 
 
 def test_a_revoked_owner_and_retry_waiting_work(world):
+    from todos.store import human as O
+
     agent = f.agent(f.endpoint(world.acme, slug="acme-old", queues=("default",)))
     make(world, "retry", agent=agent, max_attempts=3)
-    make(world, "pending", agent=agent)
+    pending = make(world, "pending", agent=agent)
     with connect() as conn:  # a fixture shortcut: revoking through the store dead-letters live work
         conn.execute("UPDATE endpoints SET state = 'revoked', revoked_at = now() WHERE slug = 'acme-old'")
     f.relayed()
     stuck = stuck_of(world.alice_user)[("acme-old", "default")]
     assert (stuck.reason, stuck.pending, stuck.retry, stuck.waiting) == ("revoked", 1, 1, 2)
     assert "was revoked" in stuck.explanation
+    assert stuck.todos_url.endswith("state=pending")
+    execute(O.cancel(world.alice, pending.id))
+    f.relayed()
+    only_retry = stuck_of(world.alice_user)[("acme-old", "default")]
+    assert (only_retry.pending, only_retry.retry) == (0, 1) and only_retry.todos_url.endswith("state=retry")
 
 
 def test_the_overview_flags_it_with_reasons_and_fixes(stuck_world, alice_client):

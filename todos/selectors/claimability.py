@@ -119,7 +119,12 @@ class Stuck:
     @property
     def todos_url(self) -> str:
         query = urlencode(
-            {"team": self.team_slug, "endpoint": self.endpoint_slug, "queue": self.queue, "state": "pending"}
+            {
+                "team": self.team_slug,
+                "endpoint": self.endpoint_slug,
+                "queue": self.queue,
+                "state": "pending" if self.pending or not self.retry else "retry",
+            }
         )
         return f"{reverse('todo_list')}?{query}"
 
