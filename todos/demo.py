@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 DEMO_TEAM = "demo"
 # The demo's read-only person: a known password, so a visitor can see the viewer role's Board.
 DEMO_VIEWER = "viewer"
+# Todos the demo's producer creates for itself (no claim verb): the Overview's "no agent can claim".
+STRAYS = 2
 DEMO_VIEWER_PASSWORD = "viewer-demo"
 
 
@@ -151,6 +153,20 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
     human = OperatorScope(user_id=admin.id, username=admin.username)
     owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
     for n in range(todos):
+        if todos >= 10 * STRAYS and n >= todos - STRAYS:
+            # the classic mistake, for the Overview to flag: the producer's create_for without
+            # endpoint=…, so the todo is the producer's own and nothing can claim it
+            execute(
+                agent_store.create(
+                    scopes[PRODUCER.slug],
+                    queue="triage",
+                    title=_title("triage", rng),
+                    kind="triage",
+                    source="webhook",
+                    idempotency_key=f"demo-{n}",
+                )
+            )
+            continue
         queue = rng.choice(list(owners))
         scope = owners[queue]
         fate = rng.random()

@@ -141,3 +141,24 @@ def test_the_readme_setup_runs_as_written():
     assert members("acme") == {"alice": "admin"}
     with connect() as conn:
         assert conn.execute("SELECT scope_queues FROM endpoints").fetchone()["scope_queues"] == ["builds"]
+
+
+def test_the_demo_shows_work_no_agent_can_claim():
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import relayed
+    from todos.demo import STRAYS, seed
+    from todos.selectors.access import viewer_for
+    from todos.selectors.claimability import stuck_work
+
+    admin = f.user("admin", superuser=True)
+    seed(admin, todos=40)
+    relayed()
+    [stray] = stuck_work(viewer_for(get_user_model().objects.get(pk=admin.pk)))
+    assert (stray.endpoint_slug, stray.queue, stray.reason, stray.pending) == (
+        "ingest",
+        "triage",
+        "no_claim_verb",
+        STRAYS,
+    )
+    assert stray.claimers  # the retarget fix names the demo's triage worker
