@@ -27,6 +27,11 @@ from todos.store.scopes import AgentScope, OperatorScope
 logger = logging.getLogger(__name__)
 
 DEMO_TEAM = "demo"
+# The demo's read-only person: a known password, so a visitor can see the viewer role's Board.
+DEMO_VIEWER = "viewer"
+# Todos the demo's producer creates for itself (no claim verb): the Overview's "no agent can claim".
+STRAYS = 2
+DEMO_VIEWER_PASSWORD = "viewer-demo"
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,21 @@ def demo_scopes() -> dict[str, AgentScope] | None:
     }
 
 
+def ensure_viewer_password() -> str | None:
+    """Give the demo's viewer the known password when it has none it can sign in with (seeding
+    creates it without one). Returns the password while it is the known one (so ``up --demo`` can
+    print it on every start), None when the viewer is absent or has a password of its own."""
+    User = get_user_model()
+    viewer = User.objects.filter(username=DEMO_VIEWER).first()
+    if viewer is None:
+        return None
+    if not viewer.password or not viewer.has_usable_password():
+        viewer.set_password(DEMO_VIEWER_PASSWORD)
+        viewer.save(update_fields=["password"])
+        return DEMO_VIEWER_PASSWORD
+    return DEMO_VIEWER_PASSWORD if viewer.check_password(DEMO_VIEWER_PASSWORD) else None
+
+
 def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[str, AgentScope]:
     """Create the demo team, its endpoints and a few hundred todos in every state. Idempotent:
     an existing demo team is left as it is."""
@@ -113,7 +133,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
     team = execute(team_store.create_team(slug=DEMO_TEAM, name="Demo team"))
     execute(team_store.set_member(None, team_id=team.id, user_id=admin.id, role="admin"))
     User = get_user_model()
-    viewer, _ = User.objects.get_or_create(username="viewer", defaults={"is_active": True})
+    viewer, _ = User.objects.get_or_create(username=DEMO_VIEWER, defaults={"is_active": True})
     execute(team_store.set_member(None, team_id=team.id, user_id=viewer.id, role="viewer"))
     scopes = {}
     for spec in AGENTS + (PRODUCER,):
@@ -133,6 +153,20 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
     human = OperatorScope(user_id=admin.id, username=admin.username)
     owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
     for n in range(todos):
+        if todos >= 10 * STRAYS and n >= todos - STRAYS:
+            # the classic mistake, for the Overview to flag: the producer's create_for without
+            # endpoint=…, so the todo is the producer's own and nothing can claim it
+            execute(
+                agent_store.create(
+                    scopes[PRODUCER.slug],
+                    queue="triage",
+                    title=_title("triage", rng),
+                    kind="triage",
+                    source="webhook",
+                    idempotency_key=f"demo-{n}",
+                )
+            )
+            continue
         queue = rng.choice(list(owners))
         scope = owners[queue]
         fate = rng.random()

@@ -18,6 +18,7 @@ from todos.views import (
     health,
     metrics,
     overview,
+    people,
     teams,
     todos,
 )
@@ -60,6 +61,12 @@ urlpatterns = [
     path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
     path("teams/<slug:slug>/members/", teams.team_member_set, name="team_member_set"),
     path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
+    # people (site admins)
+    path("people/", people.people_page, name="people"),
+    path("people/new/", people.person_create, name="person_create"),
+    path("people/<int:user_id>/deactivate/", people.person_deactivate, name="person_deactivate"),
+    path("people/<int:user_id>/reactivate/", people.person_reactivate, name="person_reactivate"),
+    path("people/<int:user_id>/password/", people.person_password_reset, name="person_password_reset"),
     # endpoints (agent credentials)
     path("endpoints/", endpoints.endpoint_list, name="endpoints"),
     path("endpoints/panel/", endpoints.endpoint_panel, name="endpoints_panel"),

@@ -79,6 +79,12 @@ ROUTES = {
     "endpoint_rotate": ("POST", "endpoint", "object"),
     "endpoint_revoke": ("POST", "endpoint", "object"),
     "endpoint_delete": ("POST", "endpoint", "object"),
+    # people are installation-wide: site admins only, 403 for everyone else (tests/board/test_people.py)
+    "people": ("GET", None, "own"),
+    "person_create": ("POST", None, "own"),
+    "person_deactivate": ("POST", None, "own"),
+    "person_reactivate": ("POST", None, "own"),
+    "person_password_reset": ("POST", None, "own"),
 }
 
 

@@ -36,7 +36,7 @@ def test_site_admin_creates_a_team_and_adds_people(world):
     assert (
         root.post(reverse("team_member_set", args=["initech"]), {"username": "bob", "role": "admin"}).status_code == 302
     )
-    assert members("initech") == {"bob": "admin"}
+    assert members("initech") == {"root": "admin", "bob": "admin"}  # the creator is its first admin
     with connect() as conn:
         assert (
             conn.execute(

@@ -274,6 +274,24 @@ def test_a_deactivated_account_is_disconnected_by_the_recheck(tenancy):
     assert run(scenario) == {"type": "websocket.close", "code": 4401}
 
 
+def test_a_person_a_site_admin_deactivates_is_disconnected_at_once(tenancy):
+    """``set_active`` writes a membership change per team of the person: their sockets re-check
+    and close without waiting for the periodic backstop."""
+    from todos.store import people as P
+
+    async def scenario():
+        async with board_socket(tenancy.cookie_a) as a:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await aexecute(P.set_active(None, user_id=tenancy.user_a.id, active=False))
+            closed = await next_message(a, timeout=3)
+            return closed, loop.time() - started
+
+    closed, took = run(scenario)
+    assert closed == {"type": "websocket.close", "code": 4401}
+    assert took < 2.0
+
+
 def test_a_membership_notification_naming_the_human_reaches_them_outside_the_team(tenancy):
     """The human's own group: a notification that names them triggers an immediate re-check even
     for a team whose group they have not joined (the periodic re-check is 10 s away)."""

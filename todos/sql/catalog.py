@@ -23,6 +23,7 @@ from todos.selectors import (
     activity,
     agents,
     bulk_targets,
+    claimability,
     dead_letters,
     drawer,
     overview,
@@ -32,12 +33,13 @@ from todos.selectors import (
 from todos.selectors import agent_api as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
 from todos.selectors import endpoints as endpoint_reads
+from todos.selectors import people as people_reads
 from todos.selectors import teams as team_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, endpoints, human, mcp_sessions, teams
+from todos.store import agent, background, bulk_jobs, endpoints, human, mcp_sessions, people, teams
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -166,6 +168,15 @@ STORE_TEAMS = {
     "store.teams.remove_member": call(teams.remove_member, HUMAN, team_id=TEAM, user_id=8),
 }
 
+STORE_PEOPLE = {
+    "store.people.create_person": call(
+        people.create_person, HUMAN, username="pat", team_id=TEAM, role="operator", password="fixed-for-the-catalog"
+    ),
+    "store.people.set_active.deactivate": call(people.set_active, HUMAN, user_id=8, active=False),
+    "store.people.set_active.reactivate": call(people.set_active, HUMAN, user_id=8, active=True),
+    "store.people.reset_password": call(people.reset_password, HUMAN, user_id=8, password="fixed-for-the-catalog"),
+}
+
 STORE_BULK_JOBS = {
     "store.bulk_jobs.create": call(
         bulk_jobs.create,
@@ -290,6 +301,11 @@ SELECTORS = {
     "selectors.teams.members": captured(team_reads.members, TEAM),
     "selectors.teams.endpoints": captured(team_reads.endpoints, TEAM),
     "selectors.teams.user_id_by_username": captured(team_reads.user_id_by_username, "olive"),
+    "selectors.people.people": captured(people_reads.people),
+    "selectors.people.recent_changes": captured(people_reads.recent_changes),
+    "selectors.people.person_by_username": captured(people_reads.person_by_username, "olive"),
+    "selectors.claimability.stuck_work": captured(claimability.stuck_work, VIEWER, nth=0),
+    "selectors.claimability.stuck_work.assigned": captured(claimability.stuck_work, VIEWER, nth=1),
     "selectors.metrics.live": constant(_METRICS, "SQL", "live"),
     "selectors.metrics.oldest": constant(_METRICS, "SQL", "oldest"),
     "selectors.metrics.finished": constant(_METRICS, "SQL", "finished"),
@@ -317,6 +333,7 @@ CATALOG: dict[str, Call | Constant] = {
     **STORE_BACKGROUND,
     **STORE_ENDPOINTS,
     **STORE_TEAMS,
+    **STORE_PEOPLE,
     **STORE_BULK_JOBS,
     **STORE_MCP_SESSIONS,
     **RELAY,
@@ -324,4 +341,4 @@ CATALOG: dict[str, Call | Constant] = {
 }
 
 # The modules whose public Statement-returning functions must each have an entry (the test checks).
-STATEMENT_MODULES = (agent, human, background, endpoints, teams, bulk_jobs, mcp_sessions, agent_reads)
+STATEMENT_MODULES = (agent, human, background, endpoints, teams, people, bulk_jobs, mcp_sessions, agent_reads)

@@ -24,6 +24,8 @@ MEMBER_REMOVE_DETAIL: LiteralString = (
     "jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), 'role', g.role)"
 )
 
+CREATOR_DETAIL: LiteralString = "jsonb_build_object('user', %(actor)s::text, 'from', NULL, 'to', c.role)"
+
 
 @dataclass(frozen=True)
 class TeamRecord:
@@ -54,7 +56,9 @@ def _team(value: Any) -> UUID:
 
 
 def create_team(*, slug: Any, name: Any, by: OperatorScope | None = None) -> Statement[TeamRecord]:
-    """A new team (site admins only: the caller checks ``is_superuser``)."""
+    """A new team (site admins only: the caller checks ``is_superuser``). Its creator (``by``)
+    becomes its admin in the same statement, so the team is on their Endpoints and Teams pages at
+    once; a team created from the shell (``by`` None) starts with no members."""
     params = {
         "slug": clean_slug(slug),
         "name": _name(name),
@@ -66,7 +70,14 @@ WITH ins AS (
     INSERT INTO teams (slug, name) VALUES (%(slug)s, %(name)s)
     ON CONFLICT (slug) DO NOTHING RETURNING *
 ),
-audit AS ({audit_row("team.create", "ins", team="id", detail="jsonb_build_object('slug', slug)")})
+audit AS ({audit_row("team.create", "ins", team="id", detail="jsonb_build_object('slug', slug)")}),
+creator AS (
+    INSERT INTO team_members (team_id, user_id, role)
+    SELECT ins.id, %(user_id)s, 'admin' FROM ins WHERE %(user_id)s::integer IS NOT NULL
+    RETURNING team_id, user_id, role
+),
+creator_audit AS ({audit_row("member.set", "creator c", team="c.team_id", detail=CREATOR_DETAIL)}),
+logged AS ({log_change("membership", "creator c", team="c.team_id", user="c.user_id")})
 SELECT * FROM ins"""
 
     def finish(rows: list[dict]) -> TeamRecord:

@@ -12,7 +12,9 @@ from uuid import UUID
 
 from django.urls import reverse
 
+from todos.selectors import claimability
 from todos.selectors.access import ACTING_ROLES, Viewer, usernames
+from todos.selectors.claimability import Stuck
 from todos.selectors.rows import TodoRow
 from todos.views import action_table
 from todos.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
@@ -170,6 +172,7 @@ class RowView:
     mine: bool
     paused: bool
     actions: tuple[str, ...]
+    stuck: Stuck | None = None  # waiting work its owning endpoint cannot claim (why, and the fix)
 
     @property
     def row_actions(self) -> tuple[str, ...]:
@@ -196,9 +199,10 @@ class RowView:
         return self.todo.id
 
 
-def present_rows(viewer: Viewer, rows, *, paused: set | None = None) -> list[RowView]:
+def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list[Stuck] | None = None) -> list[RowView]:
     names = Names(viewer, [r.owner for r in rows] + [r.assignee for r in rows])
     paused = paused or set()
+    stuck_groups = stuck_by_owner_and_queue(viewer, rows, stuck)
     views = []
     for row in rows:
         endpoint = viewer.endpoint(row.endpoint_id)
@@ -211,6 +215,27 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None) -> list[Row
                 mine=row.owner == viewer.owner,
                 paused=bool(endpoint and (endpoint.team_id, row.queue) in paused),
                 actions=actions_for(row, viewer),
+                stuck=stuck_of(stuck_groups, row),
             )
         )
     return views
+
+
+WAITING_STATES = ("pending", "retry")
+
+
+def stuck_of(groups: dict, row) -> Stuck | None:
+    if row.display_state not in WAITING_STATES:
+        return None
+    return next((s for s in groups.get((row.endpoint_id, row.queue), ()) if s.covers(row)), None)
+
+
+def stuck_by_owner_and_queue(viewer: Viewer, rows, known: list[Stuck] | None = None) -> dict:
+    """The (endpoint, queue) groups no agent can claim, read only when a row is waiting: one
+    grouped query (:mod:`todos.selectors.claimability`), never a per-row check."""
+    if not any(r.display_state in WAITING_STATES for r in rows):
+        return {}
+    groups: dict[tuple, list[Stuck]] = {}
+    for s in claimability.stuck_work(viewer) if known is None else known:
+        groups.setdefault((s.endpoint_id, s.queue), []).append(s)
+    return groups

@@ -103,7 +103,7 @@ def team_member_set(request, slug: str):
                 request,
                 team,
                 "error",
-                f"username: no active user named “{username}”" if username else "username: is required",
+                _no_such_person(viewer, username) if username else "username: is required",
                 422,
             )
     try:
@@ -139,6 +139,12 @@ def team_member_remove(request, slug: str, user_id: int):
     except Conflict:
         return _member_reply(request, team, "error", "That person is not a member any more.", 409)
     return _member_reply(request, team, "success", "Member removed.")
+
+
+def _no_such_person(viewer, username: str) -> str:
+    """Only existing people can be added; say who can create one."""
+    who = "create them on the People page" if viewer.is_superuser else "ask a site admin to create them"
+    return f"username: no active user named “{username}”: {who}, then add them here"
 
 
 def _member_reply(request, team, level: str, message: str, status: int = 200):

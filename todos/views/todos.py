@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from todos.filters import BadCursor, Cursor, TodoFilter
-from todos.selectors import drawer
+from todos.selectors import claimability, drawer
 from todos.selectors import teams as team_selectors
 from todos.selectors import todo_counts as tab_counts
 from todos.selectors import todo_list as todo_pages
@@ -33,11 +33,13 @@ def _list_context(request, f: TodoFilter) -> dict:
     paused = todo_pages.paused_queues(viewer)
     queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
     counts = tab_counts.state_counts(viewer, f)
+    stuck = claimability.stuck_work(viewer)
     return {
         "filter": f,
         "page": page,
         "newest": page.newest_cursor,
-        "rows": present_rows(viewer, page.rows, paused=paused),
+        "rows": present_rows(viewer, page.rows, paused=paused, stuck=stuck),
+        "stuck": claimability.matching(stuck, f) if f.state in ("all", "pending", "retry") else [],
         "counts": counts,
         "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,

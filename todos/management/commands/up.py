@@ -59,6 +59,13 @@ class Command(BaseCommand):
             from todos.demo import seed
 
             scopes = seed(admin)
+            from todos.demo import DEMO_VIEWER, ensure_viewer_password
+
+            viewer_password = ensure_viewer_password()
+            if viewer_password:
+                self.stdout.write(
+                    f"Demo: sign in as '{DEMO_VIEWER}' with password '{viewer_password}' to see the viewer role."
+                )
         self._listen(listener, host, port)
 
         stop = threading.Event()

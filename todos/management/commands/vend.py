@@ -70,7 +70,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         team = Team.objects.filter(slug=options["team"]).values_list("id", flat=True).first()
         if team is None:
-            raise CommandError(f"no team with slug {options['team']!r}")
+            raise CommandError(
+                f"no team with slug {options['team']!r}; create it with: "
+                f'manage.py team create {options["team"]} "Team name"'
+            )
         verbs = split_list(options["verbs"]) or list(endpoints.DRAIN_VERBS)
         if verbs == ["all"]:
             verbs = list(endpoints.SCOPE_VERBS)

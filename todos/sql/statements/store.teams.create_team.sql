@@ -12,5 +12,16 @@ WITH ins AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT id, %(user_id)s, %(actor)s, 'team.create', NULL, NULL, NULL, NULL, jsonb_build_object('slug', slug)
-    FROM ins)
+    FROM ins),
+creator AS (
+    INSERT INTO team_members (team_id, user_id, role)
+    SELECT ins.id, %(user_id)s, 'admin' FROM ins WHERE %(user_id)s::integer IS NOT NULL
+    RETURNING team_id, user_id, role
+),
+creator_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT c.team_id, %(user_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', %(actor)s::text, 'from', NULL, 'to', c.role)
+    FROM creator c),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
+    SELECT c.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, c.user_id
+    FROM creator c)
 SELECT * FROM ins

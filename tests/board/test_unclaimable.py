@@ -1,0 +1,230 @@
+"""Work no agent can claim: the overview and the todo list say which waiting todos their owning
+endpoint cannot take, why, and how to fix it; people see only their own teams' such work."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from tests import factories as f
+from tests.support.board import make
+from todos.db import connect, execute
+from todos.selectors import claimability
+from todos.selectors.access import viewer_for
+from todos.store import agent as A
+from todos.store import endpoints as endpoint_store
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+PRODUCER_VERBS = ("create_for", "list_todos", "get_todo")
+
+
+def stuck_of(user, **narrow) -> dict[tuple[str, str], claimability.Stuck]:
+    fresh = get_user_model().objects.get(pk=user.pk)  # viewer_for caches on the user object
+    return {(s.endpoint_slug, s.queue): s for s in claimability.stuck_work(viewer_for(fresh), **narrow)}
+
+
+@pytest.fixture
+def stuck_world(world):
+    """acme: a producer-only endpoint with work in `default` (which acme-worker claims), worker
+    work in `email` after `email` left the worker's scope, and an expired endpoint's work."""
+    producer = f.agent(
+        f.endpoint(world.acme, slug="acme-producer", queues=("default", "reports"), verbs=PRODUCER_VERBS)
+    )
+    execute(A.create(producer, queue="default", title="made by the producer"))
+    execute(A.create(producer, queue="reports", title="nobody claims reports"))
+    make(world, "pending", queue="email", title="an email")
+    make(world, "pending", title="healthy work")  # acme-worker claims default: not flagged
+    execute(
+        endpoint_store.set_scopes(None, world.acme_ep.id, verbs=list(endpoint_store.SCOPE_VERBS), queues=["default"])
+    )
+    ending = f.endpoint(
+        world.acme, slug="acme-temp", queues=("batch",), expires_at=datetime.now(UTC) + timedelta(hours=1)
+    )
+    execute(A.create(f.agent(ending), queue="batch", title="batch job"))
+    with connect() as conn:  # the lifetime ran out; the expiry sweep has not run yet
+        conn.execute("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE slug = 'acme-temp'")
+    make(world, "pending", agent=world.globex_agent, title="globex work")
+    f.relayed()
+    return world
+
+
+def test_each_reason_with_its_fix(stuck_world):
+    stuck = stuck_of(stuck_world.alice_user)
+    assert set(stuck) == {
+        ("acme-producer", "default"),
+        ("acme-producer", "reports"),
+        ("acme-worker", "email"),
+        ("acme-temp", "batch"),
+    }
+    producer = stuck[("acme-producer", "default")]
+    assert producer.reason == "no_claim_verb" and producer.pending == 1 and producer.claimers == ("acme-worker",)
+    assert "cannot claim" in producer.explanation
+    labels = [fix.label for fix in producer.fixes]
+    assert labels[0] == "Give acme-producer the claim_next verb"
+    assert "Retarget: have producers pass endpoint=acme-worker to create_for" in labels[1]
+    assert producer.fixes[0].url == reverse("endpoint_edit", args=["acme-producer"])
+    reports = stuck[("acme-producer", "reports")]
+    assert reports.claimers == () and "Vend an endpoint that claims reports" in reports.fixes[1].label
+    assert reports.fixes[1].url == reverse("endpoint_vend") + "?team=acme"
+    email = stuck[("acme-worker", "email")]
+    assert email.reason == "queue_out_of_scope" and "outside acme-worker's queues (default)" in email.explanation
+    assert email.fixes[0].label == "Widen acme-worker's queues to include email"
+    assert stuck[("acme-temp", "batch")].reason == "expired"
+    assert stuck[("acme-temp", "batch")].fixes[-1].url == (
+        reverse("todo_list") + "?team=acme&endpoint=acme-temp&queue=batch&state=pending"
+    )
+    # narrowed like the todo list
+    assert set(stuck_of(stuck_world.alice_user, endpoint="acme-producer")) == {
+        ("acme-producer", "default"),
+        ("acme-producer", "reports"),
+    }
+    assert set(stuck_of(stuck_world.alice_user, queue="email")) == {("acme-worker", "email")}
+    assert stuck_of(stuck_world.alice_user, team="globex") == {}
+
+
+def test_fixing_the_cause_clears_the_flag(stuck_world):
+    producer_id = next(e.id for e in viewer_for(stuck_world.alice_user).endpoints if e.slug == "acme-producer")
+    execute(
+        endpoint_store.set_scopes(
+            None, producer_id, verbs=[*PRODUCER_VERBS, "claim_next"], queues=["default", "reports"]
+        )
+    )
+    assert ("acme-producer", "default") not in stuck_of(stuck_world.alice_user)
+    execute(
+        endpoint_store.set_scopes(
+            None, stuck_world.acme_ep.id, verbs=list(endpoint_store.SCOPE_VERBS), queues=["default", "email"]
+        )
+    )
+    assert set(stuck_of(stuck_world.alice_user)) == {("acme-temp", "batch")}
+
+
+def test_a_revoked_owner_and_retry_waiting_work(world):
+    from todos.store import human as O
+
+    agent = f.agent(f.endpoint(world.acme, slug="acme-old", queues=("default",)))
+    make(world, "retry", agent=agent, max_attempts=3)
+    pending = make(world, "pending", agent=agent)
+    with connect() as conn:  # a fixture shortcut: revoking through the store dead-letters live work
+        conn.execute("UPDATE endpoints SET state = 'revoked', revoked_at = now() WHERE slug = 'acme-old'")
+    f.relayed()
+    stuck = stuck_of(world.alice_user)[("acme-old", "default")]
+    assert (stuck.reason, stuck.pending, stuck.retry, stuck.waiting) == ("revoked", 1, 1, 2)
+    assert "was revoked" in stuck.explanation
+    assert stuck.todos_url.endswith("state=pending")
+    execute(O.cancel(world.alice, pending.id))
+    f.relayed()
+    only_retry = stuck_of(world.alice_user)[("acme-old", "default")]
+    assert (only_retry.pending, only_retry.retry) == (0, 1) and only_retry.todos_url.endswith("state=retry")
+
+
+def test_the_overview_flags_it_with_reasons_and_fixes(stuck_world, alice_client):
+    page = alice_client.get(reverse("overview")).content.decode()
+    assert "Work no agent can claim" in page
+    assert "Their endpoint acme-producer cannot claim" in page
+    assert "Queue email is outside acme-worker&#x27;s queues (default)." in page
+    assert "has expired" in page
+    assert f'href="{reverse("endpoint_edit", args=["acme-producer"])}"' in page
+    assert "Widen acme-worker&#x27;s queues to include email" in page
+    # the live region (the table fragment) carries it too
+    assert "Work no agent can claim" in alice_client.get(reverse("overview_table")).content.decode()
+
+
+def test_the_todo_list_flags_the_rows_and_the_filtered_groups(stuck_world, alice_client):
+    page = alice_client.get(reverse("todo_list")).content.decode()
+    assert "Work no agent can claim" in page
+    assert page.count("⚠ no agent can claim") == 4  # producer ×2, email, batch; not the healthy row
+    email_only = alice_client.get(reverse("todo_list"), {"queue": "email"}).content.decode()
+    assert "outside acme-worker" in email_only and "acme-producer" not in email_only.split("Work no agent")[1][:2000]
+    healthy = alice_client.get(reverse("todo_list"), {"endpoint": "acme-worker", "queue": "default"}).content.decode()
+    assert "Work no agent can claim" not in healthy and "⚠ no agent can claim" not in healthy
+    done = alice_client.get(reverse("todo_list"), {"state": "done"}).content.decode()
+    assert "Work no agent can claim" not in done
+
+
+def test_people_see_only_their_teams_stuck_work(stuck_world, bob_client):
+    assert stuck_of(stuck_world.bob_user) == {}
+    for name in ("overview", "todo_list"):
+        body = bob_client.get(reverse(name)).content.decode()
+        assert "Work no agent can claim" not in body and "acme-producer" not in body, name
+    # globex's own producer-made work is flagged for globex
+    producer = f.agent(f.endpoint(stuck_world.globex, slug="globex-producer", verbs=PRODUCER_VERBS))
+    execute(A.create(producer, queue="default", title="globex handed in"))
+    f.relayed()
+    assert set(stuck_of(stuck_world.bob_user)) == {("globex-producer", "default")}
+    assert set(stuck_of(stuck_world.alice_user)) == {
+        ("acme-producer", "default"),
+        ("acme-producer", "reports"),
+        ("acme-worker", "email"),
+        ("acme-temp", "batch"),
+    }
+
+
+def test_the_check_never_reads_todos(stuck_world):
+    """Grouped by (owner, queue) from the relay's counts: its plan touches todo_counts and
+    endpoints only, however many todos there are."""
+    viewer = viewer_for(stuck_world.alice_user)
+    params = {"eps": viewer.endpoint_ids, "queue": None, "claim_verbs": list(claimability.CLAIM_VERBS)}
+    with connect() as conn:
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + claimability.STUCK_SQL, params).fetchone()
+    relations = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "Relation Name" in node:
+                relations.add(node["Relation Name"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(json.dumps(plan)))
+    assert relations == {"todo_counts", "endpoints"}
+
+
+def test_work_reserved_for_an_endpoint_that_does_not_own_it(world, alice_client):
+    from todos.store import human as O
+
+    other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
+    reserved = make(world, "pending", title="reserved elsewhere")
+    make(world, "pending", title="free work")
+    mine = make(world, "pending", title="reserved for its owner")
+    execute(O.assign(world.alice, reserved.id, f"endpoint:{other.endpoint.id}"))
+    execute(O.assign(world.alice, mine.id, f"endpoint:{world.acme_ep.id}"))
+    stuck = stuck_of(world.alice_user)
+    assert list(stuck) == [("acme-worker", "default")]
+    group = stuck[("acme-worker", "default")]
+    assert (group.reason, group.pending, group.assignee_slug) == ("assigned_elsewhere", 1, "acme-other")
+    assert "assigned to endpoint acme-other, but only their owner acme-worker claims them" in group.explanation
+    assert group.fixes[0].url.startswith(reverse("todo_list"))
+    page = alice_client.get(reverse("todo_list")).content.decode()
+    assert page.count("⚠ no agent can claim") == 1  # only the reserved row, not its queue's others
+    row = page[page.index(f'id="todo-{reserved.id}"') :]
+    assert "⚠ no agent can claim" in row[: row.index("</tr>")]
+    execute(O.assign(world.alice, reserved.id, None))
+    assert stuck_of(world.alice_user) == {}
+
+
+def test_reservations_are_read_from_the_assignee_index(world):
+    """Many unreserved pending todos: the reservation query walks the partial assignee index
+    (assigned rows only), not the pending ones."""
+    with connect() as conn:
+        conn.execute(
+            """INSERT INTO todos (id, endpoint_id, queue, title)
+               SELECT 'td_' || lpad(to_hex(g), 32, '0'), %s, 'default', 'bulk'
+               FROM generate_series(1, 50000) g""",
+            (world.acme_ep.id,),
+        )
+        conn.execute("ANALYZE todos")
+    f.recount()
+    viewer = viewer_for(world.alice_user)
+    params = {"eps": viewer.endpoint_ids, "queue": None, "claim_verbs": list(claimability.CLAIM_VERBS)}
+    with connect() as conn:
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + claimability.ASSIGNED_SQL, params).fetchone()
+    text = json.dumps(plan)
+    assert "todos_assignee_state_created" in text and "todos_pending" not in text, text
