@@ -37,7 +37,7 @@ from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, endpoints, human, mcp_sessions, teams
+from todos.store import agent, background, bulk_jobs, concurrency, endpoints, human, mcp_sessions, teams, waiting
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -132,6 +132,17 @@ STORE_OPERATOR = {
     "store.human.create": call(human.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
     "store.human.pause_queue": call(human.pause_queue, HUMAN, TEAM, "default", note="deploy"),
     "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
+    "store.waiting.run_now": call(waiting.run_now, HUMAN, TODO),
+    "store.waiting.reschedule": call(waiting.reschedule, HUMAN, TODO, delay_seconds=3600),
+    "store.waiting.edit": call(
+        waiting.edit,
+        HUMAN,
+        TODO,
+        {"title": "Renamed", "payload": {"a": 1}, "priority": 5, "max_attempts": 3, "assignee": None, "run_at": ""},
+    ),
+    "store.waiting.edit.title": call(waiting.edit, HUMAN, TODO, {"title": "Renamed"}),
+    "store.concurrency.set_limit": call(concurrency.set_limit, HUMAN, TEAM, "deploy:prod", 2),
+    "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
 }
 
 STORE_BACKGROUND = {
