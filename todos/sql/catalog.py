@@ -31,6 +31,7 @@ from todos.selectors import (
 )
 from todos.selectors import agent_api as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
+from todos.selectors import concurrency as concurrency_reads
 from todos.selectors import endpoints as endpoint_reads
 from todos.selectors import teams as team_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
@@ -91,6 +92,7 @@ TODO_ROW = TodoRow(
     claimed_at=AT,
     completed_at=AT,
     lease_lapsed=False,
+    concurrency_key=None,
 )
 CHUNK = Chunk(job_id=JOB, seq=0, todo_ids=(TODO, OTHER_TODO), action="retry", user_id=7, username="olive", note=None)
 
@@ -231,6 +233,8 @@ SELECTORS = {
     "selectors.overview.rows": captured(overview.overview, VIEWER, nth=0),
     "selectors.overview.recent": captured(overview.overview, VIEWER, nth=1),
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
+    "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
+    "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

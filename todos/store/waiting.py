@@ -70,7 +70,7 @@ def _waiting_statement(
     sql = f"""
 WITH {_prior("t.id = %(id)s", guard)},
 old AS (
-    SELECT p.id, {old} AS values FROM todos p JOIN prior ON prior.id = p.id
+    SELECT p.id, {old} AS vals FROM todos p JOIN prior ON prior.id = p.id
 ),
 upd AS (
     UPDATE todos t SET {sets}, updated_at = now()
@@ -78,16 +78,26 @@ upd AS (
     WHERE t.id = p.id AND {guard}
     RETURNING t.*, p.state_before
 ),
+changed AS (
+    -- the audit keeps the fields whose value changed, each with its old and new value
+    SELECT u.id,
+           coalesce(jsonb_object_agg(o.key, o.value) FILTER (WHERE o.value IS DISTINCT FROM n.value), '{{}}') AS old,
+           coalesce(jsonb_object_agg(n.key, n.value) FILTER (WHERE o.value IS DISTINCT FROM n.value), '{{}}') AS new
+    FROM upd u JOIN old ON old.id = u.id
+    CROSS JOIN LATERAL jsonb_each(old.vals) o
+    JOIN LATERAL jsonb_each({new}) n ON n.key = o.key
+    GROUP BY u.id
+),
 audit AS ({
         audit_row(
             action,
-            "upd u JOIN endpoints ae ON ae.id = u.endpoint_id JOIN old o ON o.id = u.id",
+            "upd u JOIN endpoints ae ON ae.id = u.endpoint_id JOIN changed c ON c.id = u.id",
             team="ae.team_id",
             todo="u.id",
             endpoint="u.endpoint_id",
             queue="u.queue",
             note="%(note)s",
-            detail=f"jsonb_build_object('old', o.values, 'new', {new})",
+            detail="jsonb_build_object('old', c.old, 'new', c.new)",
         )
     }),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),

@@ -5,13 +5,19 @@ from __future__ import annotations
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from todos.selectors.concurrency import busy_keys
 from todos.selectors.overview import overview
 from todos.views.common import board_view
 
 
 def overview_table_context(request) -> dict:
     viewer = request.viewer
-    return {"overview": overview(viewer), "viewer": viewer, "here": request.get_full_path()}
+    return {
+        "overview": overview(viewer),
+        "busy_keys": busy_keys(viewer),
+        "viewer": viewer,
+        "here": request.get_full_path(),
+    }
 
 
 @require_GET
