@@ -34,12 +34,17 @@ def last_audit(todo_id: str) -> dict:
         ).fetchone()
 
 
+def limit_of(key: str) -> int:
+    with connect() as conn:
+        return conn.execute("SELECT max_claimed FROM concurrency_keys WHERE key = %s", (key,)).fetchone()["max_claimed"]
+
+
 def post(client, name, todo_id, data=None, **headers):
     return client.post(reverse(name, args=[todo_id]), data or {}, **headers)
 
 
 def test_the_scheduled_tab_lists_scheduled_work_with_a_countdown(world, alice_client):
-    scheduled = make(world, "pending", title="nightly report", run_at=later())
+    make(world, "pending", title="nightly report", run_at=later())
     plain = make(world, "pending", title="right now")
     relayed()
     body = alice_client.get(reverse("todo_list"), {"state": "scheduled"}).content.decode()
