@@ -37,7 +37,7 @@ from bench.common import (
     setup_django,
     store_database,
 )
-from todos.invariants import broken_counts, broken_lifecycle
+from todos.invariants import broken_counts, broken_lifecycle, broken_slots
 
 QUEUE = "bench"
 
@@ -248,6 +248,8 @@ def verify_store(conninfo: str, n: int) -> None:
         broken = broken_lifecycle(conn)
         if conn.execute("SELECT to_regclass('change_log') IS NOT NULL AS has").fetchone()["has"]:
             broken += broken_counts(conn)
+        if conn.execute("SELECT to_regclass('concurrency_keys') IS NOT NULL AS has").fetchone()["has"]:
+            broken += broken_slots(conn)
     check(r["total"] == n, f"store: {r['total']} todos, expected {n}")
     check(r["done"] == n, f"store: {r['done']} done of {n}")
     check(

@@ -34,7 +34,7 @@ pytest_plugins = [
 # refuse: the schema's tables reference auth_user and Django does not know them).
 TABLES = (
     "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
-    "change_log, todo_counts, todo_finished_minutes, "
+    "change_log, todo_counts, todo_finished_minutes, concurrency_keys, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
 )
 
@@ -154,10 +154,10 @@ def relay_paused(conn):
 
 def broken_invariants() -> list[dict]:
     from todos import db
-    from todos.invariants import broken_counts, broken_lifecycle
+    from todos.invariants import broken_counts, broken_lifecycle, broken_slots
 
     with db.connect() as conn:
-        return broken_lifecycle(conn) + broken_counts(conn)
+        return broken_lifecycle(conn) + broken_counts(conn) + broken_slots(conn)
 
 
 @pytest.fixture

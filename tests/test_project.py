@@ -143,7 +143,14 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
             ).fetchall()
         }
         total = conn.execute("SELECT count(*) AS n FROM todos").fetchone()["n"]
+        scheduled = conn.execute(
+            "SELECT count(*) AS n FROM todos WHERE state = 'pending' AND next_retry_at IS NOT NULL"
+        ).fetchone()["n"]
+        keyed = conn.execute("SELECT count(*) AS n FROM todos WHERE concurrency_key IS NOT NULL").fetchone()["n"]
+        limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
     assert total == 200
+    assert scheduled > 0 and keyed > 0  # issue 15: some work runs later, CI fixes go one per repository
+    assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
     assert {
         ("pending", False),
         ("claimed", False),

@@ -18,6 +18,7 @@ from django.db import connection
 
 from todos.db import execute
 from todos.store import agent as agent_store
+from todos.store import concurrency as concurrency_store
 from todos.store import endpoints as endpoint_store
 from todos.store import human as operator_store
 from todos.store import teams as team_store
@@ -71,6 +72,20 @@ TITLES = {
     "docs": ["Summarize RFC-{n}", "Changelog for v1.{n}", "Explain module {mod}"],
 }
 MODULES = ("billing", "auth", "search", "exports", "webhooks", "scheduler")
+# Run later and concurrency keys (issue 15): CI fixes of one repository go one at a time (a
+# concurrency key per repository; billing, the busiest, may run two), and some work is scheduled
+# for the next minutes. Decided from the todo's number, so the seed's random sequence is unchanged.
+KEYED_QUEUE = "ci-failures"
+WIDER_KEY, WIDER_LIMIT = "repo:acme/billing", 2
+
+
+def _key(queue: str, payload: dict) -> str | None:
+    return f"repo:{payload['repo']}" if queue == KEYED_QUEUE else None
+
+
+def _run_later(n: int) -> int | None:
+    """Seconds to wait, for about one todo in seven: between 2 and 30 minutes."""
+    return 120 + (n * 397) % 1680 if n % 7 == 3 else None
 
 
 def _agent_scope(vended) -> AgentScope:
@@ -151,6 +166,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         )
         scopes[spec.slug] = _agent_scope(vended)
     human = OperatorScope(user_id=admin.id, username=admin.username)
+    execute(concurrency_store.set_limit(None, team.id, WIDER_KEY, WIDER_LIMIT))
     owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
     for n in range(todos):
         if todos >= 10 * STRAYS and n >= todos - STRAYS:
@@ -171,21 +187,26 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         scope = owners[queue]
         fate = rng.random()
         max_attempts = 3 if fate < 0.12 else rng.choice((3, 5))
+        title = _title(queue, rng)
+        payload = {"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"}
+        later = _run_later(n) if 0.12 <= fate < 0.45 else None
         created = execute(
             agent_store.create(
                 scope,
                 queue=queue,
-                title=_title(queue, rng),
+                title=title,
                 kind=queue.rstrip("s"),
                 source="webhook",
-                payload={"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"},
+                payload=payload,
                 idempotency_key=f"demo-{n}",
                 priority=rng.choice((0, 0, 0, 5, -5)),
                 max_attempts=max_attempts,
+                delay_seconds=later,
+                concurrency_key=_key(queue, payload),
             )
         ).todo
         if 0.12 <= fate < 0.45:
-            continue  # pending
+            continue  # pending (or scheduled)
         try:
             claim = execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{n % 4}"))
         except StoreError:
@@ -310,7 +331,9 @@ class SimulatedAgents:
         while not self._sleep(rng.uniform(1.5, 4)):
             queue = rng.choice(list(owners))
             target = owners[queue]
-            # the producer hands work to the owning endpoint (create_for with endpoint=…)
+            payload = {"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"}
+            # the producer hands work to the owning endpoint (create_for with endpoint=…); some of
+            # it for later, CI fixes one at a time per repository
             execute(
                 agent_store.create(
                     target,
@@ -318,9 +341,11 @@ class SimulatedAgents:
                     title=_title(queue, rng),
                     kind=queue.rstrip("s"),
                     source=scope.owner,
-                    payload={"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"},
+                    payload=payload,
                     max_attempts=rng.choice((2, 3, 5)),
                     priority=rng.choice((0, 0, 5, -5)),
+                    delay_seconds=_run_later(payload["n"]),
+                    concurrency_key=_key(queue, payload),
                 )
             )
             time.sleep(0)

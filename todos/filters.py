@@ -18,10 +18,12 @@ from todos.store import inputs
 from todos.store.errors import Invalid
 from todos.store.inputs import PRIORITY_RANGE
 
-# URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived).
+# URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived);
+# "scheduled" is the pending work that waits for its time (``next_retry_at``, issue 15).
 BOARD_STATES = {
     "all": "All",
     "pending": "Pending",
+    "scheduled": "Scheduled",
     "claimed": "Claimed",
     "retry": "Retry scheduled",
     "dead": "Dead letter",

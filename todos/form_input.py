@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -109,3 +110,37 @@ def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
         "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
         "note": note(data),
     }
+
+
+_LOCAL_MINUTES = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?$")
+
+
+def run_at(data, field: str = "run_at") -> str | None:
+    """A time to run at: empty means now. The Board's ``datetime-local`` field sends no offset
+    (``2026-12-02T10:30``); the form labels it UTC, so UTC it is. A full RFC 3339 time is taken
+    as written. The store checks the range (not past, at most a year ahead)."""
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        return None
+    if _LOCAL_MINUTES.match(raw):
+        return raw + (":00Z" if raw.count(":") == 1 else "Z")
+    return raw
+
+
+def edit_changes(data) -> dict:
+    """The edit form: every field it shows, as the store's ``waiting.edit`` takes them (the store
+    audits only the values that differ)."""
+    changes: dict[str, Any] = {}
+    if "title" in data:
+        changes["title"] = (data.get("title") or "").strip()
+    if "payload" in data:  # absent when the payload holds masked keys (the form cannot show it)
+        changes["payload"] = json_field(data, "payload")
+    if "priority" in data:
+        changes["priority"] = integer(data, "priority", *inputs.PRIORITY_RANGE)
+    if "max_attempts" in data:
+        changes["max_attempts"] = integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE)
+    if "assignee" in data:
+        changes["assignee"] = assignee(data)
+    if "run_at" in data:
+        changes["run_at"] = run_at(data)
+    return changes

@@ -34,6 +34,26 @@ def broken_lifecycle(conn) -> list[dict]:
     return conn.execute(BROKEN_LIFECYCLE_SQL).fetchall()
 
 
+# Concurrency keys: every key's ``claimed`` is the number of its team's claimed todos carrying it.
+BROKEN_SLOTS_SQL: LiteralString = """
+WITH actual AS (
+    SELECT e.team_id, t.concurrency_key AS key, count(*) AS n
+    FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+    WHERE t.state = 'claimed' AND t.concurrency_key IS NOT NULL
+    GROUP BY 1, 2
+)
+SELECT coalesce(k.team_id, a.team_id) AS team_id, coalesce(k.key, a.key) AS key,
+       k.claimed AS was, coalesce(a.n, 0) AS now
+FROM concurrency_keys k FULL JOIN actual a ON a.team_id = k.team_id AND a.key = k.key
+WHERE coalesce(k.claimed, 0) <> coalesce(a.n, 0)
+"""
+
+
+def broken_slots(conn) -> list[dict]:
+    """Every concurrency key whose slot count is not its number of claimed todos."""
+    return conn.execute(BROKEN_SLOTS_SQL).fetchall()
+
+
 def broken_counts(conn) -> list[dict]:
     """Every (endpoint, queue, state) whose count, with the log not yet relayed, is not the
     number of todos (``was`` counted, ``now`` todos): the relay's own drift query, which

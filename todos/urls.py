@@ -36,6 +36,7 @@ urlpatterns = [
     path("overview/table/", overview.overview_table, name="overview_table"),
     path("queues/pause/", actions.queue_pause, name="queue_pause"),
     path("queues/resume/", actions.queue_resume, name="queue_resume"),
+    path("concurrency/limit/", actions.concurrency_limit, name="concurrency_limit"),
     path("agents/", agents.agents_page, name="agents"),
     path("agents/panel/", agents.agents_panel, name="agents_panel"),
     path("activity/", activity.activity_page, name="activity"),

@@ -31,6 +31,8 @@ TODO_KEYS = {
     "lease_expires_at",
     "next_retry_at",
     "dead_letter",
+    "scheduled",
+    "concurrency_key",
     "created_at",
     "updated_at",
     "payload",

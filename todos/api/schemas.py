@@ -128,8 +128,16 @@ TODO_ROW_PROPERTIES = {
     "max_attempts": {"type": "integer"},
     "attempts_total": {"type": "integer", "description": "every attempt ever opened (never reset)"},
     "lease_expires_at": MAYBE_TIMESTAMP,
-    "next_retry_at": MAYBE_TIMESTAMP,
+    "next_retry_at": {
+        **MAYBE_TIMESTAMP,
+        "description": "the time the todo waits for: a failed todo's retry window, or a pending todo's schedule",
+    },
     "dead_letter": {"type": "boolean", "description": "failed with no retry left"},
+    "scheduled": {"type": "boolean", "description": "pending, and not claimable before next_retry_at"},
+    "concurrency_key": {
+        **MAYBE_TEXT,
+        "description": "at most the key's limit (default 1) of the team's todos with this key are claimed at once",
+    },
     "created_at": TIMESTAMP,
     "updated_at": TIMESTAMP,
     "payload": ANY_JSON,
@@ -233,6 +241,35 @@ CREATE_FOR_IN = obj(
         ),
         "max_attempts": optional(
             {"type": "integer", "minimum": inputs.MAX_ATTEMPTS_RANGE[0], "maximum": inputs.MAX_ATTEMPTS_RANGE[1]}
+        ),
+        "run_at": optional(
+            {
+                "type": "string",
+                "format": "date-time",
+                "description": (
+                    "RFC 3339 with an offset: not claimable before then (at most a year ahead; "
+                    f"up to {inputs.RUN_AT_PAST_TOLERANCE_SECONDS} s in the past means now). Not with delay_seconds."
+                ),
+            }
+        ),
+        "delay_seconds": optional(
+            {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": inputs.RUN_AT_MAX_AHEAD_SECONDS,
+                "description": "not claimable for this many seconds. Not with run_at.",
+            }
+        ),
+        "concurrency_key": optional(
+            {
+                "type": "string",
+                "maxLength": inputs.CONCURRENCY_KEY_MAX_CHARS,
+                "pattern": ONE_LINE,
+                "description": (
+                    "at most the key's limit (default 1) of the team's todos with this key are claimed at once; "
+                    "claims skip a todo whose key is at its limit"
+                ),
+            }
         ),
         "endpoint": optional(
             {

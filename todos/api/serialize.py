@@ -34,6 +34,8 @@ def todo_row(todo: Todo) -> dict:
         "lease_expires_at": timestamp(todo.lease_expires_at),
         "next_retry_at": timestamp(todo.next_retry_at),
         "dead_letter": todo.dead_letter,
+        "scheduled": todo.scheduled,
+        "concurrency_key": todo.concurrency_key,
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,

@@ -29,6 +29,9 @@ TODO_OPS = frozenset(
         "cancel",
         "assign",
         "priority",
+        "run_now",
+        "reschedule",
+        "edit",
         "reap",
         "requeue",
         "purge",
@@ -36,7 +39,8 @@ TODO_OPS = frozenset(
     }
 )
 
-QUEUE_OPS = frozenset({"pause", "resume"})
+# A team's queue or concurrency-key settings changed (no todo did).
+QUEUE_OPS = frozenset({"pause", "resume", "concurrency"})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
 COUNT_OPS = frozenset({"recount"})
 

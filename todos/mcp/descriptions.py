@@ -44,7 +44,11 @@ in one of your queues: call claim_next. It is a hint, not a promise; the queue d
 ADVICE: dict[str, str] = {
     "create_for": (
         "Use idempotency_key when the same work may be submitted twice (retries, duplicate "
-        "deliveries): the live todo holding the key is returned with created=false."
+        "deliveries): the live todo holding the key is returned with created=false. To run it "
+        "later pass run_at (RFC 3339 with an offset, at most a year ahead) or delay_seconds, not "
+        "both; it stays scheduled (pending, not claimable) until then. concurrency_key caps how "
+        "many of your team's todos with that key are claimed at once (default 1: one deploy per "
+        "environment, one sync per customer); claims skip work whose key is busy."
     ),
     "list_todos": (
         "Read-only. To take work, use claim_next rather than listing and claiming by id: the "

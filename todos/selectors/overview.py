@@ -2,7 +2,7 @@
 
 Every number is exact and costs O(queues), whatever the number of todos:
 
-* pending, in flight, retry scheduled and dead letters are the relay's counts (``todo_counts``,
+* pending, scheduled, in flight, retry scheduled and dead letters are the relay's counts (``todo_counts``,
   kept by ``todos/live/relay.py`` from the change log, milliseconds behind the last commit);
 * done and dead-lettered in the last hour, and the sparkline, are the relay's per-minute rollup
   (``todo_finished_minutes``): the hour is the last 60 minutes, to the minute;
@@ -32,7 +32,7 @@ WITH visible AS (
     SELECT * FROM unnest(%(eps)s::uuid[], %(ep_teams)s::uuid[]) AS v(endpoint_id, team_id)
 ), counted AS (
     SELECT c.endpoint_id, c.queue, c.state, c.n FROM todo_counts c
-    WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'claimed', 'retry', 'dead')
+    WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'claimed', 'retry', 'dead')
 ), pair AS (
     SELECT * FROM unnest(%(scope_eps)s::uuid[], %(scope_queues)s::text[]) AS s(endpoint_id, queue)
     UNION SELECT endpoint_id, queue FROM counted WHERE n > 0
@@ -40,6 +40,7 @@ WITH visible AS (
 ), team_queue AS (
     SELECT v.team_id, p.queue, array_agg(DISTINCT p.endpoint_id) AS eps,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'claimed'), 0)::bigint AS claimed,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'dead'), 0)::bigint AS dead
@@ -49,7 +50,8 @@ WITH visible AS (
 )
 SELECT r.*,
        (SELECT min(o.created_at) FROM unnest(r.eps) AS e(id) CROSS JOIN LATERAL (
-            SELECT t.created_at FROM todos t WHERE t.endpoint_id = e.id AND t.queue = r.queue AND t.state = 'pending'
+            SELECT t.created_at FROM todos t
+            WHERE t.endpoint_id = e.id AND t.queue = r.queue AND t.state = 'pending' AND t.next_retry_at IS NULL
             ORDER BY t.created_at LIMIT 1) o) AS oldest_pending
 FROM team_queue r"""
 
@@ -87,6 +89,7 @@ class QueueStats:
     team: TeamAccess
     queue: str
     pending: int = 0
+    scheduled: int = 0
     claimed: int = 0
     retry: int = 0
     dead: int = 0
@@ -97,7 +100,7 @@ class QueueStats:
     pause: Pause | None = None
 
     def add(self, other: QueueStats) -> None:
-        for name in ("pending", "claimed", "retry", "dead", "done_hour", "failed_hour"):
+        for name in ("pending", "scheduled", "claimed", "retry", "dead", "done_hour", "failed_hour"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.oldest_pending and (self.oldest_pending is None or other.oldest_pending < self.oldest_pending):
             self.oldest_pending = other.oldest_pending
@@ -157,6 +160,7 @@ def overview(viewer: Viewer) -> Overview:
     for row in counted:
         s = slot(viewer.team(row["team_id"]), row["queue"])
         s.pending, s.claimed, s.retry, s.dead = row["pending"], row["claimed"], row["retry"], row["dead"]
+        s.scheduled = row["scheduled"]
         s.oldest_pending = row["oldest_pending"]
     for row in recent:
         s = slot(viewer.team_of_endpoint(row["endpoint_id"]), row["queue"])

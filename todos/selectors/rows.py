@@ -35,6 +35,7 @@ ROW_COLUMNS: tuple[LiteralString, ...] = (
     "updated_at",
     "claimed_at",
     "completed_at",
+    "concurrency_key",
 )
 ROW_SELECT: LiteralString = ", ".join(f"t.{c}" for c in ROW_COLUMNS)
 LAPSED: LiteralString = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
@@ -66,12 +67,16 @@ class TodoRow:
     claimed_at: datetime | None
     completed_at: datetime | None
     lease_lapsed: bool
+    concurrency_key: str | None
 
     @property
     def display_state(self) -> str:
-        """The Board's state key: the store's ``failed`` splits into retry scheduled and dead letter."""
+        """The Board's state key: the store's ``failed`` splits into retry scheduled and dead letter,
+        ``pending`` into scheduled (waiting for its time) and pending."""
         if self.state == "failed":
             return "retry" if self.next_retry_at is not None else "dead"
+        if self.state == "pending" and self.next_retry_at is not None:
+            return "scheduled"
         return self.state
 
     @property

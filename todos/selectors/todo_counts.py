@@ -27,6 +27,7 @@ EXACT_COUNTS = ("claimed",)
 TAB_COLUMNS: dict[str, LiteralString] = {
     "all": '"all"',
     "pending": '"pending"',
+    "scheduled": '"scheduled"',
     "claimed": '"claimed"',
     "retry": '"retry"',
     "dead": '"dead"',

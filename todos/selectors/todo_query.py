@@ -23,9 +23,11 @@ from todos.filters import TodoFilter, parse_payload_match
 from todos.selectors.access import Viewer
 from todos.sql.compose import TODO_STATES, Params
 
-# Board state → (the store's state, an extra predicate): ``failed`` splits in two on the retry window.
+# Board state → (the store's state, an extra predicate): ``failed`` splits in two on the retry window,
+# ``pending`` on the schedule (the same column: the time the todo waits for).
 STATE_PREDICATES: dict[str, tuple[str, LiteralString | None]] = {
-    "pending": ("pending", None),
+    "pending": ("pending", "t.next_retry_at IS NULL"),
+    "scheduled": ("pending", "t.next_retry_at IS NOT NULL"),
     "claimed": ("claimed", None),
     "retry": ("failed", "t.next_retry_at IS NOT NULL"),
     "dead": ("failed", "t.next_retry_at IS NULL"),
@@ -114,7 +116,7 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
         if exact:
             predicates.append(search)  # a whole id: a primary-key probe, no scan window needed
             search = None
-    # Retry windows are a small partial index (todos_retry_due); walking each endpoint's failed rows
+    # Retry windows and schedules are a small partial index (todos_retry_due); walking each endpoint's failed rows
     # newest first to find them read its dead letters too (10 ms with 100,000 of them).
     return TodoQuery(
         endpoint_ids=tuple(eps),
@@ -124,7 +126,7 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
         search=search,
         errors=tuple(errors),
         mine=f.mine,
-        flat=f.state == "retry",
+        flat=f.state in ("retry", "scheduled"),
     )
 
 

@@ -32,6 +32,7 @@ from todos.selectors import (
 )
 from todos.selectors import agent_api as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
+from todos.selectors import concurrency as concurrency_reads
 from todos.selectors import endpoints as endpoint_reads
 from todos.selectors import people as people_reads
 from todos.selectors import teams as team_reads
@@ -39,7 +40,18 @@ from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, endpoints, human, mcp_sessions, people, teams
+from todos.store import (
+    agent,
+    background,
+    bulk_jobs,
+    concurrency,
+    endpoints,
+    human,
+    mcp_sessions,
+    people,
+    teams,
+    waiting,
+)
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -93,6 +105,7 @@ TODO_ROW = TodoRow(
     claimed_at=AT,
     completed_at=AT,
     lease_lapsed=False,
+    concurrency_key=None,
 )
 CHUNK = Chunk(job_id=JOB, seq=0, todo_ids=(TODO, OTHER_TODO), action="retry", user_id=7, username="olive", note=None)
 
@@ -134,6 +147,17 @@ STORE_OPERATOR = {
     "store.human.create": call(human.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
     "store.human.pause_queue": call(human.pause_queue, HUMAN, TEAM, "default", note="deploy"),
     "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
+    "store.waiting.run_now": call(waiting.run_now, HUMAN, TODO),
+    "store.waiting.reschedule": call(waiting.reschedule, HUMAN, TODO, delay_seconds=3600),
+    "store.waiting.edit": call(
+        waiting.edit,
+        HUMAN,
+        TODO,
+        {"title": "Renamed", "payload": {"a": 1}, "priority": 5, "max_attempts": 3, "assignee": None, "run_at": ""},
+    ),
+    "store.waiting.edit.title": call(waiting.edit, HUMAN, TODO, {"title": "Renamed"}),
+    "store.concurrency.set_limit": call(concurrency.set_limit, HUMAN, TEAM, "deploy:prod", 2),
+    "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
 }
 
 STORE_BACKGROUND = {
@@ -231,6 +255,8 @@ SELECTORS = {
     "selectors.overview.rows": captured(overview.overview, VIEWER, nth=0),
     "selectors.overview.recent": captured(overview.overview, VIEWER, nth=1),
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
+    "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
+    "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

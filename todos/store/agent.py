@@ -21,6 +21,7 @@ from todos.store.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnap
 from todos.store.fragments import (
     CLAIMABLE,
     FENCE,
+    KEY_HAS_ROOM,
     NOT_PAUSED,
     agent_miss,
     log_todos,
@@ -80,8 +81,16 @@ def create(
     assignee: Any = None,
     priority: Any = None,
     max_attempts: Any = None,
+    run_at: Any = None,
+    delay_seconds: Any = None,
+    concurrency_key: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
+
+    ``run_at`` (RFC 3339) or ``delay_seconds`` schedules it: it stays ``pending`` with
+    ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
+    already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
+    team with that key are claimed at once (``concurrency_keys``, default 1).
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -99,22 +108,27 @@ def create(
         "assignee": inputs.label("assignee", assignee),
         "priority": inputs.priority(priority),
         "max_attempts": inputs.max_attempts(max_attempts),
+        "not_before": inputs.not_before(run_at, delay_seconds),
+        "concurrency_key": inputs.concurrency_key(concurrency_key),
     }
     if params["queue"] not in agent.queues:
         raise Forbidden(f"queue {params['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
     sql = f"""
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key)
     VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
             %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
-            %(max_attempts)s)
+            %(max_attempts)s,
+            -- a time already reached is "now": no schedule, claimable at once
+            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
+            %(concurrency_key)s)
     ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
     DO NOTHING
     RETURNING *
 ),
 logged AS ({log_todos("create", "ins", before="NULL")})
-SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins")} AS notified
+SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins", "next_retry_at IS NULL")} AS notified
 FROM ins
 UNION ALL
 SELECT false, {TODO_COLUMNS}, 0 FROM todos
@@ -175,7 +189,7 @@ queue_order AS (
     FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
     CROSS JOIN LATERAL (
         SELECT t.priority, t.created_at FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending'
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
         ORDER BY t.priority, t.created_at
         LIMIT 1
@@ -183,12 +197,13 @@ queue_order AS (
     WHERE {queue_not_paused("q.name")}
 ),
 fresh AS (
-    SELECT f.id, f.state, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.priority, t.created_at FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending'
+        SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND {KEY_HAS_ROOM}
         ORDER BY t.priority, t.created_at
         LIMIT {limit}
         FOR UPDATE SKIP LOCKED
@@ -196,17 +211,19 @@ fresh AS (
     LIMIT {limit}
 ),
 recoverable AS (
-    SELECT t.id, t.state, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND (t.state = 'claimed' OR t.state = 'failed') AND {CLAIMABLE}
+      AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
+      AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND (t.state = 'claimed' OR {KEY_HAS_ROOM})
       AND {NOT_PAUSED}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
-    SELECT id, state AS prior_state,
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before,
            row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
@@ -283,7 +300,7 @@ def claim(
     cand = f"""
 target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
-    SELECT t.id, t.state AS prior_state, 1 AS ord FROM todos t
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)

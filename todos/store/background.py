@@ -7,6 +7,8 @@ row a claimer is taking over at the same moment is left to the claimer.
 
 from __future__ import annotations
 
+from typing import LiteralString
+
 from django.conf import settings
 
 from todos.db import Statement
@@ -61,17 +63,23 @@ SELECT r.id, {notify_ready("reaped", "state = 'pending'")} AS notified FROM reap
     return Statement(sql, {"limit": limit}, _outcome)
 
 
-def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
-    """Failed todos whose retry window has elapsed.
+# The Board state a requeued todo left: a failed one was a retry, a pending one was scheduled.
+REQUEUED_FROM: LiteralString = "CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END"
 
-    Guard: ``failed`` and ``next_retry_at <= now()``. Effect: ``pending``, window cleared,
-    ``attempt`` kept (the budget is not reset). Attempt rows: none (no lease ends).
-    Log: ``retry`` → ``pending``; agents waiting on those queues are woken.
+
+def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Todos whose time has come: failed ones whose retry window elapsed, and scheduled ones
+    (pending with a ``next_retry_at``) that are due — the one timestamp serves both.
+
+    Guard: ``failed`` or ``pending``, and ``next_retry_at <= now()``. Effect: ``pending``, time
+    cleared, ``attempt`` kept (the budget is not reset). Attempt rows: none (no lease ends).
+    Log: ``retry`` or ``scheduled`` → ``pending``; agents waiting on those queues are woken. (A
+    claim may take a due todo before this sweep reaches it: it finds it by the same predicate.)
     """
     sql = f"""
 WITH cand AS (
-    SELECT t.id FROM todos t
-    WHERE t.state = 'failed' AND t.next_retry_at <= now()
+    SELECT t.id, t.state AS prior_state FROM todos t
+    WHERE t.next_retry_at <= now() AND t.state IN ('failed', 'pending')
     ORDER BY t.next_retry_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -79,10 +87,10 @@ WITH cand AS (
 requeued AS (
     UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
     FROM cand c
-    WHERE t.id = c.id AND t.state = 'failed' AND t.next_retry_at <= now()
-    RETURNING t.*
+    WHERE t.id = c.id AND t.state IN ('failed', 'pending') AND t.next_retry_at <= now()
+    RETURNING t.*, c.prior_state
 ),
-logged AS ({log_todos("requeue", "requeued", before="'retry'")})
+logged AS ({log_todos("requeue", "requeued", before=REQUEUED_FROM)})
 SELECT r.id, {notify_ready("requeued")} AS notified
 FROM requeued r"""
     return Statement(sql, {"limit": limit}, _outcome)

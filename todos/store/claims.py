@@ -1,7 +1,7 @@
 """The claim statement, shared by every way of taking a lease (agent, batch, human).
 
 A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
-wraps a candidate CTE (``cand(id, prior_state)``, rows already locked) in the rest of the
+wraps a candidate CTE (``cand(id, prior_state, prior_not_before, ord)``, rows already locked) in the rest of the
 statement:
 
 * a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
@@ -48,16 +48,47 @@ def claim_sql(cand: LiteralString, *, with_prior: bool, miss: LiteralString | No
         if with_prior
         else "'[]'::json"
     )
-    logged = log_todos(
-        "claim", "upd", before="CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END", after="'claimed'"
-    )
+    logged = log_todos("claim", "upd", before="r.prior_board_state", after="'claimed'")
     return f"""
 WITH {cand},
+keyed AS (
+    -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
+    -- lapsed holder's slot passes to it)
+    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
+    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+),
+slots AS (
+    -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
+    -- the key's row and re-checks the guard on its newest version, so of concurrent claimers only
+    -- as many as the limit allows get one. Rows are taken in (team, key) order, so two batch
+    -- claims cannot deadlock on each other.
+    INSERT INTO concurrency_keys AS k (team_id, key, claimed)
+    SELECT DISTINCT ON (team_id, key) team_id, key, 1 FROM keyed ORDER BY team_id, key, ord
+    ON CONFLICT (team_id, key) DO UPDATE SET claimed = k.claimed + 1, updated_at = now()
+    WHERE k.claimed < k.max_claimed
+    RETURNING k.team_id, k.key
+),
+slotted AS (
+    -- the keyed candidate that got its key's slot: the first of its key in claim order
+    SELECT DISTINCT ON (kd.team_id, kd.key) kd.id
+    FROM keyed kd JOIN slots s ON s.team_id = kd.team_id AND s.key = kd.key
+    ORDER BY kd.team_id, kd.key, kd.ord
+),
+taken AS (
+    -- the candidates this claim takes: unkeyed ones, takeovers, and keyed ones that got a slot
+    SELECT c.id, c.prior_state, c.ord,
+           CASE WHEN c.prior_state = 'failed' THEN 'retry'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                ELSE c.prior_state END AS prior_board_state
+    FROM cand c
+    WHERE c.id NOT IN (SELECT kc.id FROM keyed kc) OR c.id IN (SELECT sd.id FROM slotted sd)
+),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
     UPDATE todo_attempts a
     SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
-    FROM cand c
+    FROM taken c
     WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
     RETURNING a.*
 ),
@@ -77,9 +108,9 @@ upd AS (
         claimed_at = now(),
         next_retry_at = NULL,
         updated_at = now()
-    FROM cand c
+    FROM taken c
     WHERE t.id = c.id
-    RETURNING t.*, c.prior_state, c.ord
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.ord
 ),
 pruned AS (
     -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
@@ -88,7 +119,7 @@ pruned AS (
       AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
 logged AS (
-    -- a claimable failed todo is a due retry: its Board state was 'retry'
+    -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     {logged}
 ),
 opened AS (

@@ -36,11 +36,23 @@ def ready_message(endpoint: LiteralString, queue: LiteralString) -> LiteralStrin
     return f"pg_notify('{READY_CHANNEL}', json_build_object('endpoint', {endpoint}, 'queue', {queue})::text)"
 
 
-# "Claimable", minus the queue-pause and assignee parts that depend on the caller.
-CLAIMABLE: LiteralString = """(
-        t.state = 'pending'
+# The one "not before" predicate (ADR-0004): a retry window and a schedule are both
+# ``next_retry_at``, and both are over when it is reached.
+DUE: LiteralString = "t.next_retry_at <= now()"
+
+# "Claimable", minus the queue-pause, assignee and concurrency-key parts that depend on the caller
+# or on other rows. A pending todo is claimable unless it is scheduled for later.
+CLAIMABLE: LiteralString = f"""(
+        (t.state = 'pending' AND (t.next_retry_at IS NULL OR {DUE}))
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
-     OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))"""
+     OR (t.state = 'failed' AND {DUE} AND t.attempt < t.max_attempts))"""
+
+# The todo's concurrency key (if any) has a free slot, as of the statement's snapshot. A claim's
+# scans use it to skip keys at their limit without locking anything; the slot itself is taken
+# (and the limit enforced under concurrency) by the claim's ``slots`` CTE (``claims.py``).
+KEY_HAS_ROOM: LiteralString = """(t.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
+        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))"""
 
 # The lease-token fence: the open attempt (seq = attempts_total, so a takeover committed while this
 # statement waited on the row lock is seen through the re-read todo row) holds the presented

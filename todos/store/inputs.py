@@ -335,3 +335,67 @@ def finite_number(field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise Invalid(field, "must be a number")
     return float(value)
+
+
+# --- run later and concurrency keys (issue 15) --------------------------------------------------
+
+# A run_at this far in the past is taken as "now" (clocks differ a little between a client and
+# Board); further back it is a mistake worth naming.
+RUN_AT_PAST_TOLERANCE_SECONDS = 60
+# The furthest ahead work may be scheduled: a year (a later date is almost certainly a typo).
+RUN_AT_MAX_AHEAD_SECONDS = 366 * 86400
+CONCURRENCY_KEY_MAX_CHARS = 200
+CONCURRENCY_LIMIT_RANGE = (1, 10000)
+
+
+def run_at(value: Any, field: str = "run_at", *, now: Any = None) -> Any:
+    """An RFC 3339 timestamp with an offset (``2026-12-02T10:00:00Z``), or a timezone-aware
+    datetime, within [now − 60 s, now + 1 year]. Returns an aware datetime."""
+    from datetime import UTC, datetime, timedelta
+
+    if isinstance(value, datetime):
+        when = value
+    else:
+        text = require_line(field, value)
+        if not RFC3339_RE.fullmatch(text):
+            raise Invalid(field, "must be an RFC 3339 timestamp with a time zone offset, e.g. 2026-12-02T10:00:00Z")
+        try:
+            when = datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+        except ValueError:
+            raise Invalid(field, f"is not a valid date and time: {text!r}") from None
+    if when.tzinfo is None:
+        raise Invalid(field, "must carry a time zone offset (Z or ±hh:mm)")
+    current = now or datetime.now(UTC)
+    if when < current - timedelta(seconds=RUN_AT_PAST_TOLERANCE_SECONDS):
+        raise Invalid(field, f"is in the past ({when.isoformat()}); leave it out to run now")
+    if when > current + timedelta(seconds=RUN_AT_MAX_AHEAD_SECONDS):
+        raise Invalid(field, "must be at most one year ahead")
+    return when
+
+
+RFC3339_RE = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
+def not_before(run_at_value: Any, delay_seconds: Any) -> Any:
+    """``run_at`` or ``delay_seconds`` (not both) as the aware datetime the todo waits for, or
+    None (claimable now)."""
+    from datetime import UTC, datetime, timedelta
+
+    if run_at_value is not None and delay_seconds is not None:
+        raise Invalid("run_at", "give run_at or delay_seconds, not both")
+    if delay_seconds is not None:
+        delay = require_int("delay_seconds", delay_seconds, 0, RUN_AT_MAX_AHEAD_SECONDS)
+        return datetime.now(UTC) + timedelta(seconds=delay) if delay else None
+    if run_at_value is None:
+        return None
+    return run_at(run_at_value)
+
+
+def concurrency_key(value: Any, field: str = "concurrency_key") -> str | None:
+    return label(field, value, CONCURRENCY_KEY_MAX_CHARS)
+
+
+def concurrency_limit(value: Any, field: str = "limit") -> int:
+    return require_int(field, value, *CONCURRENCY_LIMIT_RANGE)

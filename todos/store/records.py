@@ -40,6 +40,12 @@ class Todo:
     updated_at: datetime
     claimed_at: datetime | None
     completed_at: datetime | None
+    concurrency_key: str | None = None
+
+    @property
+    def scheduled(self) -> bool:
+        """Pending with a time not yet reached (or not yet cleared by the requeue loop)."""
+        return self.state == "pending" and self.next_retry_at is not None
 
     @property
     def dead_letter(self) -> bool:
@@ -60,7 +66,7 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = (
     "id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner,"
     " lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result,"
-    " created_at, updated_at, claimed_at, completed_at"
+    " created_at, updated_at, claimed_at, completed_at, concurrency_key"
 )
 
 

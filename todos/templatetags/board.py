@@ -24,6 +24,7 @@ STATE_LABELS = {key: label for key, label in BOARD_STATES.items() if key != "all
 # A shape per state, so the state reads without colour (the text says it too).
 STATE_GLYPHS = {
     "pending": "○",
+    "scheduled": "◷",
     "claimed": "◐",
     "retry": "↻",
     "dead": "✕",
@@ -191,7 +192,8 @@ def detail_value(value):
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        # an edit's old and new payloads are in here: secret-looking keys masked as on the drawer
+        return json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": "))
     return value
 
 
@@ -216,3 +218,28 @@ def outcome_words(attempt, forced_by=None):
     from todos import wording
 
     return wording.outcome(attempt.outcome, attempt.disposition, forced_by=forced_by if attempt.forced else None)
+
+
+@register.filter
+def utc_input(value):
+    """A time as a ``datetime-local`` field's value, in UTC (the field's label says so)."""
+    if not value:
+        return ""
+    if isinstance(value, str):  # the form's own input, shown again after an error
+        return value
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@register.filter
+def has_masked_keys(value) -> bool:
+    """The JSON value holds a secret-looking key: the Board shows it masked, so it cannot offer it
+    for editing (saving the form would write the mask over the secret)."""
+    return mask(value) != value
+
+
+@register.filter
+def plain_json(value):
+    """Indented JSON, unmasked: only for values :func:`has_masked_keys` found nothing to mask in."""
+    if value is None:
+        return ""
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -14,17 +14,19 @@ from dataclasses import dataclass
 
 from todos import form_input
 from todos.db import Statement
-from todos.store import human, inputs
+from todos.store import human, inputs, waiting
 from todos.store.scopes import OperatorScope
 
 # What a todo is to the viewer, as far as actions go (``present.situation`` works it out).
 PENDING = "pending"
+SCHEDULED = "scheduled"  # pending, waiting for its time
 HELD = "held"  # claimed, and the viewer holds the lease
 LAPSED = "lapsed"  # someone else's lease lapsed with attempts left: it can be taken over
 TAKEN = "taken"  # claimed by someone else
 RETRY = "retry"
 DEAD = "dead"
-LIVE = frozenset({PENDING, HELD, LAPSED, TAKEN, RETRY, DEAD})
+LIVE = frozenset({PENDING, SCHEDULED, HELD, LAPSED, TAKEN, RETRY, DEAD})
+WAITING = frozenset({PENDING, SCHEDULED})
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,18 @@ def _priority(data) -> dict:
     return {"priority": form_input.integer(data, "priority", *inputs.PRIORITY_RANGE)}
 
 
+def _run_at(data) -> dict:
+    return {"run_at": form_input.run_at(data)}
+
+
+def _edit_form(data) -> dict:
+    return {"changes": form_input.edit_changes(data)}
+
+
+def _edit(op: OperatorScope, todo_id, *, changes) -> Statement:
+    return waiting.edit(op, todo_id, changes)
+
+
 def _assign(op: OperatorScope, todo_id, *, assignee) -> Statement:
     return human.assign(op, todo_id, assignee)
 
@@ -146,6 +160,16 @@ TABLE: tuple[TodoAction, ...] = (
         confirm_no="Keep their lease",
     ),
     TodoAction(
+        "run_now",
+        "Run now",
+        waiting.run_now,
+        _note,
+        success="{id} is claimable now.",
+        verb_phrase="run it now",
+        offered_in=frozenset({SCHEDULED}),
+        style="primary",
+    ),
+    TodoAction(
         "retry",
         "Retry",
         human.retry,
@@ -199,7 +223,7 @@ TABLE: tuple[TodoAction, ...] = (
         _assignee,
         success="Assignment of {id} saved.",
         verb_phrase="change its assignee",
-        offered_in=frozenset({PENDING}),
+        offered_in=WAITING,
         form="inline",
         fields="todos/action_fields/_assign.html",
     ),
@@ -214,6 +238,30 @@ TABLE: tuple[TodoAction, ...] = (
         form="inline",
         fields="todos/action_fields/_priority.html",
         submit="Set",
+    ),
+    TodoAction(
+        "reschedule",
+        "Reschedule",
+        waiting.reschedule,
+        _run_at,
+        success="Rescheduled {id}.",
+        verb_phrase="reschedule it",
+        offered_in=WAITING,
+        form="inline",
+        fields="todos/action_fields/_reschedule.html",
+        submit="Set",
+    ),
+    TodoAction(
+        "edit",
+        "Edit",
+        _edit,
+        _edit_form,
+        success="Saved your changes to {id}.",
+        verb_phrase="edit it",
+        offered_in=WAITING,
+        form="folded",
+        fields="todos/action_fields/_edit.html",
+        submit="Save changes",
     ),
 )
 

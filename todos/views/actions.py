@@ -21,7 +21,7 @@ from todos import form_input
 from todos.db import execute
 from todos.selectors import todo_list
 from todos.selectors.rows import short_id
-from todos.store import human
+from todos.store import concurrency, human, inputs
 from todos.store.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.store.scopes import OperatorScope
 from todos.templatetags.board import STATE_LABELS, duration_text
@@ -225,3 +225,23 @@ def _queue_reply(request, status: int, level: str, message: str):
 
 queue_pause = _queue_action(pause=True)
 queue_resume = _queue_action(pause=False)
+
+
+# --- concurrency-key limits ---------------------------------------------------------------------
+
+
+@require_POST
+@board_view
+@store_refusals(forbidden_text=READ_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message))
+def concurrency_limit(request):
+    """Set a team's limit for one concurrency key (``concurrency.set_limit``); answers the overview."""
+    viewer = request.viewer
+    team = viewer.team_by_slug(request.POST.get("team") or "")
+    if team is None:
+        return not_found()
+    key = request.POST.get("key") or ""
+    limit = form_input.integer(request.POST, "limit", *inputs.CONCURRENCY_LIMIT_RANGE)
+    changed = execute(concurrency.set_limit(operator_scope(viewer), team.id, key, limit))
+    return _queue_reply(
+        request, 200, "success", f"{changed.key} may now have {changed.max_claimed} claimed at once in {team.name}."
+    )

@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from todos.selectors.claimability import stuck_work
+from todos.selectors.concurrency import busy_keys
 from todos.selectors.overview import overview
 from todos.views.common import board_view
 
@@ -15,6 +16,7 @@ def overview_table_context(request) -> dict:
     return {
         "overview": overview(viewer),
         "stuck": stuck_work(viewer),
+        "busy_keys": busy_keys(viewer),
         "viewer": viewer,
         "here": request.get_full_path(),
     }

@@ -23,7 +23,7 @@
 --       updated_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
 --       claimed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
 --       completed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       lease_lapsed=False)
+--       lease_lapsed=False, concurrency_key=None)
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id FROM audit_log l

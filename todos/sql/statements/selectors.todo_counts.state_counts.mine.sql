@@ -34,11 +34,20 @@ LIMIT %(cap)s) counted) AS "all",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NULL
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
 LIMIT %(cap)s) counted) AS "pending",
+       (SELECT count(*) AS n FROM (
+SELECT x.* FROM (
+    SELECT y.* FROM unnest(ARRAY['pending']::text[]) AS s(state)
+    CROSS JOIN LATERAL (
+        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NOT NULL
+        ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
+    ) y
+) x
+LIMIT %(cap)s) counted) AS "scheduled",
        (SELECT count(*) FROM todos t WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed' AND (t.assignee = %(me)s OR t.owner = %(me)s)) AS "claimed",
        (SELECT count(*) AS n FROM (
 SELECT x.* FROM (

@@ -10,10 +10,10 @@
 WITH
 target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
-    SELECT t.id, t.state AS prior_state, 1 AS ord FROM todos t
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (
-        t.state = 'pending'
+        (t.state = 'pending' AND (t.next_retry_at IS NULL OR t.next_retry_at <= now()))
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -22,11 +22,44 @@ cand AS (
         WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)
     FOR UPDATE
 ),
+keyed AS (
+    -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
+    -- lapsed holder's slot passes to it)
+    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
+    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+),
+slots AS (
+    -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
+    -- the key's row and re-checks the guard on its newest version, so of concurrent claimers only
+    -- as many as the limit allows get one. Rows are taken in (team, key) order, so two batch
+    -- claims cannot deadlock on each other.
+    INSERT INTO concurrency_keys AS k (team_id, key, claimed)
+    SELECT DISTINCT ON (team_id, key) team_id, key, 1 FROM keyed ORDER BY team_id, key, ord
+    ON CONFLICT (team_id, key) DO UPDATE SET claimed = k.claimed + 1, updated_at = now()
+    WHERE k.claimed < k.max_claimed
+    RETURNING k.team_id, k.key
+),
+slotted AS (
+    -- the keyed candidate that got its key's slot: the first of its key in claim order
+    SELECT DISTINCT ON (kd.team_id, kd.key) kd.id
+    FROM keyed kd JOIN slots s ON s.team_id = kd.team_id AND s.key = kd.key
+    ORDER BY kd.team_id, kd.key, kd.ord
+),
+taken AS (
+    -- the candidates this claim takes: unkeyed ones, takeovers, and keyed ones that got a slot
+    SELECT c.id, c.prior_state, c.ord,
+           CASE WHEN c.prior_state = 'failed' THEN 'retry'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                ELSE c.prior_state END AS prior_board_state
+    FROM cand c
+    WHERE c.id NOT IN (SELECT kc.id FROM keyed kc) OR c.id IN (SELECT sd.id FROM slotted sd)
+),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
     UPDATE todo_attempts a
     SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
-    FROM cand c
+    FROM taken c
     WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
     RETURNING a.*
 ),
@@ -46,9 +79,9 @@ upd AS (
         claimed_at = now(),
         next_retry_at = NULL,
         updated_at = now()
-    FROM cand c
+    FROM taken c
     WHERE t.id = c.id
-    RETURNING t.*, c.prior_state, c.ord
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.ord
 ),
 pruned AS (
     -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
@@ -57,9 +90,9 @@ pruned AS (
       AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
 logged AS (
-    -- a claimable failed todo is a due retry: its Board state was 'retry'
+    -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END, 'claimed', NULL
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id
 ),
 opened AS (
@@ -74,7 +107,7 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at, outcome, disposition, summary, summary_truncated, artifact, ended_by FROM (
                     SELECT * FROM closed c WHERE c.todo_id = u.id
                     UNION ALL

@@ -29,7 +29,7 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
     SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'heartbeat', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, (SELECT count(*) FROM closed) AS closed, 0 AS notified
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
 SELECT r.*, CASE

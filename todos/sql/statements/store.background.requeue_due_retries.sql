@@ -3,8 +3,8 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH cand AS (
-    SELECT t.id FROM todos t
-    WHERE t.state = 'failed' AND t.next_retry_at <= now()
+    SELECT t.id, t.state AS prior_state FROM todos t
+    WHERE t.next_retry_at <= now() AND t.state IN ('failed', 'pending')
     ORDER BY t.next_retry_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -12,11 +12,11 @@ WITH cand AS (
 requeued AS (
     UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
     FROM cand c
-    WHERE t.id = c.id AND t.state = 'failed' AND t.next_retry_at <= now()
-    RETURNING t.*
+    WHERE t.id = c.id AND t.state IN ('failed', 'pending') AND t.next_retry_at <= now()
+    RETURNING t.*, c.prior_state
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue', 'retry', todo_board_state(r.state, r.next_retry_at), NULL
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue', CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END, todo_board_state(r.state, r.next_retry_at), NULL
     FROM requeued r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT r.id, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM requeued WHERE TRUE) w) AS notified

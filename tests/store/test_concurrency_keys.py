@@ -1,0 +1,209 @@
+"""Concurrency keys (issue 15): at most ``max_claimed`` (default 1) todos of a team with one key
+are claimed at once, whatever the number of claimers; claims skip a key at its limit and take
+the key's next todo as soon as a slot frees."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from tests.store.helpers import audit, lapse, one, run_threads, sql
+from todos import db
+from todos.db import execute
+from todos.store import Conflict, Forbidden, Invalid, NotFound
+from todos.store import agent as A
+from todos.store import background as B
+from todos.store import concurrency as C
+from todos.store import human as O
+
+
+def new(agent, key=None, queue="default", **kw) -> str:
+    return execute(A.create(agent, queue=queue, title="t", concurrency_key=key, **kw)).todo.id
+
+
+def slots(team_id, key) -> dict | None:
+    rows = sql("SELECT * FROM concurrency_keys WHERE team_id = %s AND key = %s", (team_id, key))
+    return rows[0] if rows else None
+
+
+def test_a_key_at_its_limit_is_skipped_and_its_next_todo_goes_as_soon_as_it_frees(agent):
+    first, second = new(agent, "deploy:prod"), new(agent, "deploy:prod")
+    free = new(agent)
+    claim = execute(A.claim_next(agent))
+    assert claim.todo.id == first and claim.todo.concurrency_key == "deploy:prod"
+    assert slots(agent.team_id, "deploy:prod")["claimed"] == 1
+    # the key is busy: the next claim skips its todo (no head-of-line blocking) …
+    assert execute(A.claim_next(agent)).todo.id == free
+    assert execute(A.claim_next(agent)) is None
+    with pytest.raises(Conflict):
+        execute(A.claim(agent, second))
+    # … and takes it once the slot is given back
+    execute(A.complete(agent, first))
+    assert slots(agent.team_id, "deploy:prod")["claimed"] == 0
+    assert execute(A.claim_next(agent)).todo.id == second
+
+
+@pytest.mark.parametrize("finish", ["complete", "fail", "release", "reap", "cancel", "force_release", "revoke"])
+def test_every_way_out_of_claimed_gives_the_slot_back(world, agent, human, finish):
+    todo = new(agent, "k", max_attempts=5)
+    execute(A.claim_next(agent))
+    if finish == "complete":
+        execute(A.complete(agent, todo))
+    elif finish == "fail":
+        execute(A.fail(agent, todo))
+    elif finish == "release":
+        execute(A.release(agent, todo))
+    elif finish == "reap":
+        lapse(todo)
+        execute(B.reap())
+    elif finish == "cancel":
+        execute(O.cancel(human, todo))
+    elif finish == "force_release":
+        execute(O.force_release(human, todo))
+    elif finish == "revoke":
+        from todos.store import endpoints as E
+
+        execute(E.revoke(world.admin, agent.endpoint_id))
+    assert slots(agent.team_id, "k")["claimed"] == 0
+
+
+def test_a_takeover_keeps_the_slot_of_the_lapsed_holder(agent):
+    todo = new(agent, "k")
+    execute(A.claim_next(agent))
+    lapse(todo)
+    took = execute(A.claim_next(agent))
+    assert took.took_over and took.todo.id == todo
+    assert slots(agent.team_id, "k")["claimed"] == 1
+
+
+def test_keys_are_per_team(world, agent):
+    mine = new(agent, "shared")
+    theirs = new(world.foreign_agent, "shared")
+    assert execute(A.claim_next(agent)).todo.id == mine
+    assert execute(A.claim_next(world.foreign_agent)).todo.id == theirs
+
+
+def test_a_batch_takes_one_todo_per_key_at_limit_one(agent):
+    ids = [new(agent, "a"), new(agent, "a"), new(agent, "b"), new(agent)]
+    claims = execute(A.claim_batch(agent, max=10))
+    assert sorted(c.todo.id for c in claims) == sorted([ids[0], ids[2], ids[3]])
+
+
+def test_a_higher_limit_lets_that_many_run(world, agent, human):
+    ids = [new(agent, "wide") for _ in range(4)]
+    limit = execute(C.set_limit(human, agent.team_id, "wide", 3))
+    assert (limit.max_claimed, limit.previous) == (3, None)
+    taken = [execute(A.claim_next(agent)) for _ in range(4)]
+    assert [c.todo.id for c in taken if c] == ids[:3] and taken[3] is None
+    entry = audit()[-1]
+    assert entry["action"] == "concurrency.limit" and entry["detail"] == {"key": "wide", "old": None, "new": 3}
+    lowered = execute(C.set_limit(human, agent.team_id, "wide", 1))
+    assert lowered.previous == 3 and lowered.claimed == 3  # running work is left alone
+    execute(A.complete(agent, ids[0]))
+    assert execute(A.claim_next(agent)) is None  # 2 still running, limit 1
+
+
+@pytest.mark.parametrize(
+    ("key", "limit", "field"), [("k", 0, "limit"), ("k", "2", "limit"), ("", 1, "key"), ("k" * 201, 1, "key")]
+)
+def test_bad_limits_are_refused_naming_the_field(agent, human, key, limit, field):
+    with pytest.raises(Invalid) as exc:
+        C.set_limit(human, agent.team_id, key, limit)
+    assert exc.value.field == field
+    assert sql("SELECT count(*) AS n FROM concurrency_keys")[0]["n"] == 0
+
+
+def test_only_members_who_act_set_limits(world, agent):
+    with pytest.raises(Forbidden):
+        execute(C.set_limit(world.viewer, agent.team_id, "k", 2))
+    with pytest.raises(NotFound):
+        execute(C.set_limit(world.outsider, agent.team_id, "k", 2))
+    assert sql("SELECT count(*) AS n FROM concurrency_keys")[0]["n"] == 0
+    by_system = execute(C.set_limit(None, agent.team_id, "k", 2))
+    assert by_system.max_claimed == 2 and audit()[-1]["actor"] == "system"
+
+
+def test_concurrent_claimers_on_one_key_get_exactly_one(agent):
+    for _ in range(10):
+        new(agent, "single")
+
+    def work(i, barrier):
+        with db.connect() as conn:
+            stmt = A.claim_next(agent)
+            barrier.wait()
+            return execute(stmt, conn)
+
+    claims = run_threads(10, work)
+    assert not [c for c in claims if isinstance(c, BaseException)]
+    assert len([c for c in claims if c is not None]) == 1
+    assert one("SELECT count(*) AS n FROM todos WHERE state = 'claimed'")["n"] == 1
+
+
+def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, human):
+    """Eight real workers drain 60 keyed todos (6 keys, one with limit 2) and 20 unkeyed ones.
+    Each worker counts what it holds per key; a monitor samples the database. Neither ever sees a
+    key over its limit, and every todo is done: none starves once its key frees."""
+    limits = {"k0": 1, "k1": 1, "k2": 1, "k3": 1, "k4": 1, "k5": 2}
+    execute(C.set_limit(human, agent.team_id, "k5", 2))
+    ids = [new(agent, f"k{i % 6}") for i in range(60)] + [new(agent) for _ in range(20)]
+    random.shuffle(ids)
+    held: Counter = Counter()
+    worst: Counter = Counter()
+    guard = threading.Lock()
+    stop = threading.Event()
+    sampled_over: list = []
+
+    def monitor() -> None:
+        with db.connect() as conn:
+            while not stop.is_set():
+                rows = conn.execute(
+                    """SELECT t.concurrency_key AS key, count(*) AS n FROM todos t
+                       WHERE t.state = 'claimed' AND t.concurrency_key IS NOT NULL GROUP BY 1"""
+                ).fetchall()
+                sampled_over.extend(r for r in rows if r["n"] > limits[r["key"]])
+                time.sleep(0.002)
+
+    def worker(i, barrier):
+        done = 0
+        with db.connect() as conn:
+            barrier.wait()
+            idle_since = None
+            while True:
+                claim = execute(A.claim_next(agent, claimant=f"w{i}"), conn)
+                if claim is None:
+                    if one("SELECT count(*) AS n FROM todos WHERE state <> 'done'")["n"] == 0:
+                        return done
+                    idle_since = idle_since or time.monotonic()
+                    assert time.monotonic() - idle_since < 20, "work starved"
+                    time.sleep(0.005)
+                    continue
+                idle_since = None
+                key = claim.todo.concurrency_key
+                if key:
+                    with guard:
+                        held[key] += 1
+                        worst[key] = max(worst[key], held[key])
+                time.sleep(random.uniform(0, 0.01))
+                if key:
+                    with guard:
+                        held[key] -= 1  # before the slot is given back: the count never lags low
+                execute(A.complete(agent, claim.todo.id), conn)
+                done += 1
+
+    watcher = threading.Thread(target=monitor)
+    watcher.start()
+    try:
+        outcomes = run_threads(8, worker, timeout=120)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
+    assert sum(outcomes) == len(ids)
+    assert one("SELECT count(*) AS n FROM todos WHERE state = 'done'")["n"] == len(ids)
+    assert all(worst[k] <= limits[k] for k in worst), worst
+    assert worst["k5"] >= 1 and not sampled_over
+    assert sql("SELECT key, claimed FROM concurrency_keys WHERE claimed <> 0") == []
