@@ -175,7 +175,7 @@ def test_every_number_of_the_overview_is_a_link(world, alice_client):
     assert "Failed 1h" not in body and "Dead 1h" in body
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)[1:]:
         cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', row, re.S)
-        assert len(cells) == 6, row
+        assert len(cells) == 7, row  # pending, scheduled, claimed, retry, dead, done, dead 1h
         for cell in cells:
             assert re.fullmatch(r'<a href="[^"]+">[\d,]+</a>', cell.strip()), cell
     assert re.search(r'<a href="/todos/\?state=dead&amp;queue=default&amp;team=acme">1</a></td>\s*<td', body)
@@ -192,7 +192,7 @@ def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice
         make(world, "pending", title="Something else")
     body = text_of(alice_client.get(reverse("todo_list") + "?q=invoice"))
     counts = dict(re.findall(r'data-count="(\w+)">([^<]+)<', body))
-    expected = {"all": "3", "pending": "2", "claimed": "0", "retry": "0", "dead": "1", "done": "0", "canceled": "0"}
+    expected = {"all": "3", "pending": "2", "scheduled": "0", "claimed": "0", "retry": "0", "dead": "1", "done": "0", "canceled": "0"}
     assert counts == expected
     assert re.search(r'data-result-count="3">3 todos match “invoice”', body)
     pending = text_of(alice_client.get(reverse("todo_list") + "?q=invoice&state=pending"))
