@@ -173,7 +173,7 @@ def _row_actions(client, todo_id) -> set[str]:
 
 def test_the_actions_that_fit_each_state(world, alice_client, todos):
     expect = {
-        "pending": {"claim", "cancel", "assign", "priority"},
+        "pending": {"claim", "cancel", "assign", "priority", "reschedule", "edit"},
         "claimed": {"force-release", "cancel", "priority"},
         "mine": {"complete", "fail", "release", "extend", "cancel", "priority"},
         "retry": {"retry", "cancel", "priority"},

@@ -80,8 +80,10 @@ def make(world, state: str, *, title: str | None = None, agent=None, **kwargs):
     title = title or f"a {state} todo"
     if state == "dead":
         kwargs.setdefault("max_attempts", 1)
+    if state == "scheduled":
+        kwargs.setdefault("delay_seconds", 3600)
     todo = execute(A.create(agent, queue=kwargs.pop("queue", "default"), title=title, **kwargs)).todo
-    if state == "pending":
+    if state in ("pending", "scheduled"):
         return todo
     if state == "mine":
         return execute(O.claim(world.alice, todo.id)).todo

@@ -197,10 +197,10 @@ queue_order AS (
     WHERE {queue_not_paused("q.name")}
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.concurrency_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
+        SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {KEY_HAS_ROOM}
@@ -211,7 +211,7 @@ fresh AS (
     LIMIT {limit}
 ),
 recoverable AS (
-    SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
       AND {CLAIMABLE}
@@ -223,7 +223,7 @@ recoverable AS (
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
-    SELECT id, state AS prior_state, next_retry_at AS prior_not_before,
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, concurrency_key,
            row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
@@ -300,7 +300,8 @@ def claim(
     cand = f"""
 target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
-    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord FROM todos t
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord
+    FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)

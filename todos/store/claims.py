@@ -1,8 +1,8 @@
 """The claim statement, shared by every way of taking a lease (agent, batch, human).
 
 A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
-wraps a candidate CTE (``cand(id, prior_state, prior_not_before, ord)``, rows already locked) in the rest of the
-statement:
+wraps a candidate CTE (``cand(id, prior_state, prior_not_before, concurrency_key, ord)``, rows
+already locked) in the rest of the statement:
 
 * a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
   ``lease_expired`` / ``requeued``;
@@ -54,9 +54,9 @@ WITH {cand},
 keyed AS (
     -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
     -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
     FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
 ),
 slots AS (
     -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for

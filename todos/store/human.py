@@ -170,7 +170,8 @@ def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> 
     )
     cand = f"""
 cand AS (
-    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord, t.endpoint_id, t.queue
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord,
+           t.endpoint_id, t.queue
     FROM todos t
     WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)

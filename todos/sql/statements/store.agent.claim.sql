@@ -10,7 +10,8 @@
 WITH
 target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
-    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord FROM todos t
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord
+    FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (
         (t.state = 'pending' AND (t.next_retry_at IS NULL OR t.next_retry_at <= now()))
@@ -25,9 +26,9 @@ cand AS (
 keyed AS (
     -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
     -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
     FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
 ),
 slots AS (
     -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for

@@ -23,10 +23,10 @@ queue_order AS (
         WHERE pe.id = %(endpoint_id)s AND qp.queue = q.name)
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.concurrency_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
+        SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND (t.concurrency_key IS NULL OR NOT EXISTS (
@@ -39,7 +39,7 @@ fresh AS (
     LIMIT 10
 ),
 recoverable AS (
-    SELECT t.id, t.state, t.next_retry_at, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
       AND (
@@ -58,7 +58,7 @@ recoverable AS (
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
-    SELECT id, state AS prior_state, next_retry_at AS prior_not_before,
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, concurrency_key,
            row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
@@ -67,9 +67,9 @@ cand AS (
 keyed AS (
     -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
     -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
     FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
 ),
 slots AS (
     -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for

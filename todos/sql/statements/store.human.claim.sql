@@ -7,7 +7,8 @@
 
 WITH
 cand AS (
-    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, 1 AS ord, t.endpoint_id, t.queue
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord,
+           t.endpoint_id, t.queue
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (
@@ -23,9 +24,9 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
 keyed AS (
     -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
     -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, kt.concurrency_key AS key
+    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
     FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE kt.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
 ),
 slots AS (
     -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
