@@ -18,8 +18,9 @@ pytestmark = pytest.mark.usefixtures("store_db")
 def test_an_unreachable_database_is_retried_with_doubling_backoff_then_recovered(monkeypatch, caplog):
     monkeypatch.setattr(L, "BACKOFF_START", 0.05)
     monkeypatch.setattr(L, "BACKOFF_MAX", 0.2)
-    real = db.conninfo()
-    monkeypatch.setattr(db, "conninfo", lambda: "host=127.0.0.1 port=1 dbname=none user=none")
+    # The listener's session connection (BOARD_LISTEN_URL, else the store's database).
+    real = db.session_conninfo()
+    monkeypatch.setattr(db, "session_conninfo", lambda: "host=127.0.0.1 port=1 dbname=none user=none")
 
     async def scenario():
         listener = L.get_listener()
@@ -28,7 +29,7 @@ def test_an_unreachable_database_is_retried_with_doubling_backoff_then_recovered
         listener.on_reconnect(lambda: reconnects.append(True))
         await asyncio.sleep(1.0)
         down = (listener.state, listener.backend_pid, await listener.wait_connected(0.01))
-        monkeypatch.setattr(db, "conninfo", lambda: real)
+        monkeypatch.setattr(db, "session_conninfo", lambda: real)
         assert await listener.wait_connected(2)
         got = asyncio.Queue()
         listener.subscribe("board_events", got.put_nowait)

@@ -101,8 +101,9 @@ def start_server(port: int | None = None, **env: str) -> LiveServer:
                 return server
         except OSError:
             time.sleep(0.1)
+    output = server.log()  # before stop_server deletes it
     stop_server(server)
-    raise RuntimeError(f"daphne did not listen on {port} within {START_TIMEOUT:.0f} s:\n{server.log()}")
+    raise RuntimeError(f"daphne did not listen on {port} within {START_TIMEOUT:.0f} s:\n{output}")
 
 
 def stop_server(server: LiveServer) -> None:
