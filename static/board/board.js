@@ -87,6 +87,11 @@
 
   function showToast(level, message) {
     if (!toasts || !message) return;
+    if (level === "success") {
+      /* a later success makes an earlier error stale ("could not complete: …" once it completed) */
+      var stale = toasts.querySelectorAll(".toast-error");
+      for (var s = 0; s < stale.length; s++) stale[s].remove();
+    }
     var el = document.createElement("div");
     el.className = "toast toast-" + (level || "info");
     el.setAttribute("data-toast", "");
@@ -153,16 +158,39 @@
     if (layout) layout.classList.toggle("has-drawer", !!id);
   }
 
-  function closeDrawer() {
+  /* The open drawer is in the URL (?open=<id>): opening one from the list pushes a history
+   * entry, so "back" closes it, and a reload renders it again (the list view reads ?open). */
+  function urlWithDrawer(id) {
+    var url = new URL(window.location.href);
+    if (id) url.searchParams.set("open", id); else url.searchParams.delete("open");
+    return url.pathname + url.search + url.hash;
+  }
+
+  function openInUrl() { return new URL(window.location.href).searchParams.get("open"); }
+
+  function closeDrawer(fromHistory) {
     var drawer = document.getElementById("drawer");
     if (!drawer || drawer.classList.contains("drawer-page") || !drawer.getAttribute("data-todo-id")) return false;
     var empty = document.createElement("aside");
     empty.id = "drawer"; empty.className = "drawer drawer-empty"; empty.hidden = true;
     drawer.parentNode.replaceChild(empty, drawer);
     markOpenRow();
+    if (!fromHistory && openInUrl()) window.history.replaceState(window.history.state, "", urlWithDrawer(null));
     if (lastOpener && document.body.contains(lastOpener)) lastOpener.focus();
     return true;
   }
+
+  window.addEventListener("popstate", function (evt) {
+    if (!document.querySelector(".todos-layout")) return;
+    if (evt.state && evt.state.htmx) return; /* htmx restores the entries it pushed itself */
+    var id = openInUrl();
+    var drawer = document.getElementById("drawer");
+    var current = drawer && drawer.getAttribute("data-todo-id");
+    if (!id) { if (current) closeDrawer(true); return; }
+    if (id !== current && window.htmx) {
+      window.htmx.ajax("GET", "/todos/" + encodeURIComponent(id) + "/drawer/", { target: "#drawer", swap: "outerHTML" });
+    }
+  });
 
   document.addEventListener("click", function (evt) {
     var target = evt.target;
@@ -177,7 +205,7 @@
     var keep = target.closest("[data-dialog-close]");
     if (keep) { var open = keep.closest("dialog"); if (open) open.close(); return; }
     var close = target.closest("[data-close-drawer]");
-    if (close) { evt.preventDefault(); closeDrawer(); return; }
+    if (close) { evt.preventDefault(); closeDrawer(false); return; }
     var opener = target.closest("[data-open-drawer]");
     if (opener) { lastOpener = opener; }
     var dismiss = target.closest("[data-dismiss]");
@@ -246,7 +274,7 @@
     if (evt.key === "Escape") {
       if (document.querySelector("dialog[open]")) return; /* Esc closes the dialog, not the drawer */
       if (typing && t.id === "q") { t.blur(); return; }
-      if (closeDrawer()) evt.preventDefault();
+      if (closeDrawer(false)) evt.preventDefault();
       return;
     }
     if (typing) return;
@@ -306,9 +334,13 @@
     var target = evt.detail && evt.detail.target;
     if (target && target.id === "drawer" && evt.detail.requestConfig && evt.detail.requestConfig.verb === "get") {
       var drawer = document.getElementById("drawer");
-      if (drawer && drawer.getAttribute("data-todo-id") && evt.detail.requestConfig.triggeringEvent &&
+      var opened = drawer && drawer.getAttribute("data-todo-id");
+      if (opened && evt.detail.requestConfig.triggeringEvent &&
           evt.detail.requestConfig.triggeringEvent.type === "click") {
         drawer.focus({ preventScroll: true });
+        if (document.querySelector(".todos-layout") && openInUrl() !== opened) {
+          window.history.pushState({ boardDrawer: opened }, "", urlWithDrawer(opened));
+        }
       }
     }
   });

@@ -96,6 +96,19 @@
     if (!isLive(el)) return;
     var key = keyOf(el);
     if (!key) return;
+    /* A confirmation is open in it: replacing the element would take the dialog away under the
+     * person's pointer. Refresh once it closes (confirmed: the action's answer replaces it anyway). */
+    var asking = el.querySelector && el.querySelector("dialog[open]");
+    if (asking) {
+      if (!asking.hasAttribute("data-live-deferred")) {
+        asking.setAttribute("data-live-deferred", "");
+        asking.addEventListener("close", function () {
+          asking.removeAttribute("data-live-deferred");
+          if (document.body.contains(el)) refresh(el);
+        }, { once: true });
+      }
+      return;
+    }
     if (inflight[key] && Date.now() - inflight[key] < STALE_MS) { again[key] = true; return; }
     pin(el);
     el.dispatchEvent(new CustomEvent("live-refresh", { bubbles: false }));
@@ -257,12 +270,8 @@
         insertHeld(current);
         (current.closest("table") || current).scrollIntoView({ block: "start" });
       });
-      /* Floating, so that showing it moves nothing (board.css styles .live-new-rows). */
-      button.style.position = "fixed";
-      button.style.top = "4.5rem";
-      button.style.left = "50%";
-      button.style.transform = "translateX(-50%)";
-      button.style.zIndex = "40";
+      /* Floating, so that showing it moves nothing: board.css places .live-new-rows (no inline
+       * style: the CSP allows none, and htmx would copy a style attribute on its next settle). */
       var anchor = tbody.closest("section") || tbody.closest("table") || tbody;
       anchor.appendChild(button); /* inside the list: replaced (and forgotten) with it */
     }
@@ -311,8 +320,23 @@
     fetchNewRows();
   }
 
+  /* The human lost a team: say so once, and re-read the list whole (one request) instead of
+   * each of its rows (one 404 per row of that team); the drawer says itself if it is gone. */
+  function leftTeam() {
+    body.dispatchEvent(new CustomEvent("board:toast", { detail: { items: [{
+      level: "info",
+      message: "You are no longer a member of one of your teams: its todos have left this page."
+    }] } }));
+    refreshAll("[data-live-region]");
+    refreshAll("#drawer[data-todo-id]");
+    var list = document.getElementById("todo-list");
+    if (list) window.htmx.trigger(body, "board:refresh-list");
+    else refreshAll("[data-todo-id]");
+  }
+
   function onMessage(msg) {
     if (msg.type === "changed") onChanged(msg);
+    else if (msg.type === "resync" && msg.left_team) leftTeam();
     else if (msg.type === "resync") resync();
     else if (msg.type === "status") setStatus(msg.state === "live" ? "live" : "reconnecting");
     else if (msg.type === "error" && window.console) console.warn("live:", msg.error);

@@ -405,3 +405,18 @@ def test_outcomes_and_audit_actions_read_as_sentences_with_the_code_beside(world
     }
     assert set(wording.DISPOSITIONS) == {"done", "retry_scheduled", "requeued", "dead_lettered", "canceled"}
     assert wording.action("todo.something_new") == "todo.something_new"  # unworded: shown as itself
+
+
+# --- the drawer in the URL ---------------------------------------------------------------------------
+
+
+def test_the_list_renders_the_drawer_its_url_names(world, alice_client):
+    mine = make(world, "pending", title="Open me")
+    foreign = make(world, "pending", title="Not yours", agent=world.globex_agent)
+    body = text_of(alice_client.get(reverse("todo_list") + f"?open={mine.id}"))
+    assert f'<aside id="drawer" class="drawer" data-todo-id="{mine.id}"' in body
+    assert "Open me</h2>" in body
+    for other in (foreign.id, "td_" + "0" * 32, "x" * 100, ""):
+        body = text_of(alice_client.get(reverse("todo_list"), {"open": other}))
+        assert '<aside id="drawer" class="drawer drawer-empty" hidden></aside>' in body
+        assert "Not yours" not in body

@@ -220,7 +220,8 @@ def test_a_human_removed_from_a_team_stops_receiving_within_seconds(tenancy):
             return resync, reacted, after.todo.id, colleague_got, removed_got
 
     resync, reacted, after_id, colleague_got, removed_got = run(scenario)
-    assert resync == {"type": "resync"}  # the page re-fetches and loses what it may no longer see
+    # the page re-fetches and loses what it may no longer see, saying why once (issue 16)
+    assert resync == {"type": "resync", "left_team": True}
     assert reacted < 2.0
     assert after_id in changed_ids(colleague_got)  # the team's other member still receives…
     assert "membership" in {op for m in colleague_got for op in m.get("ops", ())}
@@ -240,7 +241,7 @@ def test_the_periodic_recheck_catches_a_membership_change_without_notification(t
             return resync, after.todo.id, await drain(a, 0.5)
 
     resync, after_id, rest = run(scenario)
-    assert resync == {"type": "resync"}
+    assert resync == {"type": "resync", "left_team": True}  # lost a team: the page says so once
     assert rest == []
 
 

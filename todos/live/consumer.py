@@ -223,9 +223,10 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
                 await self.close(code=CLOSE_UNAUTHENTICATED)
                 return
             changed = teams != self.teams
+            lost = bool(self.teams - teams)
             await self._join(teams)
             if changed:
-                self.outbox.resync()
+                self.outbox.resync(left_team=lost)
 
     async def _recheck_forever(self) -> None:
         interval = settings.BOARD_LIVE_RECHECK_SECONDS

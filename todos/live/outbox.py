@@ -115,9 +115,12 @@ class Outbox:
         self._control.append(message)
         self._wake.set()
 
-    def resync(self) -> None:
+    def resync(self, *, left_team: bool = False) -> None:
+        """Drop what is queued and tell the page to re-fetch; ``left_team``: because the human
+        lost a team (the page says so once and re-reads its list whole, rather than each row
+        answering 404)."""
         self._clear()
-        self.control({"type": "resync"})
+        self.control({"type": "resync", "left_team": True} if left_team else {"type": "resync"})
 
     async def close(self) -> None:
         self._task.cancel()

@@ -7,6 +7,7 @@ and by its fragment URL, so a fragment is always what the page would have shown.
 from __future__ import annotations
 
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -76,7 +77,21 @@ def todo_list(request):
         return vary_on_htmx(render(request, "todos/_list.html", dict(context, oob_counts=True)))
     context["endpoints"] = viewer.endpoints
     context["teams"] = viewer.teams
+    context["drawer_html"] = open_drawer(request)
     return vary_on_htmx(render(request, "todos/list.html", context))
+
+
+def open_drawer(request) -> str:
+    """The drawer the URL says is open (``?open=<id>``: board.js puts it there when a row's
+    drawer opens, so a reload reopens it and "back" closes it), rendered beside the list; "" for
+    none, or for a todo that is not (or no longer) the viewer's."""
+    todo_id = request.GET.get("open") or ""
+    if not todo_id or len(todo_id) > 64:
+        return ""
+    context = drawer_context(request, todo_id)
+    if context is None:
+        return ""
+    return render_to_string("todos/_drawer.html", context, request=request)
 
 
 def _rows_fragment(request, f: TodoFilter):
