@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from tests import factories as f
-from tests.support.board import make
+from tests.support.board import login, make
 from todos.db import connect, execute
 from todos.selectors import claimability
 from todos.selectors.access import viewer_for
@@ -128,8 +128,16 @@ def test_the_overview_flags_it_with_reasons_and_fixes(stuck_world, alice_client)
     assert "Their endpoint acme-producer cannot claim" in page
     assert "Queue email is outside acme-worker&#x27;s queues (default)." in page
     assert "has expired" in page
-    assert f'href="{reverse("endpoint_edit", args=["acme-producer"])}"' in page
-    assert "Widen acme-worker&#x27;s queues to include email" in page
+    # operators and viewers read the fixes, without links to pages that would refuse them…
+    assert "A team admin can fix it: give acme-producer the claim_next verb" in page
+    assert f'href="{reverse("endpoint_edit", args=["acme-producer"])}"' not in page
+    vera = login(stuck_world.vera_user).get(reverse("overview")).content.decode()
+    assert "Their endpoint acme-producer cannot claim" in vera and "A team admin can fix it" in vera
+    # …and the team's admins get them as links to the right page
+    adam = login(stuck_world.adam_user).get(reverse("overview")).content.decode()
+    assert f'href="{reverse("endpoint_edit", args=["acme-producer"])}"' in adam
+    assert "Widen acme-worker&#x27;s queues to include email" in adam
+    assert f'href="{reverse("endpoint_vend")}?team=acme"' in adam
     # the live region (the table fragment) carries it too
     assert "Work no agent can claim" in alice_client.get(reverse("overview_table")).content.decode()
 

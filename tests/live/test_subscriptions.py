@@ -67,6 +67,11 @@ def test_pages_ignore_ops_that_cannot_change_them():
     overview = Subscription.parse({"page": "overview"})
     assert overview.wants(event("create")) and overview.wants(event("pause", ids=[]))
     assert not overview.wants(event("heartbeat")) and not overview.wants(event("priority"))
+    # what can make waiting work claimable or not: the overview's and the list's "no agent can claim"
+    for page in ("overview", "todos"):
+        sub = Subscription.parse({"page": page})
+        assert sub.wants(event("endpoint", ids=[])) and sub.wants(event("revoke", ids=[]))
+        assert sub.wants(event("assign"))
     teams = Subscription.parse({"page": "teams"})
     assert teams.wants(event("membership", ids=[])) and not teams.wants(event("claim"))
     assert Subscription.parse({"page": "agents"}).wants(event("heartbeat"))

@@ -43,13 +43,17 @@ TODO_OPS = frozenset(
 QUEUE_OPS = frozenset({"pause", "resume", "concurrency"})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
 COUNT_OPS = frozenset({"recount"})
+# What can make waiting work claimable or not (todos/selectors/claimability.py): an endpoint's
+# scopes, vend or delete ("endpoint"), its revocation or expiry ("revoke"), a reservation ("assign").
+CLAIMABILITY_OPS = frozenset({"endpoint", "revoke", "assign"})
 
 # The ops that can change what each page shows besides the open todo. Pages not listed get every
 # op. A change of the human's *own* membership is not listed: it makes the consumer resync the page.
 PAGE_OPS: dict[str, frozenset[str]] = {
     # Per-queue counts, ages and pauses; a heartbeat, an assignment or a priority changes none.
-    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS | COUNT_OPS,
-    "todos": TODO_OPS | QUEUE_OPS | COUNT_OPS,
+    # Work no agent can claim is flagged there too.
+    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS | COUNT_OPS | CLAIMABILITY_OPS,
+    "todos": TODO_OPS | QUEUE_OPS | COUNT_OPS | CLAIMABILITY_OPS,
     # A todo's own page: only its id matters (matched before this table is consulted).
     "drawer": frozenset(),
     # The audit trail: every human action; heartbeats are not actions.

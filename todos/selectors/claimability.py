@@ -93,6 +93,7 @@ class Stuck:
     scope_queues: tuple[str, ...]
     claimers: tuple[str, ...]  # the team's endpoints that do claim this queue
     assignee: str | None = None  # assigned_elsewhere: the endpoint:<id> they are reserved for
+    can_fix: bool = False  # the viewer is an admin of the owning team (endpoints are theirs to change)
     assignee_slug: str | None = None
 
     @property
@@ -185,6 +186,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 reason=row["reason"],
                 scope_queues=tuple(row["scope_queues"]),
                 claimers=tuple(row["claimers"]),
+                can_fix=owning_team.is_admin or viewer.is_superuser,
             )
         )
     flagged = {(s.endpoint_id, s.queue) for s in stuck}
@@ -205,6 +207,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 claimers=(),
                 assignee=row["assignee"],
                 assignee_slug=row["assignee_slug"],
+                can_fix=owning_team.can_act,  # clearing an assignment is an operator's action
             )
         )
     return stuck

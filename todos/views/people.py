@@ -32,7 +32,8 @@ def _scope(viewer) -> OperatorScope:
 
 def _page(request, status: int = 200, **extra):
     context = {
-        "people": selectors.people(),
+        "people": (everyone := selectors.people()),
+        "limited": len(everyone) == selectors.PEOPLE_LIMIT,
         "changes": selectors.recent_changes(),
         "teams": team_selectors.visible_teams(request.viewer),
         "roles": ROLES,
