@@ -192,7 +192,16 @@ def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice
         make(world, "pending", title="Something else")
     body = text_of(alice_client.get(reverse("todo_list") + "?q=invoice"))
     counts = dict(re.findall(r'data-count="(\w+)">([^<]+)<', body))
-    expected = {"all": "3", "pending": "2", "scheduled": "0", "claimed": "0", "retry": "0", "dead": "1", "done": "0", "canceled": "0"}
+    expected = {
+        "all": "3",
+        "pending": "2",
+        "scheduled": "0",
+        "claimed": "0",
+        "retry": "0",
+        "dead": "1",
+        "done": "0",
+        "canceled": "0",
+    }
     assert counts == expected
     assert re.search(r'data-result-count="3">3 todos match “invoice”', body)
     pending = text_of(alice_client.get(reverse("todo_list") + "?q=invoice&state=pending"))
