@@ -40,8 +40,9 @@ TABLE: tuple[Verb, ...] = (
     _verb(
         "create_for",
         "Enqueue a todo. Idempotent by idempotency_key while a live todo holds the key (200 with "
-        "created=false); 201 when created. With `endpoint`, hand it to another endpoint of the same "
-        "team: the queue must then be in the target's scope. run_at (RFC 3339) or delay_seconds "
+        "created=false); 201 when created. The todo belongs to the caller, and only the endpoint a "
+        "todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team "
+        "(a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds "
         "schedules it for later; concurrency_key caps how many of the team's todos with that key "
         "are claimed at once.",
         schemas.CREATE_FOR_IN,
