@@ -25,6 +25,7 @@ from todos.selectors import (
     bulk_targets,
     dead_letters,
     drawer,
+    flow,
     overview,
     todo_counts,
     todo_list,
@@ -209,6 +210,7 @@ RELAY = {
     "relay.notify_recount": constant(_RELAY, "NOTIFY_RECOUNT"),
     "relay.cap": constant(_RELAY, "CAP_SQL", age=3600.0),
     "relay.finished_retention": constant(_RELAY, "FINISHED_RETENTION_SQL"),
+    "relay.flow_retention": constant(_RELAY, "FLOW_RETENTION_SQL"),
 }
 
 # --- the selectors (Board and agent API reads) ---------------------------------------------------
@@ -220,6 +222,8 @@ SELECTORS = {
     "selectors.overview.rows": captured(overview.overview, VIEWER, nth=0),
     "selectors.overview.recent": captured(overview.overview, VIEWER, nth=1),
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
+    "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
+    "selectors.flow.queues": captured(flow.queues, VIEWER),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

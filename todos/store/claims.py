@@ -49,7 +49,13 @@ def claim_sql(cand: LiteralString, *, with_prior: bool, miss: LiteralString | No
         else "'[]'::json"
     )
     logged = log_todos(
-        "claim", "upd", before="CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END", after="'claimed'"
+        "claim",
+        "upd",
+        before="CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE r.prior_state END",
+        after="'claimed'",
+        # the first claim ends the todo's wait; a takeover ends the lapsed attempt
+        waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
+        ended="r.prior_state = 'claimed'",
     )
     return f"""
 WITH {cand},
