@@ -17,6 +17,7 @@ from typing import LiteralString
 
 from todos.db import pool
 from todos.selectors.access import Viewer
+from todos.sql import compose
 
 HISTOGRAM_BUCKETS = 50
 ALL_QUEUES = ""  # the rollup's row for every queue of a team (queue names are never empty)
@@ -117,33 +118,30 @@ class Flow:
     total: Interval
 
 
+def _bucket_sums(column: LiteralString) -> LiteralString:
+    """``ARRAY[sum(f.col[1]), …, sum(f.col[50])]``: a histogram column summed bucket by bucket.
+    Fifty plain aggregates over fixed-width array elements, not an unnest of every row (which
+    costs a row per bucket and row read: 8,400 rows for a week of five teams)."""
+    sums = compose.join(", ", (f"sum(f.{column}[{compose.integer(b)}])" for b in range(1, HISTOGRAM_BUCKETS + 1)))
+    return f"ARRAY[{sums}]::bigint[]"
+
+
 # The clock and one row per interval of one chart, in one statement (one snapshot, the database's
 # clock): the rollup rows since ``since`` before the current grain unit, summed per interval of
-# ``step`` (aligned to the epoch), histograms summed bucket by bucket. The database sums: the
-# Board receives at most one row per interval, not one per team and interval.
-FLOW_SQL: LiteralString = """
-WITH clock AS (SELECT now() AS now, date_trunc(%(grain)s, now()) AS current),
-picked AS (
-    SELECT date_bin(%(step)s::interval, f.at, timestamptz '1970-01-01 00:00:00+00') AS start,
-           f.completed, f.failed, f.died, f.waited, f.ran
-    FROM clock c JOIN todo_flow f
-      ON f.team_id = ANY(%(teams)s::uuid[]) AND f.grain = %(grain)s AND f.queue = %(queue)s
-     AND f.at > c.current - %(since)s::interval
-),
-counted AS (
-    SELECT start, sum(completed)::bigint AS completed, sum(failed)::bigint AS failed, sum(died)::bigint AS died
-    FROM picked GROUP BY start
-),
-summed AS (
-    SELECT start, array_agg(w ORDER BY i) AS waited, array_agg(r ORDER BY i) AS ran
-    FROM (SELECT p.start, u.i, sum(u.w)::bigint AS w, sum(u.r)::bigint AS r
-          FROM picked p, unnest(p.waited, p.ran) WITH ORDINALITY u(w, r, i)
-          GROUP BY p.start, u.i) per_bucket
-    GROUP BY start
-)
-SELECT c.now, c.current, k.start AS at, k.completed, k.failed, k.died, s.waited, s.ran
-FROM clock c LEFT JOIN (counted k JOIN summed s USING (start)) ON true
-ORDER BY k.start"""
+# ``step`` (aligned to the epoch). The database sums: the Board receives one row per interval.
+FLOW_SQL: LiteralString = f"""
+WITH clock AS (SELECT now() AS now, date_trunc(%(grain)s, now()) AS current)
+SELECT c.now, c.current, k.at, k.completed, k.failed, k.died, k.waited, k.ran
+FROM clock c LEFT JOIN LATERAL (
+    SELECT date_bin(%(step)s::interval, f.at, timestamptz '1970-01-01 00:00:00+00') AS at,
+           sum(f.completed)::bigint AS completed, sum(f.failed)::bigint AS failed, sum(f.died)::bigint AS died,
+           {_bucket_sums("waited")} AS waited, {_bucket_sums("ran")} AS ran
+    FROM todo_flow f
+    WHERE f.team_id = ANY(%(teams)s::uuid[]) AND f.grain = %(grain)s AND f.queue = %(queue)s
+      AND f.at > c.current - %(since)s::interval
+    GROUP BY 1
+) k ON true
+ORDER BY k.at"""
 
 
 def flow_params(viewer: Viewer, *, range_key: str, queue: str, teams=None) -> dict:

@@ -127,6 +127,11 @@ class Chart:
         return self.left + self.plot_w
 
 
+def _count(value: float) -> str:
+    """An axis label for a count: whole numbers as such, a half (of 1 or 5) with its decimal."""
+    return f"{int(value):,}" if value == int(value) else f"{value:,.1f}"
+
+
 def _nice_ceiling(value: int) -> int:
     """The smallest of 1, 2, 5 × 10^k at or above ``value`` (an axis maximum)."""
     if value <= 1:
@@ -143,16 +148,18 @@ def _x_ticks(flow: Flow) -> list[Tick]:
     every = {"1h": 10, "24h": 4, "7d": 4}[flow.range.key]
     step = PLOT_W / n
     return [
-        Tick(LEFT + i * step, interval_label(flow, iv.start))
+        Tick(round(LEFT + (i + 0.5) * step, 2), interval_label(flow, iv.start))
         for i, iv in enumerate(flow.intervals)
         if (n - 1 - i) % every == 0
     ]
 
 
-def outcomes_chart(flow: Flow, scope: str) -> Chart:
+def outcomes_chart(flow: Flow, scope: str, *, height: int = HEIGHT) -> Chart:
+    """Stacked bars; ``height`` smaller for the overview's compact chart."""
     peak = _nice_ceiling(max((iv.completed + iv.failed + iv.died for iv in flow.intervals), default=0))
     n = len(flow.intervals)
     step = PLOT_W / n
+    plot_h = height - TOP - BOTTOM
     total = flow.total
     chart = Chart(
         kind="outcomes",
@@ -161,20 +168,22 @@ def outcomes_chart(flow: Flow, scope: str) -> Chart:
             f"{flow.range.label}, {scope}: {total.completed:,} completed, {total.failed:,} failed, {total.died:,} died"
         ),
         x_ticks=_x_ticks(flow),
-        y_ticks=[Tick(TOP + PLOT_H - PLOT_H * f, f"{round(peak * f):,}") for f in (0, 0.5, 1)],
+        y_ticks=[Tick(TOP + plot_h - plot_h * f, _count(peak * f)) for f in (0, 0.5, 1)],
         empty=not (total.completed or total.failed or total.died),
+        height=height,
+        plot_h=plot_h,
     )
     for i, iv in enumerate(flow.intervals):
         x = LEFT + i * step
         column = Column(x=x, width=step, title=_outcome_title(flow, iv))
-        base = TOP + PLOT_H
+        base = TOP + plot_h
         for kind, _ in OUTCOMES:
             value = getattr(iv, kind)
             if value:
-                height = PLOT_H * value / peak
-                base -= height
+                bar = plot_h * value / peak
+                base -= bar
                 column.segments.append(
-                    Segment(kind, round(x + step * 0.1, 2), round(base, 2), round(step * 0.8, 2), round(height, 2))
+                    Segment(kind, round(x + step * 0.1, 2), round(base, 2), round(step * 0.8, 2), round(bar, 2))
                 )
         chart.columns.append(column)
     return chart

@@ -88,7 +88,7 @@ def overview_chart_context(viewer) -> dict:
     """The overview's compact chart: the last hour, all queues of the viewer's teams."""
     data = flow_reads.flow(viewer, range_key="1h")
     return {
-        "chart": chart_svg.outcomes_chart(data, "all queues"),
+        "chart": chart_svg.outcomes_chart(data, "all queues", height=130),
         "times": data.total,
         "wait_p95": chart_svg.duration(data.total.waited_p95),
         "run_p95": chart_svg.duration(data.total.ran_p95),
