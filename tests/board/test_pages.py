@@ -118,8 +118,8 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
         "acme-worker",
         "worker-9",
         "smtp timeout",
-        'failed <span aria-hidden="true">→</span>',
-        "retry_scheduled",
+        "Failed (the worker reported it); a retry was scheduled",
+        "failed → retry_scheduled",  # the code, as secondary text
         "in progress",
         "Attempt history",
         "2 in total",

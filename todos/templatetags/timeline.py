@@ -1,0 +1,21 @@
+"""The attempt list's words: an outcome as a sentence, and how long an attempt ran (issue 16)."""
+
+from __future__ import annotations
+
+from django import template
+
+from todos.views.attempt_timeline import attempt_view, now_utc
+
+register = template.Library()
+
+
+@register.filter
+def outcome_words(attempt) -> str:
+    """ "Failed (the worker reported it); a retry was scheduled"."""
+    return attempt_view(attempt, now_utc()).sentence
+
+
+@register.filter
+def ran_for(attempt) -> str:
+    """How long the attempt ran: claim → end (→ now while open)."""
+    return attempt_view(attempt, now_utc()).ran
