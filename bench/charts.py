@@ -42,7 +42,7 @@ WITH q AS (
 )
 INSERT INTO todo_flow (team_id, grain, queue, at, completed, failed, died, waited, ran)
 SELECT q.team_id, s.grain, q.queue, s.at,
-       CASE s.grain WHEN 'minute' THEN %(per)s ELSE %(per)s * 60 END, 1, 0,
+       CASE s.grain WHEN 'minute' THEN %(per)s ELSE %(per_hour)s END, 1, 0,
        (SELECT h FROM hist WHERE k = (hashtext(q.queue) & 7)), (SELECT h FROM hist WHERE k = (hashtext(q.queue) >> 3 & 7))
 FROM q CROSS JOIN slot s"""
 
@@ -72,11 +72,13 @@ def seed(conninfo: str, *, teams: int, queues: int, todos: int, log) -> list:
     from todos.store import teams as team_store
 
     created = [execute(team_store.create_team(slug=f"charts-{i}", name=f"Charts {i}")) for i in range(1, teams + 1)]
-    # completed per queue-minute so that 8 days of hours hold ``todos`` in all
-    per = max(1, todos // (teams * queues * 192 * 60))
+    # completed per queue-hour so that 8 days of hours hold ``todos`` in all (and a sixtieth of
+    # that per queue-minute)
+    per_hour = max(60, todos // (teams * queues * 192))
+    per = per_hour // 60
     started = time.monotonic()
     with connect(conninfo) as conn:
-        conn.execute(SEED_SQL, {"queues": queues, "per": per})
+        conn.execute(SEED_SQL, {"queues": queues, "per": per, "per_hour": per_hour})
         conn.execute(SEED_ALL_SQL)
         conn.execute("VACUUM ANALYZE todo_flow")
         size = conn.execute(

@@ -336,4 +336,16 @@ def test_charts_draw_and_follow_the_work_live(world, page):
         "aria-label", "Last hour, all queues: 3 completed, 1 failed, 0 died"
     )
     shot(page, "overview-chart")
+    timed = execute(A.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
+    execute(A.claim(world.agent, timed.id))
+    execute(A.heartbeat(world.agent, timed.id))
+    execute(A.fail(world.agent, timed.id, summary="boom"))
+    with connect() as conn:
+        conn.execute("UPDATE todos SET next_retry_at = now() WHERE id = %s", (timed.id,))
+    execute(A.claim(world.agent, timed.id))
+    page.goto(f"/todos/{timed.id}/")
+    expect(page.locator("figure.timeline g.timeline-span")).to_have_count(2)
+    expect(page.locator("figure.timeline .timeline-failed rect")).to_be_visible()
+    page.locator("figure.timeline").scroll_into_view_if_needed()
+    shot(page, "attempt-timeline")
     assert not page.problems, page.problems
