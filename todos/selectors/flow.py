@@ -3,7 +3,8 @@
 Read from the relay's rollup (``todo_flow``, migration 0012), never from ``todos``: a chart reads
 one row per (team, interval) — at most 168 × the viewer's teams — whatever the number of todos.
 Percentiles come from the rollup's fixed histograms (six buckets per decade of seconds), estimated
-inside the bucket geometrically: within about ±20 % of the exact value.
+inside the bucket geometrically: never more than one bucket (a factor of 1.47) from the exact
+value, usually much closer.
 
 Tenancy: only the viewer's teams' rows are read (``Viewer.team_ids``, their memberships).
 """
