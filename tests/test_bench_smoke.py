@@ -84,3 +84,13 @@ def test_procrastinate_drains_and_verifies():
     with fresh_database(db.conninfo(), "smoke_procrastinate") as conninfo:
         out = systems.drain_procrastinate_in(conninfo, 40, 4, mode="threads")
     assert out.seconds > 0
+
+
+def test_charts_bench_seeds_times_and_relays(relay):
+    from bench import charts
+
+    with relay.stopped():  # the bench times the relay's passes itself
+        out = charts.run_in(db.conninfo(), teams=2, queues=3, todos=20_000, runs=3, relay_todos=120, log=lambda _: None)
+    assert [row[0] for row in out["charts"]] == ["1h", "1h", "24h", "24h", "7d", "7d"]
+    assert [row[2] for row in out["charts"]] == [60, 60, 24, 24, 28, 28]
+    assert out["relay"][0][0] == "1"  # 120 log rows: one pass

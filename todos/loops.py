@@ -50,10 +50,11 @@ def _expire() -> int:
 
 def _cap_change_log() -> int:
     from todos.db import connect
-    from todos.live.relay import FINISHED_RETENTION_SQL, cap_change_log
+    from todos.live.relay import FINISHED_RETENTION_SQL, FLOW_RETENTION_SQL, cap_change_log
 
     with connect() as conn:
         conn.execute(FINISHED_RETENTION_SQL)
+        conn.execute(FLOW_RETENTION_SQL)
         return cap_change_log(conn)
 
 

@@ -14,6 +14,7 @@ from todos.views import (
     activity,
     agents,
     bulk,
+    charts,
     endpoints,
     health,
     metrics,
@@ -40,6 +41,9 @@ urlpatterns = [
     path("agents/", agents.agents_page, name="agents"),
     path("agents/panel/", agents.agents_panel, name="agents_panel"),
     path("activity/", activity.activity_page, name="activity"),
+    path("charts/", charts.charts_page, name="charts"),
+    path("charts/panel/", charts.charts_panel, name="charts_panel"),
+    path("overview/chart/", charts.overview_chart, name="overview_chart"),
     # todos
     path("todos/", todos.todo_list, name="todo_list"),
     path("todos/counts/", todos.todo_counts, name="todo_counts"),

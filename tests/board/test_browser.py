@@ -326,3 +326,52 @@ def test_every_page_renders_without_csp_violations(world, page):
     page.locator("button", has_text="Sign out").click()
     page.wait_for_url(re.compile(r"/accounts/login/"))
     shot(page, "login")
+
+
+def test_charts_draw_and_follow_the_work_live(world, page):
+    """/charts/: the SVG charts and their table render without a CSP violation or console error,
+    a range and queue can be chosen, and a completion reaches the chart through the live pipeline
+    (throttled to one refresh per five seconds)."""
+    for state in ("done", "done", "dead"):
+        make(world, state)
+    sign_in(page, "alice")
+    page.goto("/charts/")
+    outcomes = page.locator("figure.chart-outcomes svg")
+    expect(outcomes).to_have_attribute("aria-label", "Last hour, all queues: 2 completed, 1 failed, 0 died")
+    expect(page.locator("figure.chart-outcomes g.chart-column")).to_have_count(60)
+    expect(page.locator("figure.chart-times circle").first).to_be_visible()
+    expect(page.locator("#live-status")).to_have_text("live")
+    shot(page, "charts")
+    todo = execute(A.create(world.agent, queue="email", title="charted")).todo
+    execute(A.claim(world.agent, todo.id))
+    execute(A.complete(world.agent, todo.id))
+    expect(outcomes).to_have_attribute(
+        "aria-label", "Last hour, all queues: 3 completed, 1 failed, 0 died", timeout=15_000
+    )
+    page.locator("summary", has_text="The numbers as a table").click()
+    expect(page.locator(".chart-table tbody tr")).to_have_count(60)
+    page.reload()  # the queue list now offers email too
+    page.check("input[name=range][value='7d']")
+    page.select_option("#chart-queue", "email")
+    page.locator(".chart-controls button[type=submit]").click()
+    expect(page.locator("figure.chart-outcomes svg")).to_have_attribute(
+        "aria-label", "Last 7 days, queue email: 1 completed, 0 failed, 0 died"
+    )
+    page.goto("/")
+    expect(page.locator("#overview-chart svg")).to_have_attribute(
+        "aria-label", "Last hour, all queues: 3 completed, 1 failed, 0 died"
+    )
+    shot(page, "overview-chart")
+    timed = execute(A.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
+    execute(A.claim(world.agent, timed.id))
+    execute(A.heartbeat(world.agent, timed.id))
+    execute(A.fail(world.agent, timed.id, summary="boom"))
+    with connect() as conn:
+        conn.execute("UPDATE todos SET next_retry_at = now() WHERE id = %s", (timed.id,))
+    execute(A.claim(world.agent, timed.id))
+    page.goto(f"/todos/{timed.id}/")
+    expect(page.locator("figure.timeline g.timeline-span")).to_have_count(2)
+    expect(page.locator("figure.timeline .timeline-failed rect")).to_be_visible()
+    page.locator("figure.timeline").scroll_into_view_if_needed()
+    shot(page, "attempt-timeline")
+    assert not page.problems, page.problems

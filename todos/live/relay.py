@@ -68,6 +68,37 @@ NOTIFY_TAKEN: LiteralString = f"""(SELECT count({_TAKEN_MESSAGE})
                     FROM taken) x
               GROUP BY team_id, op, user_id, chunk) g)"""
 
+
+def flow_upsert(source: LiteralString) -> LiteralString:
+    """The charts' rollup (``todo_flow``, migration 0012) of the log rows of CTE ``source``: each
+    row counts toward its queue and toward the team's every-queue row (queue ''), at the minute and
+    the hour of its ``at``. completed: the todo became ``done``; failed: an attempt failed, or the
+    todo became a dead letter another way; died: a lapsed lease was reaped or taken over. The
+    timings go into their histograms (``flow_bucket``). Rows of a team deleted meanwhile are dropped.
+    """
+    return f"""INSERT INTO todo_flow AS f (team_id, grain, queue, at, completed, failed, died, waited, ran)
+    SELECT s.team_id, g.grain, q.queue, date_trunc(g.grain, s.at),
+           count(*) FILTER (WHERE s.completed)::integer, count(*) FILTER (WHERE s.failed)::integer,
+           count(*) FILTER (WHERE s.died)::integer,
+           flow_histogram(array_agg(flow_bucket(s.waited)) FILTER (WHERE s.waited IS NOT NULL)),
+           flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
+    FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
+                 fs.state_after = 'done' AND fs.state_before IS DISTINCT FROM 'done' AS completed,
+                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead') AS failed,
+                 fs.op = 'reap' OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
+          FROM {source} fs
+          WHERE fs.todo_id IS NOT NULL AND fs.queue IS NOT NULL
+            AND EXISTS (SELECT 1 FROM teams ft WHERE ft.id = fs.team_id)) s
+    CROSS JOIN LATERAL (VALUES (s.queue), ('')) q(queue)
+    CROSS JOIN (VALUES ('minute'), ('hour')) g(grain)
+    WHERE s.completed OR s.failed OR s.died OR s.waited IS NOT NULL OR s.ran IS NOT NULL
+    GROUP BY 1, 2, 3, 4
+    ON CONFLICT (team_id, grain, queue, at) DO UPDATE SET
+        completed = f.completed + EXCLUDED.completed, failed = f.failed + EXCLUDED.failed,
+        died = f.died + EXCLUDED.died,
+        waited = flow_add(f.waited, EXCLUDED.waited), ran = flow_add(f.ran, EXCLUDED.ran)"""
+
+
 # One pass. Counts move by the sum of each batch's deltas per (endpoint, queue, state); rows of an
 # endpoint deleted meanwhile are dropped (its todos and counts went with it). A count that would go
 # below zero means the counts drifted (rows written behind the store's back): the pass marks them
@@ -102,6 +133,7 @@ finished AS (
     GROUP BY 1, 2, 3
     ON CONFLICT (endpoint_id, queue, minute) DO UPDATE SET done = f.done + EXCLUDED.done, dead = f.dead + EXCLUDED.dead
 ),
+flowed AS ({flow_upsert("taken")}),
 state AS (
     UPDATE relay_state SET
         counts_stale = counts_stale OR EXISTS (SELECT 1 FROM counted WHERE n < 0),
@@ -137,9 +169,11 @@ WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)
 ORDER BY 1, 2, 3"""
 
 # The rebuild, in one REPEATABLE READ snapshot: the log rows it can see are the changes already in
-# the todos it counts, so it sends them and drops them; rows committed later stay for the next pass.
+# the todos it counts, so it sends them, adds them to the charts' rollup and drops them; rows
+# committed later stay for the next pass. (Rows the log cap dropped are missing from the charts.)
 REBUILD_STATEMENTS = (
-    f"""WITH taken AS (DELETE FROM change_log RETURNING *) SELECT {NOTIFY_TAKEN} AS sent""",
+    f"""WITH taken AS (DELETE FROM change_log RETURNING *), flowed AS ({flow_upsert("taken")})
+        SELECT {NOTIFY_TAKEN} AS sent""",
     "DELETE FROM todo_counts",
     """INSERT INTO todo_counts (endpoint_id, queue, state, n)
        SELECT endpoint_id, queue, todo_board_state(state, next_retry_at), count(*) FROM todos GROUP BY 1, 2, 3""",
@@ -170,6 +204,9 @@ marked AS (UPDATE relay_state SET counts_stale = true WHERE EXISTS (SELECT 1 FRO
 SELECT count(*) AS dropped FROM dropped"""
 
 FINISHED_RETENTION_SQL: LiteralString = "DELETE FROM todo_finished_minutes WHERE minute < now() - interval '8 days'"
+# The charts read an hour of minutes and seven days of hours: a day and eight days are kept.
+FLOW_RETENTION_SQL: LiteralString = """DELETE FROM todo_flow
+WHERE (grain = 'minute' AND at < now() - interval '1 day') OR (grain = 'hour' AND at < now() - interval '8 days')"""
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ PAGE_OPS: dict[str, frozenset[str]] = {
     # The audit trail: every human action; heartbeats are not actions.
     "activity": (TODO_OPS - {"heartbeat"}) | QUEUE_OPS | {"endpoint", "membership"},
     "teams": frozenset({"membership", "endpoint"}),
+    # Finished, failed and lapsed attempts and first claims (todo_flow, kept by the relay).
+    "charts": frozenset({"claim", "complete", "fail", "release", "force_release", "cancel", "reap", "revoke"})
+    | COUNT_OPS,
     # In-flight todos, last heartbeats, recent outcomes per endpoint, and when each was last seen.
     "agents": TODO_OPS | QUEUE_OPS | {"endpoint", "seen"},
     # The endpoints list: vend, rotate, scopes, lease, delete ("endpoint"), revoke and expiry

@@ -26,6 +26,7 @@ from todos.selectors import (
     claimability,
     dead_letters,
     drawer,
+    flow,
     overview,
     todo_counts,
     todo_list,
@@ -244,6 +245,7 @@ RELAY = {
     "relay.notify_recount": constant(_RELAY, "NOTIFY_RECOUNT"),
     "relay.cap": constant(_RELAY, "CAP_SQL", age=3600.0),
     "relay.finished_retention": constant(_RELAY, "FINISHED_RETENTION_SQL"),
+    "relay.flow_retention": constant(_RELAY, "FLOW_RETENTION_SQL"),
 }
 
 # --- the selectors (Board and agent API reads) ---------------------------------------------------
@@ -257,6 +259,8 @@ SELECTORS = {
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
     "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
+    "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
+    "selectors.flow.queues": captured(flow.queues, VIEWER),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

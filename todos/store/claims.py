@@ -48,7 +48,15 @@ def claim_sql(cand: LiteralString, *, with_prior: bool, miss: LiteralString | No
         if with_prior
         else "'[]'::json"
     )
-    logged = log_todos("claim", "upd", before="r.prior_board_state", after="'claimed'")
+    logged = log_todos(
+        "claim",
+        "upd",
+        before="r.prior_board_state",
+        after="'claimed'",
+        # the first claim ends the todo's wait; a takeover ends the lapsed attempt
+        waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
+        ended="r.prior_state = 'claimed'",
+    )
     return f"""
 WITH {cand},
 keyed AS (

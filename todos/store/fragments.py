@@ -131,15 +131,29 @@ def log_change(
     before: LiteralString = "NULL",
     after: LiteralString = "NULL",
     user: LiteralString = "NULL",
+    waited: LiteralString = "NULL",
+    ran: LiteralString = "NULL",
 ) -> LiteralString:
     """The change-log INSERT of a statement: one row per row of ``source`` (a FROM clause), each
     column an SQL expression over it. Every state-changing statement runs one (or two) as a CTE,
     so its change commits with it or not at all; the relay (``todos/relay.py``) turns the rows
-    into Board notifications and exact counts. Ids and small fields only: never a payload.
+    into Board notifications, exact counts and the charts' rollup (``todo_flow``): ``waited`` and
+    ``ran`` are seconds a first claim waited and an ended attempt ran. Ids and small fields only:
+    never a payload.
     """
-    return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}
+    return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}, {waited}, {ran}
     FROM {source}"""
+
+
+def attempt_ran(ended: LiteralString) -> LiteralString:
+    """Seconds the open attempt of todo ``r`` ran until now, where ``ended`` (SQL) says this change
+    ends it. The statement's snapshot still shows the attempt open (the statement closes it in
+    another CTE), and there is at most one open attempt per todo, so this is the attempt it ends."""
+    return f"""CASE WHEN {ended} THEN (
+        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
+        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END"""
 
 
 def audit_row(
@@ -181,13 +195,24 @@ def audit_todos(action: LiteralString, rows: LiteralString) -> LiteralString:
 
 
 def log_todos(
-    op: LiteralString, rows: LiteralString, *, before: LiteralString, after: LiteralString | None = None
+    op: LiteralString,
+    rows: LiteralString,
+    *,
+    before: LiteralString,
+    after: LiteralString | None = None,
+    waited: LiteralString = "NULL",
+    ended: LiteralString | None = None,
 ) -> LiteralString:
     """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
     is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
     states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
     The team is the owning endpoint's (the statement's rows are its own, so the join always hits).
+    ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt; by
+    default, a todo that leaves ``claimed``) feed the charts' timings.
     """
+    after = board_state("r") if after is None else after
+    if ended is None:
+        ended = f"({before}) = 'claimed' AND ({after}) IS DISTINCT FROM 'claimed'"
     return log_change(
         op,
         f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id",
@@ -196,7 +221,9 @@ def log_todos(
         todo="r.id",
         queue="r.queue",
         before=before,
-        after=board_state("r") if after is None else after,
+        after=after,
+        waited=waited,
+        ran=attempt_ran(ended),
     )
 
 

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 from todos.selectors.claimability import stuck_work
 from todos.selectors.concurrency import busy_keys
 from todos.selectors.overview import overview
+from todos.views.charts import overview_chart_context
 from todos.views.common import board_view
 
 
@@ -25,7 +26,10 @@ def overview_table_context(request) -> dict:
 @require_GET
 @board_view
 def overview_page(request):
-    return render(request, "overview/index.html", overview_table_context(request))
+    context = overview_table_context(request)
+    if request.viewer.teams:
+        context.update(overview_chart_context(request.viewer))
+    return render(request, "overview/index.html", context)
 
 
 @require_GET

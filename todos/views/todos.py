@@ -16,6 +16,7 @@ from todos.selectors import claimability, drawer
 from todos.selectors import teams as team_selectors
 from todos.selectors import todo_counts as tab_counts
 from todos.selectors import todo_list as todo_pages
+from todos.views import attempt_timeline
 from todos.views.common import board_view, is_htmx, not_found, vary_on_htmx
 from todos.views.present import (
     LEASE_CHOICES,
@@ -186,6 +187,7 @@ def drawer_context(
         "action_forms": action_forms(todo, actions, holder=holder, errors=errors or {}),
         "attempts": [(a, names.person(a.owner), names.holder(a.ended_by)) for a in attempt_rows],
         "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
+        "timeline": attempt_timeline.timeline(todo.created_at, attempt_rows, attempt_timeline.now_utc()),
         "audit": audit,
         "assign_choices": choices,
         "lease_choices": LEASE_CHOICES,

@@ -31,8 +31,11 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'complete', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'complete', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
+        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
+        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT i.id AS item_id, i.n, u.*,
        CASE WHEN u.id IS NOT NULL THEN NULL

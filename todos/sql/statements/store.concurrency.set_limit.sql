@@ -20,8 +20,9 @@ changed AS (
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT c.team_id, %(user_id)s, %(actor)s, 'concurrency.limit', NULL, NULL, NULL, c.key, jsonb_build_object('key', c.key, 'old', (SELECT max_claimed FROM before), 'new', c.max_claimed)
     FROM changed c),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT c.team_id, NULL, NULL, NULL, 'concurrency', NULL, NULL, NULL
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT c.team_id, NULL, NULL, NULL, 'concurrency', NULL, NULL, NULL, NULL, NULL
     FROM changed c),
 woken AS (
     SELECT DISTINCT t.endpoint_id, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id

@@ -38,11 +38,15 @@ closed AS (
     FROM dead d
     WHERE a.todo_id = d.id AND a.seq = d.attempts_total AND a.ended_at IS NULL
 ),
-logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL
+logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
+        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
+        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
     FROM dead r JOIN endpoints le ON le.id = r.endpoint_id),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL, NULL, NULL
     FROM revoked n),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT r.team_id, NULL, 'system', 'endpoint.expire', NULL, r.id, NULL, NULL, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))

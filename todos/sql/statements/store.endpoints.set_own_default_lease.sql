@@ -10,7 +10,8 @@ WITH upd AS (
     WHERE id = %(endpoint_id)s AND state = 'active' RETURNING id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
     default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at
 ),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL, NULL, NULL
     FROM upd n)
 SELECT u.* FROM upd u

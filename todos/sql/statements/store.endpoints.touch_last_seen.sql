@@ -9,7 +9,8 @@ WITH upd AS (
     WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
     RETURNING id, team_id
 ),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL, NULL, NULL
     FROM upd n)
 SELECT count(*) AS stamped FROM upd

@@ -28,8 +28,9 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
 member_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT j.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', %(username)s::text, 'from', NULL, 'to', j.role)
     FROM joined j),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT j.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, j.user_id
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT j.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, j.user_id, NULL, NULL
     FROM joined j)
 SELECT ins.*, NULL AS taken FROM ins
 UNION ALL

@@ -21,7 +21,8 @@ creator AS (
 creator_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT c.team_id, %(user_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', %(actor)s::text, 'from', NULL, 'to', c.role)
     FROM creator c),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT c.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, c.user_id
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT c.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, c.user_id, NULL, NULL
     FROM creator c)
 SELECT * FROM ins

@@ -20,8 +20,9 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
     SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
                               'from', (SELECT role FROM before), 'to', up.role)
     FROM up),
-logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id)
-    SELECT up.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, up.user_id
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT up.team_id, NULL, NULL, NULL, 'membership', NULL, NULL, up.user_id, NULL, NULL
     FROM up)
 SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
