@@ -38,7 +38,18 @@ from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
 from todos.selectors.rows import TodoRow
 from todos.sql.render import Call, Constant, call, captured, constant
-from todos.store import agent, background, bulk_jobs, concurrency, endpoints, human, mcp_sessions, teams, waiting
+from todos.store import (
+    agent,
+    background,
+    bulk_jobs,
+    concurrency,
+    endpoints,
+    human,
+    mcp_sessions,
+    schedules,
+    teams,
+    waiting,
+)
 from todos.store.bulk_jobs import Chunk
 from todos.store.records import BulkOutcome
 from todos.store.scopes import AgentScope, OperatorScope
@@ -145,6 +156,29 @@ STORE_OPERATOR = {
     "store.waiting.edit.title": call(waiting.edit, HUMAN, TODO, {"title": "Renamed"}),
     "store.concurrency.set_limit": call(concurrency.set_limit, HUMAN, TEAM, "deploy:prod", 2),
     "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
+}
+
+SCHEDULE = UUID("00000000-0000-4000-8000-00000000c001")
+_SCHEDULE = dict(
+    name="Nightly report",
+    cron="0 3 * * *",
+    timezone="Europe/Paris",
+    endpoint_id=ENDPOINT,
+    queue="default",
+    title="Write the nightly report",
+    kind="report",
+    payload={"scope": "all"},
+    now=AT,
+)
+STORE_SCHEDULES = {
+    "store.schedules.create": call(schedules.create, HUMAN, TEAM, **_SCHEDULE),
+    "store.schedules.create.by_command": call(schedules.create, None, TEAM, **_SCHEDULE),
+    "store.schedules.update": call(schedules.update, HUMAN, SCHEDULE, **_SCHEDULE),
+    "store.schedules.set_paused": call(schedules.set_paused, HUMAN, SCHEDULE, True, now=AT),
+    "store.schedules.delete": call(schedules.delete, HUMAN, SCHEDULE),
+    "store.schedules.fire_now": call(schedules.fire_now, HUMAN, SCHEDULE),
+    "store.schedules.lock_due": call(schedules.lock_due),
+    "store.schedules.fire": call(schedules.fire, [SCHEDULE], [AT], [(SCHEDULE, AT, "tick", 0)]),
 }
 
 STORE_BACKGROUND = {
@@ -329,6 +363,7 @@ CATALOG: dict[str, Call | Constant] = {
     **STORE_AGENT,
     **STORE_OPERATOR,
     **STORE_BACKGROUND,
+    **STORE_SCHEDULES,
     **STORE_ENDPOINTS,
     **STORE_TEAMS,
     **STORE_BULK_JOBS,
