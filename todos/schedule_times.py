@@ -106,18 +106,23 @@ class Plan:
 
 
 def plan(expr: str, tz_name: str, due: datetime, now: datetime, missed_policy: str) -> Plan:
-    """What a schedule whose next tick ``due`` has been reached fires at ``now``.
+    """What a schedule whose ``next_fire_at`` (``due``) has been reached fires at ``now``.
 
-    Every tick in ``[due, now]`` is reached. Those within :data:`GRACE` of ``now`` fire, each as
-    itself. Older ones were missed: ``skip`` fires none of them; ``catch_up`` fires one todo for
-    all of them (its tick is the latest missed one). The next fire time is the first tick after
-    ``now``, so a schedule never fires a tick before its time and never fires one twice.
+    ``due`` is a lower bound: normally a tick itself, but a resumed schedule's is the time it was
+    resumed, which this aligns to the first tick at or after it. Every tick in ``[due, now]`` is
+    reached. Those within :data:`GRACE` of ``now`` fire, each as itself. Older ones were missed:
+    ``skip`` fires none of them; ``catch_up`` fires one todo for all of them (its tick is the latest
+    missed one). The next fire time is the first tick after ``now``, so a schedule never fires a
+    tick before its time, and never one twice.
     """
     tz = ZoneInfo(tz_name)
-    reached = [due]
+    reached: list[datetime] = []
     walked_out = False
-    it = CronSim(expr, due.astimezone(tz))
-    for tick in it:
+    upcoming = None
+    # cronsim yields ticks strictly after its start, at whole seconds at most: start just before.
+    for tick in CronSim(expr, (due - timedelta(seconds=1)).astimezone(tz)):
+        if tick < due:
+            continue
         if tick > now:
             upcoming = tick
             break
@@ -126,16 +131,14 @@ def plan(expr: str, tz_name: str, due: datetime, now: datetime, missed_policy: s
             walked_out = True
             upcoming = next_tick(expr, tz, now)
             break
-    else:  # pragma: no cover - an expression with no further tick (cronsim stops at year 2099+)
+    if upcoming is None:  # pragma: no cover - an expression with no further tick
         upcoming = now + timedelta(days=36500)
-    on_time = [t for t in reached if now - t <= GRACE]
-    missed = [t for t in reached if now - t > GRACE]
+    on_time = [] if walked_out else [t for t in reached if now - t <= GRACE]
+    missed = [t for t in reached if t not in on_time]
     fires: list[Fire] = []
     skipped = len(missed)
     if missed and missed_policy == "catch_up":
         fires.append(Fire(missed[-1], "catch_up", len(missed)))
         skipped = 0
-    if walked_out:
-        on_time = []
     fires.extend(Fire(t, "tick", 0) for t in on_time)
     return Plan(tuple(fires), skipped, upcoming)

@@ -46,6 +46,14 @@ def due_now(schedule_id, ago: timedelta = timedelta(seconds=1)) -> datetime:
     )[0]["next_fire_at"]
 
 
+def test_a_time_that_is_no_tick_fires_nothing(world):
+    """``next_fire_at`` is a lower bound: the sweep aligns it to the schedule's own ticks."""
+    make(world, cron="0 3 * * *", timezone="UTC")
+    due_now(None)
+    assert S.fire_due() == []
+    assert one("SELECT next_fire_at FROM schedules")["next_fire_at"].hour == 3
+
+
 def fires(schedule_id=None) -> list[dict]:
     return (
         sql("SELECT * FROM schedule_fires ORDER BY tick")
@@ -116,7 +124,7 @@ def test_tenancy_viewer_is_read_only_outsider_sees_nothing(world):
 
 
 def test_a_due_tick_fires_once_with_its_template_and_key(world):
-    made = make(world)
+    made = make(world, cron="* * * * *")
     tick = due_now(made.id)
     fired = S.fire_due()
     assert [(f.schedule_id, f.tick) for f in fired] == [(made.id, tick)]
@@ -198,6 +206,10 @@ def test_pause_stops_firing_and_resume_waits_for_the_next_tick(world):
     assert S.fire_due() == []
     resumed = execute(S.set_paused(world.human, made.id, False, now=now()))
     assert not resumed.paused and resumed.next_fire_at > now() - timedelta(seconds=5)
+    # The sweep aligns the resume time to the next tick and fires nothing of the paused hours.
+    assert S.fire_due() == []
+    aligned = one("SELECT next_fire_at FROM schedules")["next_fire_at"]
+    assert aligned > now() and aligned.second == 0 and aligned.microsecond == 0
     assert [r["action"] for r in audit()][-2:] == ["schedule.pause", "schedule.resume"]
 
 

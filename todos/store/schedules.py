@@ -241,12 +241,12 @@ FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN made m ON true"""
 
 
 def set_paused(op: OperatorScope | None, schedule_id: Any, paused: bool, *, now: datetime) -> Statement[Schedule]:
-    """Pause or resume. A resumed schedule waits for its next tick after ``now``: what it would
+    """Pause or resume. A resumed schedule's ``next_fire_at`` becomes ``now``, a lower bound the
+    next sweep aligns to the first tick at or after it (``schedule_times.plan``): what it would
     have fired while paused is not fired (pausing means "don't run"). Audit: ``schedule.pause`` or
     ``schedule.resume``."""
     params = {"id": _uuid("schedule", schedule_id), "paused": bool(paused), **_actor(op)}
     acts, sees = _may(op, "s.team_id")
-    # The next tick after now, for a resume (computed here: it needs the schedule's cron).
     return _flag(params, acts, sees, now, "schedule.pause" if paused else "schedule.resume")
 
 
