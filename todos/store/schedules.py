@@ -27,7 +27,7 @@ from todos.store.fragments import ACTING_ROLES, audit_row, log_todos, member_of,
 from todos.store.scopes import OperatorScope
 
 SWEEP_LIMIT = 500
-INTERVAL_SECONDS = 1.0  # the loop's pause between sweeps (todos/loops.py)
+INTERVAL_SECONDS = 0.25  # the loop's pause between sweeps (todos/loops.py): lateness ≤ about this
 PREVIEW_COUNT = 5
 
 SCHEDULE_COLUMNS: LiteralString = (
