@@ -142,3 +142,43 @@ def test_viewer_sees_but_cannot_change(world, vera_client):
     for name in ("schedule_fire", "schedule_pause", "schedule_delete"):
         assert vera_client.post(reverse(name, args=[made.id])).status_code == 403
     assert count("schedule_fires") == 0 and count("schedules") == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"payload": "[" * 100_000}, "payload: nested too deeply"),
+        ({"payload": "[" * 70 + "]" * 70}, "payload: "),
+        ({"priority": "9" * 40}, "priority: must be from -32768 to 32767"),
+        ({"max_attempts": "101"}, "max_attempts: "),
+        ({"name": "x" * 201}, "name: must be at most 200 characters"),
+        ({"timezone": ""}, "timezone: is required"),
+    ],
+)
+def test_hostile_fields_are_named_and_write_nothing(world, alice_client, overrides, message):
+    response = alice_client.post(reverse("schedule_create"), form(world, **overrides))
+    assert response.status_code == 422 and message in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_a_nul_in_a_field_is_refused_before_the_store(world, alice_client):
+    response = alice_client.post(reverse("schedule_create"), form(world, cron="0 *\x00 * * *"))
+    assert response.status_code == 400 and "cron: must not contain NUL" in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_names_and_titles_are_escaped(world, alice_client):
+    acme_schedule(world, name="<script>alert(1)</script>", title="<img src=x onerror=alert(2)>")
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
+
+
+def test_edit_to_another_teams_endpoint_is_refused(world, alice_client):
+    made = acme_schedule(world)
+    response = alice_client.post(
+        reverse("schedule_detail", args=[made.id]), form(world, endpoint=str(world.globex_ep.id))
+    )
+    assert response.status_code == 422 and "endpoint: must be an active endpoint" in response.content.decode()
+    with connect() as conn:
+        assert conn.execute("SELECT endpoint_id FROM schedules").fetchone()["endpoint_id"] == world.acme_ep.id

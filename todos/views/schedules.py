@@ -42,6 +42,8 @@ def _fields(post) -> dict:
         payload = json.loads(payload_text) if payload_text else None
     except ValueError as exc:
         raise Invalid("payload", f"not JSON ({exc})") from None
+    except RecursionError:
+        raise Invalid("payload", "nested too deeply") from None
     return {
         "name": post.get("name", ""),
         "cron": post.get("cron", ""),

@@ -81,6 +81,8 @@ class Command(BaseCommand):
                 payload = json.loads(payload)
             except ValueError as exc:
                 raise CommandError(f"payload: not JSON ({exc})") from None
+            except RecursionError:
+                raise CommandError("payload: nested too deeply") from None
         fields = {k: options.get(k) for k in ("name", "cron", "timezone", "queue", "title", "kind", "priority")}
         made = execute(
             schedules.create(
