@@ -182,3 +182,11 @@ def test_edit_to_another_teams_endpoint_is_refused(world, alice_client):
     assert response.status_code == 422 and "endpoint: must be an active endpoint" in response.content.decode()
     with connect() as conn:
         assert conn.execute("SELECT endpoint_id FROM schedules").fetchone()["endpoint_id"] == world.acme_ep.id
+
+
+def test_schedule_changes_are_in_the_activity_log(world, alice_client):
+    alice_client.post(reverse("schedule_create"), form(world))
+    page = alice_client.get(reverse("activity"), {"action": "schedule.*"}).content.decode()
+    assert "schedule.create" in page and "hourly sync" in page and "unknown action" not in page
+    exact = alice_client.get(reverse("activity"), {"action": "schedule.create"}).content.decode()
+    assert "schedule.create" in exact and "unknown action" not in exact
