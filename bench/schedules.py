@@ -48,82 +48,87 @@ def sweeper(stop: threading.Event, errors: list) -> None:
 
 def run(admin: str, n: int, sweepers: int, minutes: int, compressed: bool) -> dict:
     with store_database(admin) as conninfo:
-        systems.setup_django()
-        from todos.db import execute
-        from todos.store import schedules
+        return measure(conninfo, n, sweepers, minutes, compressed)
 
-        with systems.connect(conninfo) as conn:
-            scope = systems.make_agent(conn, systems.QUEUE)
-            now = datetime.now(UTC)
-            for i in range(n):
-                execute(
-                    schedules.create(
-                        None,
-                        scope.team_id,
-                        now=now,
-                        name=f"every-minute-{i:04d}",
-                        cron="* * * * *",
-                        timezone="UTC",
-                        endpoint_id=scope.endpoint_id,
-                        queue=systems.QUEUE,
-                        title=f"tick of schedule {i}",
-                    ),
-                    conn,
-                )
-            if compressed:
-                conn.execute("UPDATE schedules SET next_fire_at = date_trunc('minute', now())")
-            conn.execute("VACUUM ANALYZE schedules")
-            stop, errors = threading.Event(), []
-            started = conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
-            threads = [threading.Thread(target=sweeper, args=(stop, errors)) for _ in range(sweepers)]
-            for t in threads:
-                t.start()
-            if compressed:
-                deadline = time.monotonic() + 120
-                while time.monotonic() < deadline:
-                    if conn.execute("SELECT count(*) AS n FROM schedule_fires").fetchone()["n"] >= n:
-                        break
-                    time.sleep(0.05)
-                window = conn.execute("SELECT min(tick) AS a, max(tick) AS b FROM schedule_fires").fetchone()
-            else:
-                # wait for `minutes` minute boundaries, then a few seconds for their fires
-                first = conn.execute("SELECT date_trunc('minute', now()) + interval '1 minute' AS t").fetchone()["t"]
-                last = first + timedelta(minutes=minutes - 1)
-                while conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"] < last:
-                    time.sleep(0.5)
-                time.sleep(5)
-                window = {"a": first, "b": last}
-            stop.set()
-            for t in threads:
-                t.join()
-            check(not errors, f"a sweep failed: {errors[:3]}")
-            fires = conn.execute(
-                """SELECT f.schedule_id, f.tick, f.how, f.todo_id,
-                          extract(epoch FROM f.fired_at - greatest(f.tick, %(started)s)) AS late
-                   FROM schedule_fires f WHERE f.tick BETWEEN %(a)s AND %(b)s""",
-                {"started": started if compressed else datetime(1970, 1, 1, tzinfo=UTC), **window},
-            ).fetchall()
-            ticks = conn.execute(
-                "SELECT count(DISTINCT tick) AS n FROM schedule_fires WHERE tick BETWEEN %(a)s AND %(b)s", window
-            ).fetchone()["n"]
-            expected = n * (1 if compressed else minutes)
-            check(len(fires) == expected, f"{len(fires)} fires for {expected} ticks")
-            check(len({(f["schedule_id"], f["tick"]) for f in fires}) == len(fires), "a tick fired twice")
-            check(all(f["how"] == "tick" for f in fires), "a tick fired as something else")
-            todos = conn.execute(
-                """SELECT count(*) AS n, count(DISTINCT idempotency_key) AS keys FROM todos
-                   WHERE id = ANY(%(ids)s)""",
-                {"ids": [f["todo_id"] for f in fires]},
-            ).fetchone()
-            check(todos["n"] == len(fires) == todos["keys"], f"todos {todos} for {len(fires)} fires")
-            late = sorted(float(f["late"]) for f in fires)
-            return {
-                "fires": len(fires),
-                "ticks": ticks,
-                "p50": statistics.median(late),
-                "p95": late[int(0.95 * (len(late) - 1))],
-                "max": late[-1],
-            }
+
+def measure(conninfo: str, n: int, sweepers: int, minutes: int, compressed: bool) -> dict:
+    """The run on a database with Board's schema (the store's pool must point at it too)."""
+    systems.setup_django()
+    from todos.db import execute
+    from todos.store import schedules
+
+    with systems.connect(conninfo) as conn:
+        scope = systems.make_agent(conn, systems.QUEUE)
+        now = datetime.now(UTC)
+        for i in range(n):
+            execute(
+                schedules.create(
+                    None,
+                    scope.team_id,
+                    now=now,
+                    name=f"every-minute-{i:04d}",
+                    cron="* * * * *",
+                    timezone="UTC",
+                    endpoint_id=scope.endpoint_id,
+                    queue=systems.QUEUE,
+                    title=f"tick of schedule {i}",
+                ),
+                conn,
+            )
+        if compressed:
+            conn.execute("UPDATE schedules SET next_fire_at = date_trunc('minute', now())")
+        conn.execute("VACUUM ANALYZE schedules")
+        stop, errors = threading.Event(), []
+        started = conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
+        threads = [threading.Thread(target=sweeper, args=(stop, errors)) for _ in range(sweepers)]
+        for t in threads:
+            t.start()
+        if compressed:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if conn.execute("SELECT count(*) AS n FROM schedule_fires").fetchone()["n"] >= n:
+                    break
+                time.sleep(0.05)
+            window = conn.execute("SELECT min(tick) AS a, max(tick) AS b FROM schedule_fires").fetchone()
+        else:
+            # wait for `minutes` minute boundaries, then a few seconds for their fires
+            first = conn.execute("SELECT date_trunc('minute', now()) + interval '1 minute' AS t").fetchone()["t"]
+            last = first + timedelta(minutes=minutes - 1)
+            while conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"] < last:
+                time.sleep(0.5)
+            time.sleep(5)
+            window = {"a": first, "b": last}
+        stop.set()
+        for t in threads:
+            t.join()
+        check(not errors, f"a sweep failed: {errors[:3]}")
+        fires = conn.execute(
+            """SELECT f.schedule_id, f.tick, f.how, f.todo_id,
+                      extract(epoch FROM f.fired_at - greatest(f.tick, %(started)s)) AS late
+               FROM schedule_fires f WHERE f.tick BETWEEN %(a)s AND %(b)s""",
+            {"started": started if compressed else datetime(1970, 1, 1, tzinfo=UTC), **window},
+        ).fetchall()
+        ticks = conn.execute(
+            "SELECT count(DISTINCT tick) AS n FROM schedule_fires WHERE tick BETWEEN %(a)s AND %(b)s", window
+        ).fetchone()["n"]
+        expected = n * (1 if compressed else minutes)
+        check(len(fires) == expected, f"{len(fires)} fires for {expected} ticks")
+        check(len({(f["schedule_id"], f["tick"]) for f in fires}) == len(fires), "a tick fired twice")
+        check(all(f["how"] == "tick" for f in fires), "a tick fired as something else")
+        todos = conn.execute(
+            """SELECT count(*) AS n, count(DISTINCT idempotency_key) AS keys FROM todos
+               WHERE id = ANY(%(ids)s)""",
+            {"ids": [f["todo_id"] for f in fires]},
+        ).fetchone()
+        check(todos["n"] == len(fires) == todos["keys"], f"todos {todos} for {len(fires)} fires")
+        late = sorted(float(f["late"]) for f in fires)
+        return {
+            "fires": len(fires),
+            "ticks": ticks,
+            "p50": statistics.median(late),
+            "p95": late[int(0.95 * (len(late) - 1))],
+            "max": late[-1],
+        }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,3 +84,10 @@ def test_procrastinate_drains_and_verifies():
     with fresh_database(db.conninfo(), "smoke_procrastinate") as conninfo:
         out = systems.drain_procrastinate_in(conninfo, 40, 4, mode="threads")
     assert out.seconds > 0
+
+
+def test_schedules_bench_fires_each_tick_once():
+    from bench import schedules as schedule_bench
+
+    out = schedule_bench.measure(db.conninfo(), 20, 2, 1, compressed=True)
+    assert out["fires"] == 20 and out["p95"] >= 0
