@@ -33,6 +33,7 @@ from todos.selectors import agent_api as agent_reads
 from todos.selectors import bulk_jobs as bulk_job_reads
 from todos.selectors import concurrency as concurrency_reads
 from todos.selectors import endpoints as endpoint_reads
+from todos.selectors import schedules as schedule_reads
 from todos.selectors import teams as team_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
@@ -269,6 +270,7 @@ SELECTORS = {
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
     "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
+    "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),
