@@ -41,7 +41,9 @@ CREATE INDEX schedules_endpoint ON schedules (endpoint_id);
 CREATE TABLE schedule_fires (
     schedule_id  uuid        NOT NULL REFERENCES schedules(id) ON DELETE CASCADE,
     tick         timestamptz NOT NULL,
-    todo_id      text        REFERENCES todos(id) ON DELETE SET NULL,
+    -- no FK: the record outlives retention's purge of the todo (the Board then says "gone"), and a
+    -- todo INSERT skipped by the idempotency key's conflict leaves the fire recorded, not failed
+    todo_id      text,
     how          text        NOT NULL CHECK (how IN ('tick', 'catch_up', 'manual')),
     missed       integer     NOT NULL DEFAULT 0 CHECK (missed >= 0),
     fired_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
