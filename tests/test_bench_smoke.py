@@ -94,3 +94,10 @@ def test_charts_bench_seeds_times_and_relays(relay):
     assert [row[0] for row in out["charts"]] == ["1h", "1h", "24h", "24h", "7d", "7d"]
     assert [row[2] for row in out["charts"]] == [60, 60, 24, 24, 28, 28]
     assert out["relay"][0][0] == "1"  # 120 log rows: one pass
+
+
+def test_schedules_bench_fires_each_tick_once():
+    from bench import schedules as schedule_bench
+
+    out = schedule_bench.measure(db.conninfo(), 20, 2, 1, compressed=True)
+    assert out["fires"] == 20 and out["p95"] >= 0

@@ -148,7 +148,10 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
         ).fetchone()["n"]
         keyed = conn.execute("SELECT count(*) AS n FROM todos WHERE concurrency_key IS NOT NULL").fetchone()["n"]
         limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
-    assert total == 200
+        schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
+        fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
+    assert total == 200 + fired and fired == 3  # issue 15: four schedules, three fired once, one paused
+    assert [r["paused"] for r in schedules] == [False, False, False, True]
     assert scheduled > 0 and keyed > 0  # issue 15: some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
     assert {

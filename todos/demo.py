@@ -21,6 +21,7 @@ from todos.store import agent as agent_store
 from todos.store import concurrency as concurrency_store
 from todos.store import endpoints as endpoint_store
 from todos.store import human as operator_store
+from todos.store import schedules as schedule_store
 from todos.store import teams as team_store
 from todos.store.errors import Conflict, StoreError
 from todos.store.scopes import AgentScope, OperatorScope
@@ -232,7 +233,45 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             execute(operator_store.cancel(human, created.id, note="not needed any more"))
         # else: left claimed; its 60 s lease lapses and the reaper shows a death
         del claim
+    _seed_schedules(team.id, scopes, human)
     return scopes
+
+
+# Periodic schedules (issue 15): a nightly audit that catches up after downtime, office-hours
+# triage in New York, a paused weekly digest, and one every two minutes so the Schedules page
+# shows fires (and their todos' fates) while the demo runs.
+SCHEDULES = (
+    ("Nightly dependency audit", "0 3 * * *", "Europe/Berlin", "ci-fixer", "ci-failures", "catch_up", False),
+    ("Support queue sweep", "*/15 8-18 * * MON-FRI", "America/New_York", "triage-bot", "triage", "skip", False),
+    ("Weekly docs digest", "0 9 * * MON", "UTC", "summarizer", "docs", "skip", True),
+    ("Inbox check", "*/2 * * * *", "UTC", "triage-bot", "support", "skip", False),
+)
+
+
+def _seed_schedules(team_id, scopes: dict[str, AgentScope], human: OperatorScope) -> None:
+    from datetime import UTC, datetime
+
+    for name, cron, zone, agent_slug, queue, missed, paused in SCHEDULES:
+        made = execute(
+            schedule_store.create(
+                human,
+                team_id,
+                now=datetime.now(UTC),
+                name=name,
+                cron=cron,
+                timezone=zone,
+                endpoint_id=scopes[agent_slug].endpoint_id,
+                queue=queue,
+                title=name,
+                kind="scheduled",
+                payload={"schedule": name},
+                missed=missed,
+            )
+        )
+        if paused:
+            execute(schedule_store.set_paused(human, made.id, True, now=datetime.now(UTC)))
+        else:
+            execute(schedule_store.fire_now(human, made.id))
 
 
 class SimulatedAgents:

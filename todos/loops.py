@@ -1,4 +1,4 @@
-"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, bulk jobs, and the
+"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, bulk jobs, schedules, and the
 change log's cap (for when no relay drains it; the relay itself runs in ``todos/live/relay.py``).
 
 Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
@@ -18,7 +18,7 @@ from django.conf import settings
 
 from todos import bulk
 from todos.db import execute
-from todos.store import background, endpoints
+from todos.store import background, endpoints, schedules
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,10 @@ def _expire() -> int:
     return len(execute(endpoints.expire_due(100)))
 
 
+def _fire_schedules() -> int:
+    return len(schedules.fire_due(schedules.SWEEP_LIMIT))
+
+
 def _cap_change_log() -> int:
     from todos.db import connect
     from todos.live.relay import FINISHED_RETENTION_SQL, FLOW_RETENTION_SQL, cap_change_log
@@ -63,6 +67,16 @@ SWEEPS = (
     Sweep("requeue", lambda: settings.BOARD_REQUEUE_INTERVAL, _requeue, background.SWEEP_LIMIT),
     Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
     Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),
+    # Periodic schedules (todos/store/schedules.py): due schedules are taken FOR UPDATE SKIP LOCKED
+    # and each tick is recorded once (schedule_fires' primary key), so every process may sweep.
+    # Every second: a tick's lateness is at most about this interval.
+    Sweep(
+        "schedules",
+        lambda: schedules.INTERVAL_SECONDS,
+        _fire_schedules,
+        schedules.SWEEP_LIMIT,
+        unit="schedule ticks fired",
+    ),
     # one look per interval: what it drops is never "a full batch"
     Sweep(
         "change-log cap",

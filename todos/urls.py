@@ -20,6 +20,7 @@ from todos.views import (
     metrics,
     overview,
     people,
+    schedules,
     teams,
     todos,
 )
@@ -60,6 +61,15 @@ urlpatterns = [
         path(f"todos/<str:todo_id>/{action.path}/", actions.todo_action(action), name=action.url_name)
         for action in action_table.TABLE
     ],
+    # periodic schedules
+    path("schedules/", schedules.schedule_list, name="schedules"),
+    path("schedules/new/", schedules.schedule_create, name="schedule_create"),
+    path("schedules/preview/", schedules.schedule_preview, name="schedule_preview"),
+    path("schedules/<str:schedule_id>/", schedules.schedule_detail, name="schedule_detail"),
+    path("schedules/<str:schedule_id>/pause/", schedules.schedule_pause, name="schedule_pause"),
+    path("schedules/<str:schedule_id>/resume/", schedules.schedule_resume, name="schedule_resume"),
+    path("schedules/<str:schedule_id>/fire/", schedules.schedule_fire, name="schedule_fire"),
+    path("schedules/<str:schedule_id>/delete/", schedules.schedule_delete, name="schedule_delete"),
     # teams
     path("teams/", teams.team_list, name="teams"),
     path("teams/new/", teams.team_create, name="team_create"),

@@ -8,6 +8,7 @@ byte for byte. Routes that list things show nothing of the other team.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
@@ -18,7 +19,7 @@ from todos import bulk
 from todos.db import connect, execute
 from todos.selectors import bulk_jobs as bulk_job_selectors
 from todos.selectors.access import viewer_for
-from todos.store import bulk_jobs
+from todos.store import bulk_jobs, schedules
 from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -93,6 +94,14 @@ ROUTES = {
     "person_deactivate": ("POST", None, "own"),
     "person_reactivate": ("POST", None, "own"),
     "person_password_reset": ("POST", None, "own"),
+    "schedules": ("GET", {}, "listing"),
+    "schedule_create": ("POST", "team_form", "object"),
+    "schedule_preview": ("GET", None, "public"),  # cron arithmetic on what the caller typed, no data
+    "schedule_detail": ("GET", "schedule", "object"),
+    "schedule_pause": ("POST", "schedule", "object"),
+    "schedule_resume": ("POST", "schedule", "object"),
+    "schedule_fire": ("POST", "schedule", "object"),
+    "schedule_delete": ("POST", "schedule", "object"),
 }
 
 
@@ -119,6 +128,8 @@ def snapshot() -> dict:
             "members": conn.execute("SELECT team_id, user_id, role FROM team_members ORDER BY 1, 2").fetchall(),
             "pauses": conn.execute("SELECT team_id, queue FROM queue_pauses ORDER BY 1, 2").fetchall(),
             "jobs": conn.execute("SELECT id, state, processed FROM bulk_jobs ORDER BY id").fetchall(),
+            "schedules": conn.execute("SELECT id, name, paused, next_fire_at FROM schedules ORDER BY id").fetchall(),
+            "fires": conn.execute("SELECT count(*) AS n FROM schedule_fires").fetchone()["n"],
             "endpoints": conn.execute(
                 "SELECT id, state, credential_hash, scope_verbs, scope_queues, default_lease_ttl_seconds "
                 "FROM endpoints ORDER BY id"
@@ -139,6 +150,19 @@ def acme_things(world):
         )
     )
     execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    job.schedule = execute(
+        schedules.create(
+            world.alice,
+            world.acme.id,
+            now=datetime.now(UTC),
+            name="ACME-SECRET nightly",
+            cron="0 3 * * *",
+            timezone="UTC",
+            endpoint_id=world.acme_ep.id,
+            queue="email",
+            title="ACME-SECRET report",
+        )
+    )
     return todos, job
 
 
@@ -155,6 +179,9 @@ def request_for(world, name: str, kind_arg, target: str, todos, job):
     if kind_arg == "endpoint":
         data = {"scope_verbs": ["claim"], "scope_queues": ["default"], "confirm": "narrow", "prefix": "x", "note": "x"}
         return reverse(name, args=["acme-worker" if target == "foreign" else "no-such-endpoint"]), data
+    if kind_arg == "schedule":
+        schedule_id = job.schedule.id if target == "foreign" else "00000000-0000-4000-8000-000000000000"
+        return reverse(name, args=[schedule_id]), {"name": "x", "cron": "* * * * *"}
     slug = "acme" if target == "foreign" else "no-such-team"
     if kind_arg == "team_form":
         return reverse(name), {"team": slug, "queue": "email"}

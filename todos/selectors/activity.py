@@ -44,6 +44,12 @@ ACTIONS = (
     "endpoint.lease",
     "endpoint.delete",
     "endpoint.expire",
+    "schedule.create",
+    "schedule.edit",
+    "schedule.pause",
+    "schedule.resume",
+    "schedule.fire",
+    "schedule.delete",
 )
 PERIODS = {"": "Any time", "1h": "Last hour", "24h": "Last 24 hours", "7d": "Last 7 days", "30d": "Last 30 days"}
 PERIOD_DELTAS = {"1h": timedelta(hours=1), "24h": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}

@@ -36,6 +36,7 @@ from todos.selectors import bulk_jobs as bulk_job_reads
 from todos.selectors import concurrency as concurrency_reads
 from todos.selectors import endpoints as endpoint_reads
 from todos.selectors import people as people_reads
+from todos.selectors import schedules as schedule_reads
 from todos.selectors import teams as team_reads
 from todos.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.selectors.activity import ActivityFilter
@@ -50,6 +51,7 @@ from todos.store import (
     human,
     mcp_sessions,
     people,
+    schedules,
     teams,
     waiting,
 )
@@ -161,6 +163,29 @@ STORE_OPERATOR = {
     "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
 }
 
+SCHEDULE = UUID("00000000-0000-4000-8000-00000000c001")
+_SCHEDULE = dict(
+    name="Nightly report",
+    cron="0 3 * * *",
+    timezone="Europe/Paris",
+    endpoint_id=ENDPOINT,
+    queue="default",
+    title="Write the nightly report",
+    kind="report",
+    payload={"scope": "all"},
+    now=AT,
+)
+STORE_SCHEDULES = {
+    "store.schedules.create": call(schedules.create, HUMAN, TEAM, **_SCHEDULE),
+    "store.schedules.create.by_command": call(schedules.create, None, TEAM, **_SCHEDULE),
+    "store.schedules.update": call(schedules.update, HUMAN, SCHEDULE, **_SCHEDULE),
+    "store.schedules.set_paused": call(schedules.set_paused, HUMAN, SCHEDULE, True, now=AT),
+    "store.schedules.delete": call(schedules.delete, HUMAN, SCHEDULE),
+    "store.schedules.fire_now": call(schedules.fire_now, HUMAN, SCHEDULE),
+    "store.schedules.lock_due": call(schedules.lock_due),
+    "store.schedules.fire": call(schedules.fire, [SCHEDULE], [AT], [(SCHEDULE, AT, "tick", 0)]),
+}
+
 STORE_BACKGROUND = {
     "store.background.reap": call(background.reap),
     "store.background.requeue_due_retries": call(background.requeue_due_retries),
@@ -261,6 +286,7 @@ SELECTORS = {
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
     "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
     "selectors.flow.queues": captured(flow.queues, VIEWER),
+    "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),
@@ -361,6 +387,7 @@ CATALOG: dict[str, Call | Constant] = {
     **STORE_AGENT,
     **STORE_OPERATOR,
     **STORE_BACKGROUND,
+    **STORE_SCHEDULES,
     **STORE_ENDPOINTS,
     **STORE_TEAMS,
     **STORE_PEOPLE,

@@ -8,6 +8,8 @@ Layout:
 * ``operator.py`` – a human's transitions on the Board, scoped by ``operatorOwns``, audited;
 * ``background.py`` – the reaper, the due-retry requeue and retention;
 * ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
+* ``schedules.py`` – periodic schedules: audited writes, and the loop's firing (two statements in
+  one transaction, under the schedules' row locks);
 * ``bulk_jobs.py`` – bulk jobs and their chunks; ``mcp_sessions.py`` – MCP sessions' records;
 * ``claims.py`` – the claim statement all claimers share; ``fragments.py`` – SQL pieces
   (scopes, the fence, the change-log rows, the agents' wake-up NOTIFY); ``inputs.py`` – cleaning

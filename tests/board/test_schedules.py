@@ -1,0 +1,192 @@
+"""The Schedules page: list with next fire times, create, edit with the preview as you type (the
+htmx fragment), pause/resume, fire now, delete, last fires linked to their todos; errors that name
+the field and write nothing; viewers see but do not change."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.urls import reverse
+
+from tests.support.board import htmx
+from todos.db import connect, execute
+from todos.store import schedules as S
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def count(table: str) -> int:
+    with connect() as conn:
+        return conn.execute(f"SELECT count(*) AS n FROM {table}").fetchone()["n"]  # type: ignore[arg-type]
+
+
+def form(world, **overrides):
+    data = {
+        "team": "acme",
+        "name": "hourly sync",
+        "cron": "0 * * * *",
+        "timezone": "Europe/Paris",
+        "endpoint": str(world.acme_ep.id),
+        "queue": "email",
+        "title": "Sync mailboxes",
+        "kind": "sync",
+        "payload": '{"full": false}',
+        "priority": "2",
+        "max_attempts": "3",
+        "missed": "catch_up",
+    }
+    return {**data, **overrides}
+
+
+def acme_schedule(world, **overrides) -> S.Schedule:
+    fields = {k: v for k, v in form(world, **overrides).items() if k not in ("team", "endpoint")}
+    fields.update(payload=None, priority=int(fields["priority"]), max_attempts=int(fields["max_attempts"]))
+    return execute(S.create(None, world.acme.id, now=datetime.now(UTC), endpoint_id=world.acme_ep.id, **fields))
+
+
+def test_nav_link_and_empty_page(world, alice_client):
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert f'href="{reverse("schedules")}" aria-current="page"' in page
+    assert "No schedules yet." in page and "New schedule" in page
+
+
+def test_create_then_list_shows_next_fire(world, alice_client):
+    response = alice_client.post(reverse("schedule_create"), form(world))
+    assert response.status_code == 302
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert "hourly sync" in page and "0 * * * *" in page and "acme-worker/email" in page
+    assert "<time datetime=" in page and "not fired yet" in page
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cron": "0 * * *"}, "cron: does not parse: Wrong number of fields"),
+        ({"cron": "0 9 * * FUNDAY"}, "cron: does not parse: Bad day-of-week"),
+        ({"timezone": "Europe/Atlantis"}, "timezone: unknown time zone &#x27;Europe/Atlantis&#x27;"),
+        ({"queue": "billing"}, "queue: is not in the owner endpoint&#x27;s scope"),
+        ({"payload": "{nope"}, "payload: not JSON"),
+        ({"priority": "high"}, "priority: must be a whole number"),
+    ],
+)
+def test_bad_fields_are_named_and_nothing_is_written(world, alice_client, overrides, message):
+    response = alice_client.post(reverse("schedule_create"), form(world, **overrides))
+    assert response.status_code == 422
+    assert message in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_owner_endpoint_of_another_team_is_refused(world, alice_client):
+    response = alice_client.post(reverse("schedule_create"), form(world, endpoint=str(world.globex_ep.id)))
+    assert response.status_code == 422
+    assert "endpoint: must be an active endpoint of the schedule&#x27;s team" in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_preview_fragment_computes_the_next_five(world, alice_client):
+    response = alice_client.get(reverse("schedule_preview"), {"cron": "30 8 * * *", "timezone": "Asia/Tokyo"}, **htmx())
+    body = response.content.decode()
+    assert response.status_code == 200 and "Next five fire times (Asia/Tokyo)" in body
+    assert body.count("<li>") == 5 and body.count("08:30 JST") == 5
+    bad = alice_client.get(reverse("schedule_preview"), {"cron": "99 * * * *", "timezone": "UTC"}, **htmx())
+    assert "cron: does not parse: Bad minute" in bad.content.decode()
+    # the form asks for it as you type
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert f'hx-get="{reverse("schedule_preview")}"' in page and 'hx-trigger="input changed delay:250ms"' in page
+
+
+def test_edit_pause_resume_fire_delete(world, alice_client):
+    made = acme_schedule(world)
+    url = reverse("schedule_detail", args=[made.id])
+    page = alice_client.get(url).content.decode()
+    assert "Next five fire times (Europe/Paris)" in page and "Fire now" in page
+    assert alice_client.post(url, form(world, cron="15 6 * * MON", name="weekly")).status_code == 302
+    bad = alice_client.post(url, form(world, cron="15 6 * * MOONDAY"))
+    assert bad.status_code == 422 and "cron: does not parse" in bad.content.decode()
+    with connect() as conn:
+        assert conn.execute("SELECT cron, name FROM schedules").fetchone() == {"cron": "15 6 * * MON", "name": "weekly"}
+    assert alice_client.post(reverse("schedule_pause", args=[made.id])).status_code == 302
+    assert "paused" in alice_client.get(url).content.decode()
+    alice_client.post(reverse("schedule_resume", args=[made.id]))
+    alice_client.post(reverse("schedule_fire", args=[made.id]))
+    with connect() as conn:
+        todo = conn.execute("SELECT id, state FROM todos WHERE source = 'schedule'").fetchone()
+    page = alice_client.get(url).content.decode()
+    assert f'href="{reverse("todo_detail", args=[todo["id"]])}"' in page and "manual" in page and "pending" in page
+    assert alice_client.post(reverse("schedule_delete", args=[made.id])).status_code == 302
+    assert count("schedules") == 0
+    with connect() as conn:
+        actions = [
+            r["action"]
+            for r in conn.execute("SELECT action FROM audit_log WHERE action LIKE 'schedule.%%' ORDER BY id")
+        ]
+    assert actions == [
+        "schedule.create",
+        "schedule.edit",
+        "schedule.pause",
+        "schedule.resume",
+        "schedule.fire",
+        "schedule.delete",
+    ]
+
+
+def test_viewer_sees_but_cannot_change(world, vera_client):
+    made = acme_schedule(world)
+    page = vera_client.get(reverse("schedule_detail", args=[made.id])).content.decode()
+    assert (
+        "hourly sync" in page
+        and "Fire now" not in page
+        and "New schedule" not in vera_client.get(reverse("schedules")).content.decode()
+    )
+    for name in ("schedule_fire", "schedule_pause", "schedule_delete"):
+        assert vera_client.post(reverse(name, args=[made.id])).status_code == 403
+    assert count("schedule_fires") == 0 and count("schedules") == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"payload": "[" * 100_000}, "payload: nested too deeply"),
+        ({"payload": "[" * 70 + "]" * 70}, "payload: "),
+        ({"priority": "9" * 40}, "priority: must be from -32768 to 32767"),
+        ({"max_attempts": "101"}, "max_attempts: "),
+        ({"name": "x" * 201}, "name: must be at most 200 characters"),
+        ({"timezone": ""}, "timezone: is required"),
+    ],
+)
+def test_hostile_fields_are_named_and_write_nothing(world, alice_client, overrides, message):
+    response = alice_client.post(reverse("schedule_create"), form(world, **overrides))
+    assert response.status_code == 422 and message in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_a_nul_in_a_field_is_refused_before_the_store(world, alice_client):
+    response = alice_client.post(reverse("schedule_create"), form(world, cron="0 *\x00 * * *"))
+    assert response.status_code == 400 and "cron: must not contain NUL" in response.content.decode()
+    assert count("schedules") == 0
+
+
+def test_names_and_titles_are_escaped(world, alice_client):
+    acme_schedule(world, name="<script>alert(1)</script>", title="<img src=x onerror=alert(2)>")
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
+
+
+def test_edit_to_another_teams_endpoint_is_refused(world, alice_client):
+    made = acme_schedule(world)
+    response = alice_client.post(
+        reverse("schedule_detail", args=[made.id]), form(world, endpoint=str(world.globex_ep.id))
+    )
+    assert response.status_code == 422 and "endpoint: must be an active endpoint" in response.content.decode()
+    with connect() as conn:
+        assert conn.execute("SELECT endpoint_id FROM schedules").fetchone()["endpoint_id"] == world.acme_ep.id
+
+
+def test_schedule_changes_are_in_the_activity_log(world, alice_client):
+    alice_client.post(reverse("schedule_create"), form(world))
+    page = alice_client.get(reverse("activity"), {"action": "schedule.*"}).content.decode()
+    assert "schedule.create" in page and "hourly sync" in page and "unknown action" not in page
+    exact = alice_client.get(reverse("activity"), {"action": "schedule.create"}).content.decode()
+    assert "schedule.create" in exact and "unknown action" not in exact

@@ -1,0 +1,115 @@
+"""``manage.py schedule``: a team's periodic schedules from a shell.
+
+    manage.py schedule list [<team-slug>]
+    manage.py schedule create <team-slug> --name N --cron "0 3 * * *" --timezone Europe/Paris
+                              --endpoint <endpoint-slug> --queue Q --title T [--kind K] [--payload JSON]
+                              [--priority P] [--max-attempts M] [--missed skip|catch_up]
+    manage.py schedule pause|resume|fire|delete <schedule-id>
+
+Each writes the same audited statement as the Board (``store.schedules.*``), as the system; bad
+input is refused with the field named and nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from django.core.management.base import BaseCommand, CommandError
+
+from todos.db import execute
+from todos.models import Endpoint, Team
+from todos.selectors.schedules import schedules_of
+from todos.store import schedules
+from todos.store.errors import StoreError
+
+
+class Command(BaseCommand):
+    help = "List, create, pause, resume, fire or delete periodic schedules."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        show = sub.add_parser("list", help="schedules with their next fire time (all teams, or one)")
+        show.add_argument("team", nargs="?", help="a team's slug")
+        make = sub.add_parser("create", help="a new schedule")
+        make.add_argument("team", help="the team's slug")
+        make.add_argument("--name", required=True)
+        make.add_argument("--cron", required=True, help='a cron expression, e.g. "*/15 9-17 * * MON-FRI"')
+        make.add_argument("--timezone", default="UTC", help="an IANA time zone (default UTC)")
+        make.add_argument("--endpoint", required=True, help="the owner endpoint's slug (of the team)")
+        make.add_argument("--queue", required=True)
+        make.add_argument("--title", required=True)
+        make.add_argument("--kind")
+        make.add_argument("--payload", help="JSON")
+        make.add_argument("--priority", type=int)
+        make.add_argument("--max-attempts", type=int, dest="max_attempts")
+        make.add_argument("--missed", choices=schedules.schedule_times.POLICIES, default="skip")
+        for verb in ("pause", "resume", "fire", "delete"):
+            one = sub.add_parser(verb)
+            one.add_argument("schedule", help="the schedule's id")
+
+    def handle(self, *args, action: str, **options):
+        try:
+            getattr(self, f"_{action}")(**options)
+        except StoreError as exc:
+            raise CommandError(exc.message) from None
+
+    def _team(self, slug: str):
+        team_id = Team.objects.filter(slug=slug).values_list("id", flat=True).first()
+        if team_id is None:
+            raise CommandError(f"team: no team with slug {slug!r}")
+        return team_id
+
+    def _list(self, team=None, **_):
+        team_ids = [self._team(team)] if team else list(Team.objects.values_list("id", flat=True))
+        found = schedules_of(team_ids)
+        if not found:
+            self.stdout.write("no schedules")
+        for s in found:
+            state = "paused" if s.paused else f"next {s.next_fire_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+            self.stdout.write(
+                f"{s.id}\t{s.team_slug}\t{s.name}\t{s.cron} ({s.timezone})\t{s.endpoint_slug}/{s.queue}\t{state}"
+            )
+
+    def _create(self, team, endpoint, payload=None, **options):
+        team_id = self._team(team)
+        endpoint_id = Endpoint.objects.filter(slug=endpoint).values_list("id", flat=True).first()
+        if endpoint_id is None:
+            raise CommandError(f"endpoint: no endpoint with slug {endpoint!r}")
+        if payload is not None:
+            try:
+                payload = json.loads(payload)
+            except ValueError as exc:
+                raise CommandError(f"payload: not JSON ({exc})") from None
+            except RecursionError:
+                raise CommandError("payload: nested too deeply") from None
+        fields = {k: options.get(k) for k in ("name", "cron", "timezone", "queue", "title", "kind", "priority")}
+        made = execute(
+            schedules.create(
+                None,
+                team_id,
+                now=datetime.now(UTC),
+                endpoint_id=endpoint_id,
+                payload=payload,
+                max_attempts=options.get("max_attempts"),
+                missed=options.get("missed"),
+                **fields,
+            )
+        )
+        self.stdout.write(f"created {made.id} ({made.name}); next fire {made.next_fire_at.isoformat()}")
+
+    def _pause(self, schedule, **_):
+        made = execute(schedules.set_paused(None, schedule, True, now=datetime.now(UTC)))
+        self.stdout.write(f"paused {made.name}")
+
+    def _resume(self, schedule, **_):
+        made = execute(schedules.set_paused(None, schedule, False, now=datetime.now(UTC)))
+        self.stdout.write(f"resumed {made.name}; next fire {made.next_fire_at.isoformat()}")
+
+    def _fire(self, schedule, **_):
+        fired = execute(schedules.fire_now(None, schedule))
+        self.stdout.write(f"fired: todo {fired.todo_id}")
+
+    def _delete(self, schedule, **_):
+        name = execute(schedules.delete(None, schedule))
+        self.stdout.write(f"deleted {name}")

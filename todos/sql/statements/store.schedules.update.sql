@@ -1,0 +1,44 @@
+-- store.schedules.update
+-- built by todos.store.schedules.update()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   schedule_id = UUID('00000000-0000-4000-8000-00000000c001')
+--   name = 'Nightly report'
+--   cron = '0 3 * * *'
+--   timezone = 'Europe/Paris'
+--   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
+--   queue = 'default'
+--   title = 'Write the nightly report'
+--   kind = 'report'
+--   payload = {'scope': 'all'}
+--   now = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
+checks AS (
+    SELECT s.team_id, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts,
+           EXISTS (SELECT 1 FROM endpoints oe WHERE oe.id = %(endpoint_id)s AND oe.team_id = s.team_id
+                   AND oe.state = 'active') AS owner_ok,
+           EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
+        AND %(queue)s = ANY(qe.scope_queues)) AS queue_ok,
+           NOT EXISTS (SELECT 1 FROM schedules o WHERE o.team_id = s.team_id AND o.name = %(name)s
+                       AND o.id <> s.id) AS name_free
+    FROM s
+),
+made AS (
+    UPDATE schedules u SET name = %(name)s, cron = %(cron)s, timezone = %(timezone)s,
+           endpoint_id = %(endpoint_id)s, queue = %(queue)s, title = %(title)s, kind = %(kind)s,
+           payload = %(payload)s, priority = %(priority)s, max_attempts = %(max_attempts)s,
+           missed = %(missed)s, next_fire_at = %(next_fire_at)s, updated_at = now()
+    FROM checks c WHERE u.id = %(id)s AND c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
+    RETURNING u.*
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.edit', NULL, m.endpoint_id, m.queue, m.name, coalesce((
+        SELECT jsonb_object_agg(n.key, jsonb_build_object('old', o.value, 'new', n.value))
+        FROM jsonb_each(to_jsonb(m) - 'updated_at' - 'next_fire_at') n
+        JOIN jsonb_each(to_jsonb(s) - 'updated_at' - 'next_fire_at') o ON o.key = n.key
+        WHERE o.value IS DISTINCT FROM n.value), '{}'::jsonb) || jsonb_build_object('schedule', m.id)
+    FROM made m JOIN s ON s.id = m.id)
+SELECT m.*, coalesce(c.found, false) AS found, c.acts, c.owner_ok, c.queue_ok, c.name_free
+FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN made m ON true
