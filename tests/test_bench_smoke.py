@@ -84,3 +84,10 @@ def test_procrastinate_drains_and_verifies():
     with fresh_database(db.conninfo(), "smoke_procrastinate") as conninfo:
         out = systems.drain_procrastinate_in(conninfo, 40, 4, mode="threads")
     assert out.seconds > 0
+
+
+def test_keyed_drain_drains_holds_the_limit_and_verifies():
+    from bench import keyed_drain
+
+    out = keyed_drain.drain_keyed_in(db.conninfo(), 60, 4, 10)
+    assert out["done"] == 60 and out["keys_seen"] == 10 and out["worst"] == 1 and out["over"] == 0
