@@ -75,46 +75,47 @@ def monitor(conninfo: str, stop: threading.Event, found: list, samples: list) ->
 
 def run(admin: str, n: int, k: int, keys: int | None) -> dict:
     with store_database(admin) as conninfo:
-        scope = systems.load_store(conninfo, n)
-        if keys:
-            with systems.connect(conninfo) as conn:
-                conn.execute(
-                    """UPDATE todos t SET concurrency_key = 'key-' || (o.n %% %(keys)s)
-                       FROM (SELECT id, row_number() OVER (ORDER BY priority, created_at) AS n FROM todos) o
-                       WHERE o.id = t.id""",
-                    {"keys": keys},
-                )
-                conn.execute("VACUUM ANALYZE todos")
-        tally = {"held": Counter(), "worst": Counter(), "lock": threading.Lock()}
-        stop, found, samples = threading.Event(), [], []
-        watcher = threading.Thread(target=monitor, args=(conninfo, stop, found, samples))
-        watcher.start()
-        try:
-            with systems.relaying(conninfo):
-                seconds, gang = systems._timed_gang(
-                    conninfo,
-                    keyed_worker,
-                    k,
-                    (conninfo, scope, tally),
-                    "threads",
-                    "SELECT max(completed_at) FROM todos",
-                )
-                systems.wait_relayed(conninfo)
-        finally:
-            stop.set()
-            watcher.join()
-        systems.verify_store(conninfo, n)  # includes the slot invariant (claimed = 0 everywhere now)
-        worst = tally["worst"]
-        systems.check(not found, f"a key went over its limit: {found[:5]}")
-        systems.check(all(v <= 1 for v in worst.values()), f"a worker saw a key twice at once: {worst.most_common(3)}")
-        return {
-            "rate": n / seconds,
-            "seconds": seconds,
-            "keys_seen": len(worst),
-            "worst": max(worst.values(), default=0),
-            "samples": len(samples),
-            "over": len(found),
-        }
+        return drain_keyed_in(conninfo, n, k, keys)
+
+
+def drain_keyed_in(conninfo: str, n: int, k: int, keys: int | None) -> dict:
+    """Load, drain and verify in an existing database (the smoke test's); ``keys`` None: unkeyed."""
+    scope = systems.load_store(conninfo, n)
+    if keys:
+        with systems.connect(conninfo) as conn:
+            conn.execute(
+                """UPDATE todos t SET concurrency_key = 'key-' || (o.n %% %(keys)s)
+                   FROM (SELECT id, row_number() OVER (ORDER BY priority, created_at) AS n FROM todos) o
+                   WHERE o.id = t.id""",
+                {"keys": keys},
+            )
+            conn.execute("VACUUM ANALYZE todos")
+    tally = {"held": Counter(), "worst": Counter(), "lock": threading.Lock()}
+    stop, found, samples = threading.Event(), [], []
+    watcher = threading.Thread(target=monitor, args=(conninfo, stop, found, samples))
+    watcher.start()
+    try:
+        with systems.relaying(conninfo):
+            seconds, gang = systems._timed_gang(
+                conninfo, keyed_worker, k, (conninfo, scope, tally), "threads", "SELECT max(completed_at) FROM todos"
+            )
+            systems.wait_relayed(conninfo)
+    finally:
+        stop.set()
+        watcher.join()
+    systems.verify_store(conninfo, n)  # includes the slot invariant (claimed = 0 everywhere now)
+    worst = tally["worst"]
+    systems.check(not found, f"a key went over its limit: {found[:5]}")
+    systems.check(all(v <= 1 for v in worst.values()), f"a worker saw a key twice at once: {worst.most_common(3)}")
+    return {
+        "rate": n / seconds,
+        "seconds": seconds,
+        "done": sum(gang.done),
+        "keys_seen": len(worst),
+        "worst": max(worst.values(), default=0),
+        "samples": len(samples),
+        "over": len(found),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,15 @@ class Variant:
 
 
 VARIANTS: dict[str, Variant] = {
+    "no-slot-trigger": Variant(
+        "measurement only (issue 15): without the concurrency-slot triggers and the key index, to "
+        "see what they cost a drain that uses no keys",
+        schema=(
+            "DROP TRIGGER todos_concurrency_slot_freed ON todos",
+            "DROP TRIGGER todos_concurrency_slot_deleted ON todos",
+            "DROP INDEX todos_concurrency_key",
+        ),
+    ),
     "no-claimer-fk": Variant(
         "todo_attempts without the claimer_endpoint_id foreign key (an agent's claimer is always the "
         "todo's own endpoint, whose deletion already cascades to the attempt): no FOR KEY SHARE "

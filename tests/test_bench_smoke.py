@@ -101,3 +101,10 @@ def test_schedules_bench_fires_each_tick_once():
 
     out = schedule_bench.measure(db.conninfo(), 20, 2, 1, compressed=True)
     assert out["fires"] == 20 and out["p95"] >= 0
+
+
+def test_keyed_drain_drains_holds_the_limit_and_verifies():
+    from bench import keyed_drain
+
+    out = keyed_drain.drain_keyed_in(db.conninfo(), 60, 4, 10)
+    assert out["done"] == 60 and out["keys_seen"] == 10 and out["worst"] == 1 and out["over"] == 0
