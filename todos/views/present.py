@@ -12,6 +12,7 @@ from uuid import UUID
 
 from django.urls import reverse
 
+from todos.selectors import dead_letters
 from todos.selectors.access import ACTING_ROLES, Viewer, usernames
 from todos.selectors.rows import TodoRow
 from todos.views import action_table
@@ -170,6 +171,7 @@ class RowView:
     mine: bool
     paused: bool
     actions: tuple[str, ...]
+    reason: str | None = None  # a dead letter's: why it died
 
     @property
     def row_actions(self) -> tuple[str, ...]:
@@ -199,6 +201,7 @@ class RowView:
 def present_rows(viewer: Viewer, rows, *, paused: set | None = None) -> list[RowView]:
     names = Names(viewer, [r.owner for r in rows] + [r.assignee for r in rows])
     paused = paused or set()
+    why = dead_letters.reasons([r.id for r in rows if r.dead_letter])
     views = []
     for row in rows:
         endpoint = viewer.endpoint(row.endpoint_id)
@@ -211,6 +214,7 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None) -> list[Row
                 mine=row.owner == viewer.owner,
                 paused=bool(endpoint and (endpoint.team_id, row.queue) in paused),
                 actions=actions_for(row, viewer),
+                reason=why.get(row.id),
             )
         )
     return views
