@@ -429,3 +429,49 @@ def test_the_list_renders_the_drawer_its_url_names(world, alice_client):
         body = text_of(alice_client.get(reverse("todo_list"), {"open": other}))
         assert '<aside id="drawer" class="drawer drawer-empty" hidden></aside>' in body
         assert "Not yours" not in body
+
+
+# --- dead letters: rows say why; a reason group opens to its members, keyset paged ----------------------
+
+
+def test_dead_letter_rows_show_their_reason(world, alice_client):
+    dead = make(world, "dead", title="Charge the card")
+    pending = make(world, "pending", title="Not dead")
+    body = text_of(alice_client.get(reverse("todo_list")))
+    row = body[body.index(f'<tr id="todo-{dead.id}"') :]
+    row = row[: row.index("</tr>")]
+    assert f"boom on {dead.id[-6:]}" in row and "dead-reason" in row
+    other = body[body.index(f'<tr id="todo-{pending.id}"') :]
+    assert "dead-reason" not in other[: other.index("</tr>")]
+    fragment = text_of(alice_client.get(reverse("todo_row", args=[dead.id])))  # live refreshes keep it
+    assert f"boom on {dead.id[-6:]}" in fragment
+
+
+def test_a_reason_group_opens_to_its_members_a_keyset_page_at_a_time(world, alice_client, monkeypatch):
+    from todos.selectors import dead_letters
+
+    monkeypatch.setattr(dead_letters, "MEMBERS_PAGE", 2)
+    monkeypatch.setattr(dead_letters.group_members, "__kwdefaults__", {"after": None, "limit": 2})
+    for n in range(5):
+        todo = execute(A.create(world.agent, queue="default", title=f"Timed out {n}", max_attempts=1)).todo
+        execute(A.claim(world.agent, todo.id))
+        execute(A.fail(world.agent, todo.id, summary=f"timeout after {30 + n}s"))
+    make(world, "dead", title="Another reason")
+    groups = text_of(alice_client.get(reverse("dead_letter_groups")))
+    link = re.search(r'<a class="reason-link" href="\?group=(timeout[^"#]+)#group-members"', groups)
+    assert link, groups[-3000:]
+    seen: list[str] = []
+    url = f"{reverse('dead_letter_groups')}?group={link.group(1)}"
+    for _ in range(5):
+        page = text_of(alice_client.get(url))
+        assert "5 dead letters failing with" in page
+        seen += re.findall(r'data-member-id="([^"]+)"', page)
+        following = re.search(r'<a class="button small" rel="next" href="([^"#]+)#group-members"', page)
+        if not following:
+            break
+        url = reverse("dead_letter_groups") + following.group(1).replace("&amp;", "&")
+    assert len(seen) == 5 and len(set(seen)) == 5  # every member once, newest first, over 3 pages
+    bad = text_of(alice_client.get(f"{reverse('dead_letter_groups')}?group={link.group(1)}&after=nonsense"))
+    assert "after: not a page of this group" in bad
+    unknown = text_of(alice_client.get(f"{reverse('dead_letter_groups')}?group=no-such-reason"))
+    assert "No dead letters in this group now." in unknown

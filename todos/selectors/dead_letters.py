@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import LiteralString
 
 from todos.db import pool
-from todos.filters import TodoFilter
+from todos.filters import Cursor, TodoFilter
 from todos.selectors.access import Viewer
 from todos.selectors.scans import scan_sql
 from todos.selectors.todo_query import build_query
@@ -114,3 +115,58 @@ def group_ids(viewer: Viewer, f: TodoFilter, fingerprint: str, *, acting_only: b
 
 def group_count(viewer: Viewer, f: TodoFilter, fingerprint: str) -> int:
     return sum(len(chunk) for chunk in group_ids(viewer, f, fingerprint))
+
+
+MEMBERS_PAGE = 50
+
+
+@dataclass(frozen=True)
+class Member:
+    id: str
+    title: str
+    queue: str
+    created_at: datetime
+    reason: str
+
+
+def group_members(
+    viewer: Viewer, f: TodoFilter, fingerprint: str, *, after: Cursor | None = None, limit: int = MEMBERS_PAGE
+) -> tuple[list[Member], Cursor | None]:
+    """One keyset page (newest first) of a reason group's dead letters, over the same window the
+    groups were counted in, and the cursor of the next page (None on the last)."""
+    built = _window_sql(viewer, f, GROUP_SCAN_ROWS)
+    if built is None:
+        return [], None
+    head, params = built
+    fingerprint_is = params.bind("fingerprint", fingerprint)
+    keyset: LiteralString = "TRUE"
+    if after is not None:
+        keyset = (
+            f"(m.created_at, m.id) < ({params.bind('after_at', after.created_at)}, {params.bind('after_id', after.id)})"
+        )
+    sql: LiteralString = f"""{head}
+SELECT m.id, t.title, t.queue, m.created_at, m.reason
+FROM r m JOIN todos t ON t.id = m.id
+WHERE m.fingerprint = {fingerprint_is} AND {keyset}
+ORDER BY m.created_at DESC, m.id DESC
+LIMIT {params.bind("limit", limit + 1)}"""
+    with pool().connection() as conn:
+        rows = conn.execute(sql, params).fetchall()
+    members = [Member(**row) for row in rows[:limit]]
+    more = len(rows) > limit
+    return members, (Cursor(members[-1].created_at, members[-1].id) if more and members else None)
+
+
+REASONS_SQL: LiteralString = f"""
+SELECT d.id, {REASON} AS reason
+FROM todos d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
+WHERE d.id = ANY(%(ids)s::text[])"""
+
+
+def reasons(ids: list[str]) -> dict[str, str]:
+    """Why each of these dead letters died (its last attempt's summary, else ``result.error``),
+    for the list's rows: one query for a page. The caller passes ids it has already read."""
+    if not ids:
+        return {}
+    with pool().connection() as conn:
+        return {row["id"]: row["reason"] for row in conn.execute(REASONS_SQL, {"ids": ids}).fetchall()}

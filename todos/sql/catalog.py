@@ -338,6 +338,10 @@ SELECTORS = {
     "selectors.bulk_jobs.get": captured(bulk_job_reads.get, VIEWER, JOB),
     "selectors.dead_letters.groups": captured(dead_letters.groups, VIEWER, TodoFilter()),
     "selectors.dead_letters.group_ids": captured(dead_letters.group_ids, VIEWER, TodoFilter(), "timeout after #s"),
+    "selectors.dead_letters.group_members": captured(
+        dead_letters.group_members, VIEWER, TodoFilter(), "timeout after #s", after=CURSOR
+    ),
+    "selectors.dead_letters.reasons": constant("todos.selectors.dead_letters", "REASONS_SQL", ids=[TODO]),
     "selectors.activity.page": captured(activity.activity, VIEWER, ActivityFilter()),
     "selectors.activity.page.filtered": captured(
         activity.activity, VIEWER, ActivityFilter(person="olive", action="todo.*", period="24h", before=(AT, 1000))

@@ -9,6 +9,8 @@ post as pages and the job page refreshes with ``<meta http-equiv="refresh">``.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -16,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from todos import bulk
 from todos.db import execute
-from todos.filters import BOARD_STATES, TodoFilter
+from todos.filters import BOARD_STATES, BadCursor, Cursor, TodoFilter
 from todos.selectors import bulk_jobs, bulk_targets, dead_letters
 from todos.store import bulk_jobs as job_store
 from todos.store.scopes import OperatorScope
@@ -228,7 +230,9 @@ def dead_letter_groups(request):
     f = TodoFilter.from_query(request.GET)
     viewer = request.viewer
     found, capped = dead_letters.groups(viewer, f)
+    opened = _opened_group(request, f, found)
     context = {
+        "opened": opened,
         "filter": f,
         "groups": found,
         "capped": capped,
@@ -240,3 +244,31 @@ def dead_letter_groups(request):
         "queues": sorted({q for e in viewer.endpoints for q in e.scope_queues}),
     }
     return render(request, "todos/dead_letters.html", context)
+
+
+def _opened_group(request, f: TodoFilter, found) -> dict | None:
+    """``?group=<reason>``: that group opened to its members, a keyset page at a time
+    (``?group=…&after=<cursor>``); an unknown group opens empty, a bad cursor says so."""
+    fingerprint = request.GET.get("group")
+    if not fingerprint:
+        return None
+    group = next((g for g in found if g.fingerprint == fingerprint), None)
+    raw = request.GET.get("after") or ""
+    after, error = None, ""
+    if raw:
+        try:
+            after = Cursor.decode(raw, with_priority=False)
+        except BadCursor:
+            error = "after: not a page of this group; showing its first page"
+    members, next_cursor = dead_letters.group_members(request.viewer, f, fingerprint, after=after)
+    base = f.query()
+    link = f"{base}&group={quote(fingerprint)}" if base else f"group={quote(fingerprint)}"
+    return {
+        "fingerprint": fingerprint,
+        "group": group,
+        "members": members,
+        "error": error,
+        "paged": after is not None,
+        "first_url": f"?{link}",
+        "next_url": f"?{link}&after={quote(next_cursor.encode())}" if next_cursor else "",
+    }

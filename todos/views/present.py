@@ -13,6 +13,7 @@ from uuid import UUID
 from django.urls import reverse
 
 from todos.selectors import claimability
+from todos.selectors import dead_letters
 from todos.selectors.access import ACTING_ROLES, Viewer, usernames
 from todos.selectors.claimability import Stuck
 from todos.selectors.rows import TodoRow
@@ -173,6 +174,7 @@ class RowView:
     paused: bool
     actions: tuple[str, ...]
     stuck: Stuck | None = None  # waiting work its owning endpoint cannot claim (why, and the fix)
+    reason: str | None = None  # a dead letter's: why it died
 
     @property
     def row_actions(self) -> tuple[str, ...]:
@@ -203,6 +205,7 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list
     names = Names(viewer, [r.owner for r in rows] + [r.assignee for r in rows])
     paused = paused or set()
     stuck_groups = stuck_by_owner_and_queue(viewer, rows, stuck)
+    why = dead_letters.reasons([r.id for r in rows if r.dead_letter])
     views = []
     for row in rows:
         endpoint = viewer.endpoint(row.endpoint_id)
@@ -216,6 +219,7 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list
                 paused=bool(endpoint and (endpoint.team_id, row.queue) in paused),
                 actions=actions_for(row, viewer),
                 stuck=stuck_of(stuck_groups, row),
+                reason=why.get(row.id),
             )
         )
     return views

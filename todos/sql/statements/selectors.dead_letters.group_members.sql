@@ -1,0 +1,48 @@
+-- selectors.dead_letters.group_members
+-- built by todos.selectors.dead_letters.group_members(), the statement #1 it runs
+-- with:
+--   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
+--       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',
+--       name='Alpha', role='operator'),
+--       TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a002'), slug='team-b', name='Beta',
+--       role='viewer')),
+--       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
+--       state='active', scope_queues=('default', 'other')),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
+--       state='active', scope_queues=('default',)),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
+--       state='active', scope_queues=('default',))))
+--   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='',
+--       sort='newest', after=None, before=None, errors=())
+--   fingerprint = 'timeout after #s'
+--   after = Cursor(created_at=datetime.datetime(2026, 1, 1, 12, 0,
+--       tzinfo=datetime.timezone.utc), id='td_00000000000000000000000000000002', priority=None)
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH d AS MATERIALIZED (
+SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
+CROSS JOIN LATERAL (
+    SELECT t.id, t.title, t.result, t.attempts_total, t.created_at FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL
+    ORDER BY t.created_at DESC, t.id DESC
+    LIMIT %(scan)s
+) x
+ORDER BY x.created_at DESC, x.id DESC
+LIMIT %(scan)s),
+r AS (
+    SELECT d.id, d.title, d.created_at, coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)') AS reason, left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+    lower(coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
+    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
+    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
+    '[0-9]+', '#', 'g'),
+    '\s+', ' ', 'g')), 300) AS fingerprint
+    FROM d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
+)
+SELECT m.id, t.title, t.queue, m.created_at, m.reason
+FROM r m JOIN todos t ON t.id = m.id
+WHERE m.fingerprint = %(fingerprint)s AND (m.created_at, m.id) < (%(after_at)s, %(after_id)s)
+ORDER BY m.created_at DESC, m.id DESC
+LIMIT %(limit)s

@@ -1,0 +1,9 @@
+-- selectors.dead_letters.reasons
+-- the constant todos.selectors.dead_letters.REASONS_SQL
+-- bound where it runs:
+--   %(ids)s = ['td_00000000000000000000000000000001']
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT d.id, coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)') AS reason
+FROM todos d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
+WHERE d.id = ANY(%(ids)s::text[])
