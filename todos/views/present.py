@@ -12,8 +12,7 @@ from uuid import UUID
 
 from django.urls import reverse
 
-from todos.selectors import claimability
-from todos.selectors import dead_letters
+from todos.selectors import claimability, dead_letters
 from todos.selectors.access import ACTING_ROLES, Viewer, usernames
 from todos.selectors.claimability import Stuck
 from todos.selectors.rows import TodoRow
