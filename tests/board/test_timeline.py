@@ -98,7 +98,7 @@ def test_the_drawer_draws_the_timeline_and_says_each_outcome_in_words(world, ali
     assert "in the queue before its first claim</title>" in body
     assert re.search(r"<title>Attempt #1: Failed \(the worker reported it\); a retry was scheduled · ran \d+s", body)
     assert "Died: the lease lapsed and the reaper ended it; the todo went back to the queue" in body
-    assert '<code class="outcome-code muted">reaped → requeued</code>' in body
+    assert 'title="As the API reports it">reaped → requeued</code>' in body
     assert re.search(r"attempt 1 · ran \d+s</span>", body) and "so far</span>" in body
     # relative times, the exact one on hover
     assert re.search(

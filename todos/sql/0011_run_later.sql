@@ -52,14 +52,14 @@ CREATE TABLE concurrency_keys (
     PRIMARY KEY (team_id, key)
 );
 
+-- It sends no notification (lifecycle.md, "Live notifications": no transition takes the notify
+-- lock): work of the key that was waiting is taken by the next claim, and a long poll re-checks
+-- every RECHECK_SECONDS (todos/api/longpoll.py).
 CREATE FUNCTION todos_free_concurrency_slot() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE concurrency_keys k SET claimed = greatest(k.claimed - 1, 0)
     FROM endpoints e
     WHERE e.id = OLD.endpoint_id AND k.team_id = e.team_id AND k.key = OLD.concurrency_key;
-    -- Work of this key may be waiting: wake the agents long-polling the todo's queue. Only keyed
-    -- work pays for this NOTIFY (an unkeyed completion never reaches this function).
-    PERFORM pg_notify('board_ready', json_build_object('endpoint', OLD.endpoint_id, 'queue', OLD.queue)::text);
     RETURN NULL;
 END
 $$;
