@@ -63,6 +63,11 @@ GET_PAGES = [
     ("todo_new", ["target"]),
     ("dead_letter_groups", ["queue", "q"]),
     ("bulk_preview", ["state", "queue", "q", "action"]),
+    ("charts", ["range", "queue", "team"]),
+    ("charts_panel", ["range", "queue", "team"]),
+    ("overview_chart", ["team"]),
+    ("schedules", ["team"]),
+    ("schedule_preview", ["cron", "timezone"]),
 ]
 
 
@@ -403,3 +408,53 @@ def test_garbage_in_board_request_headers_is_never_500(world, asgi_server, heade
     head = b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: sessionid=" + session + b"\r\n" + header + b"\r\n"
     status, body = raw_request(asgi_server.url, head, b"")
     assert status < 500, (status, body[:300])
+
+
+# The pages issues 15 and 16 added that write: every field hostile in turn, never a 500, nothing written.
+HOSTILE_POSTS = [
+    ("schedule_create", ["team", "name", "cron", "timezone", "endpoint", "queue", "title", "payload", "priority"]),
+    ("concurrency_limit", ["team", "key", "limit"]),
+]
+
+
+def _schedule_form(world) -> dict:
+    return {
+        "team": "acme",
+        "name": "nightly",
+        "cron": "0 3 * * *",
+        "timezone": "UTC",
+        "endpoint": str(world.acme_ep.id),
+        "queue": "default",
+        "title": "t",
+        "payload": "{}",
+        "priority": "0",
+        "max_attempts": "3",
+        "missed": "skip",
+    }
+
+
+@pytest.mark.parametrize("text", [*CONTROL_TEXTS.values(), HUGE], ids=[*CONTROL_TEXTS.keys(), "huge"])
+@pytest.mark.parametrize("name, fields", HOSTILE_POSTS, ids=[p[0] for p in HOSTILE_POSTS])
+def test_control_characters_in_any_new_form_field_never_answer_500(world, alice_client, name, fields, text):
+    from tests.store.helpers import one
+
+    base = _schedule_form(world) if name == "schedule_create" else {"team": "acme", "key": "k", "limit": "2"}
+    before = (
+        counts(),
+        one("SELECT count(*) AS n FROM schedules")["n"],
+        one("SELECT count(*) AS n FROM concurrency_keys")["n"],
+    )
+    for field in fields:
+        for headers in ({}, htmx()):
+            response = alice_client.post(reverse(name), {**base, field: text}, **headers)
+            assert response.status_code < 500, (name, field, response.status_code)
+    after = (
+        counts(),
+        one("SELECT count(*) AS n FROM schedules")["n"],
+        one("SELECT count(*) AS n FROM concurrency_keys")["n"],
+    )
+    assert after == before
+    # The same form without the hostile field is accepted: each refusal above was the field's.
+    alice_client.post(reverse(name), base)
+    table = "schedules" if name == "schedule_create" else "concurrency_keys"
+    assert one(f"SELECT count(*) AS n FROM {table}")["n"] == (before[1] if name == "schedule_create" else before[2]) + 1
