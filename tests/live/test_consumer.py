@@ -342,6 +342,23 @@ def test_the_subscription_skips_what_the_page_cannot_show(tenancy):
     assert got_q == []  # a list filtered to another queue
 
 
+def test_a_todo_page_gets_only_its_todo_from_one_relay_pass_holding_several(tenancy):
+    async def scenario():
+        one = await aexecute(A.create(tenancy.agent_a, queue="default", title="open in the drawer"))
+        two = await aexecute(A.create(tenancy.agent_a, queue="default", title="another"))
+        await asyncio.to_thread(relayed)
+        drawer = {"page": "drawer", "filter": "", "todo": one.todo.id}
+        async with board_socket(tenancy.cookie_a, subscribe=drawer) as d:
+            await aexecute(A.claim(tenancy.agent_a, two.todo.id))
+            await aexecute(A.claim(tenancy.agent_a, one.todo.id))
+            await asyncio.to_thread(relayed)  # both claims in one pass, one merged notification
+            return one.todo.id, await next_message(d), await drain(d, 0.3)
+
+    one_id, got, rest = run(scenario)
+    assert got["ids"] == [one_id] and got["ops"] == ["claim"]
+    assert rest == []
+
+
 def test_bad_client_messages_get_an_error_and_the_socket_keeps_working(tenancy):
     async def scenario():
         replies = []

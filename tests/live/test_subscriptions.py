@@ -81,3 +81,11 @@ def test_pages_ignore_ops_that_cannot_change_them():
 def test_an_unknown_page_or_no_subscription_yet_gets_everything():
     assert Subscription.parse({"page": "endpoints"}).wants(event("endpoint", ids=[]))
     assert Subscription().wants(event("heartbeat"))
+
+
+def test_a_todo_page_is_sent_only_its_own_id_from_a_merged_change():
+    drawer = Subscription.parse({"page": "drawer", "filter": "", "todo": "td_1"})
+    todos = Subscription.parse({"page": "todos", "filter": "", "todo": "td_1"})
+    merged = {"team": TEAM, "ids": ["td_2", "td_1", "td_3"], "queues": ["q"], "ops": ["claim"]}
+    assert drawer.shown_ids(merged) == ["td_1"]
+    assert todos.shown_ids(merged) == ["td_2", "td_1", "td_3"]  # the list shows them all

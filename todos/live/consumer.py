@@ -180,7 +180,7 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
             return  # no longer a member: whatever was still queued for that team is dropped
         if self.subscription.wants(event):
             await self.outbox.push(
-                ids=event["ids"],
+                ids=self.subscription.shown_ids(event),
                 queues=event["queues"],
                 ops=event["ops"],
                 teams=[event["team"]],

@@ -133,3 +133,12 @@ class Subscription:
         ):
             return False
         return True
+
+    def shown_ids(self, event: dict) -> list:
+        """The event's ids this page can show. A todo's own page (the drawer opened alone) shows one
+        todo, so a change merged with others' (one relay pass, one fan-out window) reaches it as
+        that todo's change only; every other page gets all the ids."""
+        ids = list(event.get("ids", ()))
+        if self.page == "drawer" and self.todo is not None:
+            return [i for i in ids if str(i) == self.todo]
+        return ids
