@@ -29,6 +29,7 @@
   var REGION_QUIET = {
     counts: ["heartbeat", "priority", "membership", "endpoint"],
     overview: ["heartbeat", "assign", "priority", "membership", "endpoint"],
+    schedules: ["heartbeat", "assign", "priority", "membership", "seen"],
     charts: ["create", "heartbeat", "assign", "priority", "membership", "endpoint", "pause", "resume", "retry",
              "requeue", "purge", "seen"]
   };
