@@ -107,7 +107,9 @@ class ReplicaReadsMiddleware:
 
     A safe Board request reads the replica, unless its human's last action has not been replayed
     there yet; an unsafe one reads and writes the primary, and once it succeeded, remembers the
-    primary's WAL position in the session for the human's next reads. A safe request whose
+    primary's WAL position in the session for the human's next reads. A live refresh (after a
+    change someone else committed) reads the replica once it has replayed the primary's position
+    at the request. A safe request whose
     replica statement failed (the replica went away mid-page) runs once more, on the primary.
     Without ``BOARD_READ_REPLICA_URL`` it does nothing.
     """
@@ -129,7 +131,10 @@ class ReplicaReadsMiddleware:
             if session is not None and response.status_code < 400:
                 replica.remember_write(session)
             return response
-        route = replica.Route(after_lsn=replica.read_after_lsn(session) if session is not None else None)
+        route = replica.Route(
+            after_lsn=replica.read_after_lsn(session) if session is not None else None,
+            live=bool(request.headers.get(replica.LIVE_HEADER)),
+        )
         with replica.routed(route):
             response = self.get_response(request)
         if route.replica_failed:

@@ -53,6 +53,13 @@ CONNECT_TIMEOUT_SECONDS = 2
 RECHECK_PAUSE_SECONDS = 0.05
 # Where a session keeps the primary's WAL position after its human's last action.
 SESSION_KEY = "board_read_after_lsn"
+# A live refresh (static/board/live.js sends LIVE_HEADER) follows a change the primary has
+# committed and the replica may not have replayed yet: it reads the replica once the replica has
+# replayed the primary's position at the request, waiting up to this long (a healthy streaming
+# replica is milliseconds behind), else the primary.
+LIVE_HEADER = "X-Board-Live-Refresh"
+LIVE_REPLAY_WAIT_SECONDS = 0.1
+LIVE_REPLAY_POLL_SECONDS = 0.01
 
 # The primary's position: a write's commit record ends at or before it once the write has returned.
 PRIMARY_LSN_SQL = "SELECT pg_current_wal_lsn()::text AS lsn"
@@ -81,6 +88,7 @@ class Route:
     and kept for the request, so one page never mixes the two servers."""
 
     after_lsn: str | None = None
+    live: bool = False  # a live refresh: wait for the primary's position at the request
     target: str | None = None  # "replica" | "primary", once decided
     replica_failed: bool = False  # a statement on the replica failed: the request may run again
 
@@ -260,22 +268,29 @@ def _decide(route: Route) -> str:
     state = replica_state()
     if not state.usable:
         return route.target
-    if route.after_lsn is not None and not _replayed_past(route.after_lsn):
+    if route.live:
+        if not _replayed_past(primary_lsn(), wait=LIVE_REPLAY_WAIT_SECONDS):
+            return route.target
+    elif route.after_lsn is not None and not _replayed_past(route.after_lsn):
         return route.target
     route.target = "replica"
     return route.target
 
 
-def _replayed_past(lsn: str) -> bool:
-    """Whether the replica has replayed the human's last write (asked now: the state's age
-    would hold a human on the primary up to a second longer than needed)."""
+def _replayed_past(lsn: str, *, wait: float = 0.0) -> bool:
+    """Whether the replica has replayed past ``lsn`` (asked now: the state's age would hold a
+    human on the primary up to a second longer than needed), asking again for up to ``wait``."""
+    deadline = time.monotonic() + wait
     try:
         with replica_connection() as conn:
-            row = conn.execute(REPLAYED_PAST_SQL, {"lsn": lsn}).fetchone()
+            while True:
+                row = conn.execute(REPLAYED_PAST_SQL, {"lsn": lsn}).fetchone()
+                if (row and row["replayed"]) or time.monotonic() >= deadline:
+                    return bool(row and row["replayed"])
+                time.sleep(LIVE_REPLAY_POLL_SECONDS)
     except (psycopg.Error, PoolTimeout):
         forget_state()
         return False
-    return bool(row and row["replayed"])
 
 
 @contextmanager
