@@ -35,7 +35,7 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
         SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
         WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
-result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS notified FROM upd)
 SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL

@@ -27,7 +27,7 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
         SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
         WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
-result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, 0 AS notified FROM upd)
+result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, 0 AS notified FROM upd)
 SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
