@@ -35,7 +35,14 @@ def member(team_record, user_obj, role: str = "operator"):
 
 
 def endpoint(
-    team_record, *, slug: str | None = None, queues=("default",), verbs=SCOPE_VERBS, lease=None, expires_at=None
+    team_record,
+    *,
+    slug: str | None = None,
+    queues=("default",),
+    verbs=SCOPE_VERBS,
+    lease=None,
+    expires_at=None,
+    capabilities=None,
 ):
     slug = slug or f"ep-{next(_n)}"
     return execute(
@@ -48,6 +55,7 @@ def endpoint(
             queues=list(queues),
             default_lease_ttl_seconds=lease,
             expires_at=expires_at,
+            capabilities=capabilities,
         )
     )
 
@@ -61,6 +69,7 @@ def agent(vended, *, session: str | None = None) -> AgentScope:
         default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
         session=session,
         verbs=frozenset(ep.scope_verbs),
+        capabilities=ep.capabilities,
     )
 
 

@@ -189,6 +189,7 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
         ("endpoint", lambda: f.endpoint(t.team_a, slug="vended-now")),
         ("endpoint", lambda: execute(E.set_scopes(None, spare.endpoint.id, verbs=["claim"], queues=["default"]))),
         ("endpoint", lambda: execute(E.set_default_lease(None, spare.endpoint.id, 120))),
+        ("endpoint", lambda: execute(E.set_capabilities(None, spare.endpoint.id, ["gpu"]))),
         ("endpoint", lambda: execute(E.set_own_default_lease(spare.endpoint.id, 300))),
         ("endpoint", lambda: execute(E.rotate(None, spare.endpoint.id))),
         ("seen", lambda: execute(E.touch_last_seen(spare.endpoint.id))),

@@ -40,6 +40,7 @@ class Credential:
     revoked: bool
     expired: bool
     needs_touch: bool  # last_seen_at is over a minute old (or never stamped)
+    capabilities: tuple[str, ...] = ()  # default capabilities of the endpoint's claims
 
     @property
     def usable(self) -> bool:
@@ -53,10 +54,12 @@ class Credential:
             default_lease_ttl_seconds=self.default_lease_ttl_seconds,
             session=session,
             verbs=frozenset(self.scope_verbs),
+            capabilities=self.capabilities,
         )
 
 
 CREDENTIAL_COLUMNS: LiteralString = """id, team_id, slug, scope_verbs, scope_queues, default_lease_ttl_seconds,
+       capabilities,
        state = 'revoked' AS revoked,
        coalesce(expires_at <= now(), false) AS expired,
        last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute' AS needs_touch"""
@@ -73,6 +76,7 @@ def _credential(row: dict) -> Credential:
         revoked=row["revoked"],
         expired=row["expired"],
         needs_touch=row["needs_touch"],
+        capabilities=tuple(row["capabilities"]),
     )
 
 

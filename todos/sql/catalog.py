@@ -126,6 +126,10 @@ STORE_AGENT = {
     "store.agent.claim_next": call(agent.claim_next, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
     "store.agent.claim": call(agent.claim, AGENT, TODO),
+    # a claim presenting capabilities (its own, or its endpoint's defaults): `requires <@ …`
+    "store.agent.claim_next.capabilities": call(agent.claim_next, AGENT, capabilities=["gpu", "region:eu"]),
+    "store.agent.claim_batch.capabilities": call(agent.claim_batch, AGENT, max=10, capabilities=["gpu"]),
+    "store.agent.claim.capabilities": call(agent.claim, AGENT, TODO, capabilities=["gpu"]),
     "store.agent.heartbeat": call(agent.heartbeat, AGENT, TODO, lease_token=LEASE_TOKEN),
     "store.agent.complete": call(agent.complete, AGENT, TODO, result={"ok": True}, lease_token=LEASE_TOKEN),
     "store.agent.fail": call(agent.fail, AGENT, TODO, summary="timeout", lease_token=LEASE_TOKEN),
@@ -198,6 +202,7 @@ STORE_ENDPOINTS = {
     "store.endpoints.vend.by_command": call(endpoints.vend, None, **_VEND),
     "store.endpoints.set_scopes": call(endpoints.set_scopes, HUMAN, ENDPOINT, verbs=["claim_next"], queues=["default"]),
     "store.endpoints.set_default_lease": call(endpoints.set_default_lease, HUMAN, ENDPOINT, 600),
+    "store.endpoints.set_capabilities": call(endpoints.set_capabilities, HUMAN, ENDPOINT, ["gpu", "region:eu"]),
     "store.endpoints.rotate": call(endpoints.rotate, HUMAN, ENDPOINT),
     "store.endpoints.rotate.if_prefix": call(endpoints.rotate, HUMAN, ENDPOINT, if_prefix="bd_AAAAAAA"),
     "store.endpoints.revoke": call(endpoints.revoke, HUMAN, ENDPOINT, note="leaked"),

@@ -84,13 +84,15 @@ def create(
     run_at: Any = None,
     delay_seconds: Any = None,
     concurrency_key: Any = None,
+    requires: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
     ``run_at`` (RFC 3339) or ``delay_seconds`` schedules it: it stays ``pending`` with
     ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
     already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
-    team with that key are claimed at once (``concurrency_keys``, default 1).
+    team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
+    capability labels) limits which claims take it: only one presenting all of them.
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -110,19 +112,20 @@ def create(
         "max_attempts": inputs.max_attempts(max_attempts),
         "not_before": inputs.not_before(run_at, delay_seconds),
         "concurrency_key": inputs.concurrency_key(concurrency_key),
+        "requires": inputs.capability_labels("requires", requires),
     }
     if params["queue"] not in agent.queues:
         raise Forbidden(f"queue {params['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
     sql = f"""
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
     VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
             %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s)
+            %(concurrency_key)s, %(requires)s::text[])
     ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
     DO NOTHING
     RETURNING *
@@ -149,7 +152,9 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
 # --- claims -----------------------------------------------------------------------------------
 
 
-def _claim_params(agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, count: int) -> tuple[dict, list]:
+def _claim_params(
+    agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, count: int, capabilities: Any = None
+) -> tuple[dict, list]:
     if fence is not None and not isinstance(fence, bool):
         raise Invalid("require_fence", "must be a boolean")
     tokens: list[str | None] = []
@@ -169,8 +174,28 @@ def _claim_params(agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, cou
         "session": agent.session,
         "token_hashes": hashes,
         "cap": settings.BOARD_ATTEMPTS_CAP,
+        "capabilities": presented_capabilities(agent, capabilities),
     }
     return params, tokens
+
+
+def presented_capabilities(agent: AgentScope, capabilities: Any) -> list[str]:
+    """What a claim presents: its own ``capabilities`` when it names any, else its endpoint's
+    default capabilities (replaced, not merged: a worker that says what it can do is believed,
+    so one endpoint can run a GPU worker and a plain one side by side)."""
+    own = inputs.capability_labels("capabilities", capabilities)
+    return own or list(agent.capabilities)
+
+
+def capable(params: dict) -> LiteralString:
+    """The claim's capability guard: the todo requires nothing beyond what the claim presents.
+
+    A claim that presents nothing gets its own statement text with the literal ``requires = '{}'``:
+    it is the common case, and PostgreSQL plans it exactly as before capabilities existed (the
+    statistics say nearly every row has an empty array, and the filter rides on the same walk of
+    ``todos_pending``). A bound array under ``<@`` would be estimated at 0.5 % of rows in a generic
+    plan, which can steer the planner off that walk."""
+    return "t.requires <@ %(capabilities)s::text[]" if params["capabilities"] else "t.requires = '{}'"
 
 
 # Fresh work: the scoped, unpaused queues are tried best head first (the head read without locks:
@@ -181,8 +206,9 @@ def _claim_params(agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, cou
 # untaken heads and come back empty while work was waiting. Under contention the order across
 # queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases and due
 # retries (few rows, found through their own partial indexes).
-def agent_candidates(limit: LiteralString) -> LiteralString:
-    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos."""
+def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
+    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
+    ``capable`` (the capability guard, :func:`capable`)."""
     return f"""
 queue_order AS (
     SELECT q.name, head.priority, head.created_at
@@ -191,6 +217,7 @@ queue_order AS (
         SELECT t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND {capable}
         ORDER BY t.priority, t.created_at
         LIMIT 1
     ) head
@@ -203,6 +230,7 @@ fresh AS (
         SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND {capable}
           AND {KEY_HAS_ROOM}
         ORDER BY t.priority, t.created_at
         LIMIT {limit}
@@ -216,6 +244,7 @@ recoverable AS (
       AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
       AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
       AND (t.state = 'claimed' OR {KEY_HAS_ROOM})
       AND {NOT_PAUSED}
     ORDER BY t.priority, t.created_at
@@ -238,15 +267,20 @@ def claim_next(
     lease_ttl_seconds: Any = None,
     claimant: Any = None,
     require_fence: Any = False,
+    capabilities: Any = None,
 ) -> Statement[Claim | None]:
     """Lease the next claimable todo in the agent's queues (or ``queue``).
 
     Guard: claimable (pending; a lapsed lease under the attempt cap; a due retry), assignee empty
     or this endpoint, queue not paused; oldest by ``(priority, created_at)``; ``FOR UPDATE SKIP
-    LOCKED`` so concurrent claimers never wait for or share a row.
+    LOCKED`` so concurrent claimers never wait for or share a row. Capabilities: the todo's
+    ``requires`` is a subset of what the claim presents (``capabilities``, or the endpoint's
+    defaults when it presents none): a claim presenting nothing takes only todos needing nothing.
     Attempt rows: a takeover closes the old one ``lease_expired``/``requeued``; a new one opens.
     """
-    return _claim_batch_statement(agent, queue, 1, lease_ttl_seconds, claimant, require_fence, single=True)
+    return _claim_batch_statement(
+        agent, queue, 1, lease_ttl_seconds, claimant, require_fence, capabilities, single=True
+    )
 
 
 def claim_batch(
@@ -257,20 +291,25 @@ def claim_batch(
     lease_ttl_seconds: Any = None,
     claimant: Any = None,
     require_fence: Any = False,
+    capabilities: Any = None,
 ) -> Statement[list[Claim]]:
     """Lease up to ``max`` (1..100) claimable todos in one statement; the guard is claim_next's."""
     count = inputs.require_int("max", max, 1, 100)
-    return _claim_batch_statement(agent, queue, count, lease_ttl_seconds, claimant, require_fence, single=False)
+    return _claim_batch_statement(
+        agent, queue, count, lease_ttl_seconds, claimant, require_fence, capabilities, single=False
+    )
 
 
-def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, *, single) -> Statement[Any]:
+def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabilities, *, single) -> Statement[Any]:
     queues = _queues_for(agent, queue)
-    params, tokens = _claim_params(agent, ttl=ttl, claimant=claimant, fence=fence, count=count)
+    params, tokens = _claim_params(
+        agent, ttl=ttl, claimant=claimant, fence=fence, count=count, capabilities=capabilities
+    )
     params["queues"] = queues
     # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
     # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
     # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
-    sql = claim_sql(agent_candidates(compose.integer(count)), with_prior=single)
+    sql = claim_sql(agent_candidates(compose.integer(count), capable(params)), with_prior=single)
 
     def finish(rows: list[dict]):
         claims = claims_from_rows(rows, tokens)
@@ -288,31 +327,49 @@ def claim(
     lease_ttl_seconds: Any = None,
     claimant: Any = None,
     require_fence: Any = False,
+    capabilities: Any = None,
 ) -> Statement[Claim]:
     """Lease one todo by id.
 
-    Guard: claimable, assignee empty or this endpoint, queue not paused; waits on the row lock, so
-    of several concurrent claims exactly one wins and the rest see a claimed todo (conflict).
+    Guard: claimable, assignee empty or this endpoint, queue not paused, its ``requires`` within
+    the presented capabilities (as claim_next; a todo needing more is a conflict naming the missing
+    labels); waits on the row lock, so of several concurrent claims exactly one wins and the rest
+    see a claimed todo (conflict).
     Attempt rows: as claim_next.
     """
-    params, tokens = _claim_params(agent, ttl=lease_ttl_seconds, claimant=claimant, fence=require_fence, count=1)
+    params, tokens = _claim_params(
+        agent, ttl=lease_ttl_seconds, claimant=claimant, fence=require_fence, count=1, capabilities=capabilities
+    )
     params.update(id=inputs.todo_id(todo_id), queues=list(agent.queues))
     cand = f"""
-target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable(params)}
       AND {NOT_PAUSED}
     FOR UPDATE
 )"""
-    sql = claim_sql(cand, with_prior=True, miss=agent_miss())
+    # a miss also says which of the todo's requirements the claim did not present
+    sql = claim_sql(
+        cand,
+        with_prior=True,
+        miss=agent_miss(),
+        extra="(SELECT tg.requires FROM target tg) AS target_requires",
+    )
 
     def finish(rows: list[dict]) -> Claim:
         row = rows[0]
         if row["id"] is None:
+            missing = sorted(set(row["target_requires"] or ()) - set(params["capabilities"]))
+            if row["miss"] == "conflict" and missing:
+                raise Conflict(
+                    f"the todo requires capabilities this claim does not present: {', '.join(missing)} "
+                    f"(capabilities, or the endpoint's default capabilities): {params['id']}"
+                )
             _raise_miss(row["miss"], "claim", params["id"])
         return claims_from_rows([row], tokens)[0]
 

@@ -28,13 +28,17 @@ from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, T
 PRIOR_ATTEMPTS_LIMIT = 5
 
 
-def claim_sql(cand: LiteralString, *, with_prior: bool, miss: LiteralString | None = None) -> LiteralString:
+def claim_sql(
+    cand: LiteralString, *, with_prior: bool, miss: LiteralString | None = None, extra: LiteralString | None = None
+) -> LiteralString:
     """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
-    zero-row outcome) it always answers exactly one row: the claim, or the miss."""
+    zero-row outcome) it always answers exactly one row: the claim, or the miss (with ``extra``,
+    more columns that explain it)."""
     if miss is None:
         final = "SELECT * FROM result ORDER BY ord"
     else:
-        final = f"SELECT r.*, {miss} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"
+        more = f", {extra}" if extra else ""
+        final = f"SELECT r.*, {miss} AS miss{more} FROM (SELECT 1) one LEFT JOIN result r ON true"
     prior: LiteralString = (
         f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT {ATTEMPT_COLUMNS} FROM (

@@ -50,7 +50,7 @@ DRAIN_VERBS = ("list_todos", "get_todo", "claim_next", "claim", "heartbeat", "co
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 ENDPOINT_COLUMNS: LiteralString = """id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
-    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at"""
+    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at, capabilities"""
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,14 @@ class EndpointRecord:
     revoked_at: datetime | None
     expires_at: datetime | None
     last_seen_at: datetime | None
+    capabilities: tuple[str, ...] = ()  # what its claims present when they present none
 
     @classmethod
     def from_row(cls, row: dict) -> EndpointRecord:
         values = {k: row[k] for k in cls.__dataclass_fields__}
         values["scope_verbs"] = tuple(values["scope_verbs"])
         values["scope_queues"] = tuple(values["scope_queues"])
+        values["capabilities"] = tuple(values["capabilities"] or ())
         return cls(**values)
 
 
@@ -175,8 +177,10 @@ def vend(
     default_lease_ttl_seconds: Any = None,
     expires_at: datetime | None = None,
     superuser: bool = False,
+    capabilities: Any = None,
 ) -> Statement[Vended]:
-    """Mint an endpoint and its token. ``by`` None: a command-line vend (no membership check)."""
+    """Mint an endpoint and its token. ``by`` None: a command-line vend (no membership check).
+    ``capabilities``: the default capabilities its claims present when they present none."""
     token, digest, prefix = new_token()
     params = _actor(by)
     params.update(
@@ -187,6 +191,7 @@ def vend(
         queues=clean_queues(queues),
         lease=inputs.default_lease(default_lease_ttl_seconds),
         expires_at=expires_at,
+        capabilities=inputs.capability_labels("capabilities", capabilities),
         hash=digest,
         prefix=prefix,
     )
@@ -194,9 +199,9 @@ def vend(
     sql = f"""
 WITH ins AS (
     INSERT INTO endpoints (team_id, slug, name, credential_hash, credential_prefix, scope_verbs,
-                           scope_queues, default_lease_ttl_seconds, expires_at, created_by)
+                           scope_queues, default_lease_ttl_seconds, expires_at, created_by, capabilities)
     SELECT %(team_id)s, %(slug)s, %(name)s, %(hash)s, %(prefix)s, %(verbs)s::text[], %(queues)s::text[],
-           %(lease)s, %(expires_at)s, %(user_id)s
+           %(lease)s, %(expires_at)s, %(user_id)s, %(capabilities)s::text[]
     WHERE {guard} AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
       AND NOT EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s)
     ON CONFLICT (slug) DO NOTHING
@@ -309,6 +314,27 @@ def set_default_lease(
         "endpoint.lease",
         "jsonb_build_object('from', b.default_lease_ttl_seconds, 'to', s.default_lease_ttl_seconds)",
         {"lease": inputs.default_lease(seconds)},
+        superuser=superuser,
+    )
+
+
+def set_capabilities(
+    by: OperatorScope | None,
+    endpoint_id: Any,
+    capabilities: Any,
+    *,
+    superuser: bool = False,
+) -> Statement[EndpointRecord]:
+    """Replace the endpoint's default capabilities: what its claims present when they present
+    none of their own (a claim that presents some uses those instead). Audited with before and
+    after; logged as an ``endpoint`` change, so the Board's claimability warning is re-read."""
+    return _endpoint_change(
+        by,
+        endpoint_id,
+        "capabilities = %(capabilities)s::text[]",
+        "endpoint.capabilities",
+        "jsonb_build_object('from', b.capabilities, 'to', s.capabilities)",
+        {"capabilities": inputs.capability_labels("capabilities", capabilities)},
         superuser=superuser,
     )
 

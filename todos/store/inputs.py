@@ -399,3 +399,44 @@ def concurrency_key(value: Any, field: str = "concurrency_key") -> str | None:
 
 def concurrency_limit(value: Any, field: str = "limit") -> int:
     return require_int(field, value, *CONCURRENCY_LIMIT_RANGE)
+
+
+# --- required capabilities (issue 15) -----------------------------------------------------------
+
+CAPABILITIES_MAX = 16
+CAPABILITY_MAX_CHARS = 64
+# A label is a word a worker and a producer agree on (``gpu``, ``region:eu``, ``python=3.12``):
+# no spaces or commas, so the Board's one-line field can list several without quoting.
+CAPABILITY_PATTERN: LiteralString = r"^[A-Za-z0-9][A-Za-z0-9._:/=+-]*$"
+_CAPABILITY_RE = re.compile(CAPABILITY_PATTERN)
+
+
+def capability_labels(field: str, value: Any) -> list[str]:
+    """A set of capability labels (a todo's ``requires``, a claim's or an endpoint's
+    ``capabilities``): a list of at most 16 strings of 1 to 64 characters. None is the empty set;
+    the answer is sorted and without repeats (a set, stored as ``text[]``)."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise Invalid(field, "must be a list of labels")
+    if len(value) > CAPABILITIES_MAX:
+        raise Invalid(field, f"must list at most {CAPABILITIES_MAX} labels, got {len(value)}")
+    labels = set()
+    for n, item in enumerate(value):
+        where = f"{field}[{n}]"
+        if not isinstance(item, str):
+            raise Invalid(where, "must be a string")
+        if item == "":
+            raise Invalid(where, "must not be empty")
+        if len(item) > CAPABILITY_MAX_CHARS:
+            raise Invalid(where, f"must be at most {CAPABILITY_MAX_CHARS} characters, got {len(item)}")
+        if not _CAPABILITY_RE.fullmatch(item):
+            raise Invalid(where, "must be letters, digits and . _ : / = + - (starting with a letter or digit)")
+        labels.add(item)
+    return sorted(labels)
+
+
+def capability_text(field: str, text: Any) -> list[str]:
+    """The Board's one-line field: labels separated by commas or spaces."""
+    raw = require_str(field, text or "")
+    return capability_labels(field, [part for part in re.split(r"[\s,]+", raw) if part])

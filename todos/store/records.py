@@ -41,6 +41,7 @@ class Todo:
     claimed_at: datetime | None
     completed_at: datetime | None
     concurrency_key: str | None = None
+    requires: tuple[str, ...] = ()  # capability labels a claim must present (a set, sorted)
 
     @property
     def scheduled(self) -> bool:
@@ -57,7 +58,9 @@ class Todo:
 
     @classmethod
     def from_row(cls, row: dict) -> Todo:
-        return cls(**{name: row[name] for name in _TODO_FIELDS})
+        values = {name: row[name] for name in _TODO_FIELDS}
+        values["requires"] = tuple(values["requires"] or ())
+        return cls(**values)
 
 
 _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
@@ -66,7 +69,7 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = (
     "id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner,"
     " lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result,"
-    " created_at, updated_at, claimed_at, completed_at, concurrency_key"
+    " created_at, updated_at, claimed_at, completed_at, concurrency_key, requires"
 )
 
 

@@ -17,6 +17,8 @@ class AgentScope:
     default_lease_ttl_seconds: int | None = None
     session: str | None = None  # the MCP session, when the call came over MCP
     verbs: frozenset[str] = field(default_factory=frozenset)
+    # the endpoint's default capabilities: what a claim presenting none of its own presents
+    capabilities: tuple[str, ...] = ()
 
     @property
     def owner(self) -> str:

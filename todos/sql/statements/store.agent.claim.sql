@@ -3,12 +3,12 @@
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
---       default_lease_ttl_seconds=None, session=None, verbs=frozenset())
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
 --   todo_id = 'td_00000000000000000000000000000001'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH
-target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord
     FROM todos t
@@ -18,6 +18,7 @@ cand AS (
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND t.requires = '{}'
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
         WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)
@@ -110,7 +111,7 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at, outcome, disposition, summary, summary_truncated, artifact, ended_by FROM (
                     SELECT * FROM closed c WHERE c.todo_id = u.id
                     UNION ALL
@@ -126,4 +127,4 @@ SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
         WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
+        ELSE 'conflict' END AS miss, (SELECT tg.requires FROM target tg) AS target_requires FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -3,7 +3,7 @@
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
---       default_lease_ttl_seconds=None, session=None, verbs=frozenset())
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH
@@ -14,6 +14,7 @@ queue_order AS (
         SELECT t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND t.requires = '{}'
         ORDER BY t.priority, t.created_at
         LIMIT 1
     ) head
@@ -28,6 +29,7 @@ fresh AS (
         SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND t.requires = '{}'
           AND (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
         WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
@@ -46,6 +48,7 @@ recoverable AS (
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND t.requires = '{}'
       AND (t.state = 'claimed' OR (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
         WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed)))
@@ -150,7 +153,7 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at, outcome, disposition, summary, summary_truncated, artifact, ended_by FROM (
                     SELECT * FROM closed c WHERE c.todo_id = u.id
                     UNION ALL

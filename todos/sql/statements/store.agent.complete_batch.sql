@@ -3,7 +3,7 @@
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
---       default_lease_ttl_seconds=None, session=None, verbs=frozenset())
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
 --   items = [{'id': 'td_00000000000000000000000000000001'}, {'id':
 --       'td_00000000000000000000000000000002'}]
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -12,9 +12,9 @@
 
 WITH ins AS (
     INSERT INTO endpoints (team_id, slug, name, credential_hash, credential_prefix, scope_verbs,
-                           scope_queues, default_lease_ttl_seconds, expires_at, created_by)
+                           scope_queues, default_lease_ttl_seconds, expires_at, created_by, capabilities)
     SELECT %(team_id)s, %(slug)s, %(name)s, %(hash)s, %(prefix)s, %(verbs)s::text[], %(queues)s::text[],
-           %(lease)s, %(expires_at)s, %(user_id)s
+           %(lease)s, %(expires_at)s, %(user_id)s, %(capabilities)s::text[]
     WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s AND m.role IN ('admin')) AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
       AND NOT EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s)
     ON CONFLICT (slug) DO NOTHING

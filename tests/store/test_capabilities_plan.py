@@ -1,0 +1,69 @@
+"""The claim's plan when nothing uses capabilities: the same walk of ``todos_pending`` as before
+the capability guard existed (issue 15: "keep the claim on its index for the common case").
+
+The statement of a claim that presents no capabilities differs from the one before capabilities
+only by the literal filter ``t.requires = '{}'``; with it taken out again, both are planned over
+the same table and their plans must agree line for line, apart from that filter."""
+
+from __future__ import annotations
+
+import re
+
+from tests import factories as f
+from tests.store.helpers import sql
+from todos import db
+from todos.sql import render
+from todos.store import agent as A
+
+PLAIN, BOUND = 20000, 300
+
+
+def _seed(agent) -> None:
+    sql(
+        """INSERT INTO todos (id, endpoint_id, queue, title, priority, requires)
+           SELECT 'td_' || g, %s, 'default', 't', g %% 3, CASE WHEN g %% 67 = 0 THEN '{gpu}'::text[] ELSE '{}' END
+           FROM generate_series(1, %s) g""",
+        (agent.endpoint_id, PLAIN + BOUND),
+    )
+    sql("ANALYZE todos")
+    f.recount()  # the rows were written behind the store's back
+
+
+def _plan(conn, text: str, params: dict) -> list[str]:
+    rows = conn.execute("EXPLAIN (COSTS OFF) " + render.sql_text(text, conn), params).fetchall()
+    return [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
+
+
+def _shape(lines: list[str], *, without_requires: bool = False) -> list[str]:
+    """The plan, minus the capability filter (a line of its own, or a clause of a Filter line)
+    and the parentheses PostgreSQL puts around a filter's clauses."""
+    out = []
+    for line in lines:
+        if without_requires:
+            line = re.sub(r" AND \(requires = '\{\}'::text\[\]\)", "", line)
+            line = re.sub(r"\(requires = '\{\}'::text\[\]\) AND ", "", line)
+            if re.fullmatch(r"\s*Filter: \(requires = '\{\}'::text\[\]\)", line):
+                continue
+        out.append(line.replace("(", "").replace(")", ""))
+    return out
+
+
+def test_the_no_capabilities_claim_plans_as_before(agent):
+    _seed(agent)
+    for statement in (A.claim_next(agent), A.claim_batch(agent, max=10)):
+        now = statement.sql
+        before = now.replace("\n          AND t.requires = '{}'", "").replace("\n      AND t.requires = '{}'", "")
+        assert "requires = '{}'" not in before and now.count("t.requires = '{}'") == 3
+        with db.connect() as conn, conn.transaction(force_rollback=True):
+            plan_now, plan_before = _plan(conn, now, statement.params), _plan(conn, before, statement.params)
+        assert any("todos_pending" in line for line in plan_now), plan_now
+        assert _shape(plan_now, without_requires=True) == _shape(plan_before), "\n".join(plan_now)
+
+
+def test_a_claim_presenting_capabilities_still_walks_the_claim_index(agent):
+    _seed(agent)
+    statement = A.claim_next(agent, capabilities=["gpu"])
+    with db.connect() as conn, conn.transaction(force_rollback=True):
+        plan = _plan(conn, statement.sql, statement.params)
+    assert any("todos_pending" in line for line in plan), "\n".join(plan)
+    assert any("requires <@" in line for line in plan)

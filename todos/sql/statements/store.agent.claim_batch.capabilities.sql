@@ -1,0 +1,163 @@
+-- store.agent.claim_batch.capabilities
+-- built by todos.store.agent.claim_batch()
+-- with:
+--   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
+--   max = 10
+--   capabilities = ['gpu']
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH
+queue_order AS (
+    SELECT q.name, head.priority, head.created_at
+    FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
+    CROSS JOIN LATERAL (
+        SELECT t.priority, t.created_at FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND t.requires <@ %(capabilities)s::text[]
+        ORDER BY t.priority, t.created_at
+        LIMIT 1
+    ) head
+    WHERE NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
+        WHERE pe.id = %(endpoint_id)s AND qp.queue = q.name)
+),
+fresh AS (
+    SELECT f.id, f.state, f.next_retry_at, f.concurrency_key, f.priority, f.created_at
+    FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
+    CROSS JOIN LATERAL (
+        SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND t.requires <@ %(capabilities)s::text[]
+          AND (t.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
+        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
+        ORDER BY t.priority, t.created_at
+        LIMIT 10
+        FOR UPDATE SKIP LOCKED
+    ) f
+    LIMIT 10
+),
+recoverable AS (
+    SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
+      AND (
+        (t.state = 'pending' AND (t.next_retry_at IS NULL OR t.next_retry_at <= now()))
+     OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
+     OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND t.requires <@ %(capabilities)s::text[]
+      AND (t.state = 'claimed' OR (t.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
+        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed)))
+      AND NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
+        WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)
+    ORDER BY t.priority, t.created_at
+    LIMIT 10
+    FOR UPDATE SKIP LOCKED
+),
+cand AS (
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, concurrency_key,
+           row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
+    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
+    ORDER BY priority, created_at, id
+    LIMIT 10
+),
+keyed AS (
+    -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
+    -- lapsed holder's slot passes to it)
+    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
+    FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
+    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
+),
+slots AS (
+    -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
+    -- the key's row and re-checks the guard on its newest version, so of concurrent claimers only
+    -- as many as the limit allows get one. Rows are taken in (team, key) order, so two batch
+    -- claims cannot deadlock on each other.
+    INSERT INTO concurrency_keys AS k (team_id, key, claimed)
+    SELECT DISTINCT ON (team_id, key) team_id, key, 1 FROM keyed ORDER BY team_id, key, ord
+    ON CONFLICT (team_id, key) DO UPDATE SET claimed = k.claimed + 1, updated_at = now()
+    WHERE k.claimed < k.max_claimed
+    RETURNING k.team_id, k.key
+),
+slotted AS (
+    -- the keyed candidate that got its key's slot: the first of its key in claim order
+    SELECT DISTINCT ON (kd.team_id, kd.key) kd.id
+    FROM keyed kd JOIN slots s ON s.team_id = kd.team_id AND s.key = kd.key
+    ORDER BY kd.team_id, kd.key, kd.ord
+),
+taken AS (
+    -- the candidates this claim takes: unkeyed ones, takeovers, and keyed ones that got a slot
+    SELECT c.id, c.prior_state, c.ord,
+           CASE WHEN c.prior_state = 'failed' THEN 'retry'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                ELSE c.prior_state END AS prior_board_state
+    FROM cand c
+    WHERE c.id NOT IN (SELECT kc.id FROM keyed kc) OR c.id IN (SELECT sd.id FROM slotted sd)
+),
+closed AS (
+    -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
+    UPDATE todo_attempts a
+    SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
+    FROM taken c
+    WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
+    RETURNING a.*
+),
+upd AS (
+    UPDATE todos t SET
+        state = 'claimed',
+        owner = %(owner)s,
+        lease_expires_at = now() + make_interval(secs => %(ttl)s),
+        attempt = t.attempt + 1,
+        attempts_total = t.attempts_total + 1,
+        attempts_pruned = t.attempts_pruned + CASE
+            WHEN t.attempts_total + 1 > %(cap)s THEN (
+                SELECT count(*) FROM todo_attempts pa
+                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
+                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            ELSE 0 END,
+        claimed_at = now(),
+        next_retry_at = NULL,
+        updated_at = now()
+    FROM taken c
+    WHERE t.id = c.id
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.ord
+),
+pruned AS (
+    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
+    DELETE FROM todo_attempts a USING upd u
+    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
+      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
+),
+logged AS (
+    -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
+    INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN (
+        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
+        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id
+),
+opened AS (
+    -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
+    INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id,
+                               claimer_session, owner, claimant, claimed_at, lease_expires_at,
+                               lease_token_hash)
+    SELECT u.id, u.attempts_total, u.attempt, %(claimer_kind)s, %(claimer_endpoint_id)s,
+           %(session)s, u.owner, %(claimant)s, now(), u.lease_expires_at,
+           (%(token_hashes)s::bytea[])[u.ord]
+    FROM upd u
+    RETURNING todo_id
+),
+result AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, u.prior_state, u.ord, '[]'::json AS prior_attempts,
+           (SELECT count(*) FROM opened) AS opened
+    FROM upd u
+)
+SELECT * FROM result ORDER BY ord
