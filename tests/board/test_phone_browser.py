@@ -176,10 +176,16 @@ def test_a_todo_opens_as_a_full_screen_sheet_and_closing_returns_to_the_list(wor
     close = drawer.get_by_role("link", name="Close the drawer")
     expect(close).to_be_in_viewport(ratio=1)
     assert page_width(phone) <= PHONE["width"]
+    # what the sheet covers takes no focus: Tab stays in the drawer
+    expect(phone.locator(".todos-main")).to_have_js_property("inert", True)
+    for _ in range(4):
+        phone.keyboard.press("Tab")
+        assert phone.evaluate("!!document.activeElement.closest('#drawer')")
     shot(phone, "drawer")
 
     close.tap()
     expect(phone.locator("#drawer[data-todo-id]")).to_have_count(0)
+    expect(phone.locator(".todos-main")).to_have_js_property("inert", False)
     expect(row).to_be_in_viewport()  # back where the list was, the row in view
     assert "open=" not in phone.url
 
