@@ -218,3 +218,16 @@ def test_between_a_phone_and_a_desktop_the_header_fits_and_an_opened_todo_is_in_
     expect(drawer).to_be_in_viewport(ratio=0.99)
     expect(drawer.get_by_role("link", name="Close the drawer")).to_be_in_viewport(ratio=1)
     shot(phone, f"drawer-{width}")
+
+
+def test_without_javascript_the_navigation_wraps_on_a_phone(world, browser, asgi_server):
+    context = browser.new_context(base_url=asgi_server.url, viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    sign_in(page, "alice")
+    page.goto("/")
+    expect(page.locator("[data-nav-toggle]")).to_be_hidden()  # a button that could do nothing
+    for link in page.locator("#mainnav a").all():
+        expect(link).to_be_in_viewport(ratio=1)
+    assert page_width(page) <= PHONE["width"]
+    shot(page, "no-javascript")
+    context.close()
