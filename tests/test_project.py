@@ -71,6 +71,9 @@ def test_production_starts_with_debug_off_and_a_key():
         ({"BEHIND_HTTPS_PROXY": "maybe"}, "BEHIND_HTTPS_PROXY must be a boolean"),
         ({"BOARD_PORT": "80000"}, "BOARD_PORT must be at most 65535"),
         ({"BOARD_PORT": "http"}, "BOARD_PORT must be an integer"),
+        ({"BOARD_READ_REPLICA_URL": "mysql://replica/board"}, "BOARD_READ_REPLICA_URL must start with postgresql://"),
+        ({"BOARD_READ_REPLICA_URL": "postgresql://replica:5432/"}, "BOARD_READ_REPLICA_URL must name a database"),
+        ({"BOARD_READ_REPLICA_MAX_LAG": "soon"}, "BOARD_READ_REPLICA_MAX_LAG must be a number"),
     ],
 )
 def test_bad_settings_are_named(env, message):
@@ -147,6 +150,8 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
             "SELECT count(*) AS n FROM todos WHERE state = 'pending' AND next_retry_at IS NOT NULL"
         ).fetchone()["n"]
         keyed = conn.execute("SELECT count(*) AS n FROM todos WHERE concurrency_key IS NOT NULL").fetchone()["n"]
+        bound = conn.execute("SELECT DISTINCT queue, requires FROM todos WHERE requires <> '{}'").fetchall()
+        defaults = conn.execute("SELECT slug, capabilities FROM endpoints WHERE capabilities <> '{}'").fetchall()
         limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
         schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
         fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
@@ -154,6 +159,10 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
     assert [r["paused"] for r in schedules] == [False, False, False, True]
     assert scheduled > 0 and keyed > 0  # issue 15: some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
+    # issue 15: some docs work needs a GPU, and the summarizer endpoint has one by default
+    assert [(r["queue"], r["requires"]) for r in bound] == [("docs", ["gpu"])]
+    assert [(r["slug"], r["capabilities"]) for r in defaults] == [("summarizer", ["gpu"])]
+    assert first["summarizer"].capabilities == ("gpu",)
     assert {
         ("pending", False),
         ("claimed", False),
@@ -204,3 +213,31 @@ def test_up_serves_board_and_stops_cleanly(tmp_path):
     assert "a-long-test-password" not in output
     time.sleep(0.5)
     assert not (tmp_path / "pg" / "postmaster.pid").exists(), output
+
+
+@pytest.mark.usefixtures("store_db")
+def test_demo_agents_take_capability_bound_work_only_with_matching_capabilities():
+    """The summarizer's GPU runner takes the docs work that needs a GPU; its CPU-only runner,
+    whose own capabilities replace the endpoint's defaults, never does."""
+    from todos.demo import SimulatedAgents, seed
+
+    scopes = seed(f.user("demo-admin", superuser=True), todos=60)
+    agents = SimulatedAgents(scopes, speed=30, seed=1)
+    agents.start()
+    query = """SELECT a.claimant, t.requires FROM todo_attempts a JOIN todos t ON t.id = a.todo_id
+               WHERE a.claimant LIKE 'summarizer/%%-worker-%%'"""
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with db.connect() as conn:
+                rows = conn.execute(query).fetchall()
+            if any(r["requires"] == ["gpu"] for r in rows) and any(
+                r["claimant"].startswith("summarizer/cpu") for r in rows
+            ):
+                break
+            time.sleep(0.3)
+    finally:
+        agents.close()
+    assert any(r["claimant"] == "summarizer/gpu-worker-0" and r["requires"] == ["gpu"] for r in rows), rows
+    assert any(r["claimant"] == "summarizer/cpu-worker-1" for r in rows), rows
+    assert all(r["requires"] == [] for r in rows if r["claimant"] == "summarizer/cpu-worker-1"), rows

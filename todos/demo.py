@@ -44,13 +44,25 @@ class DemoAgent:
     work_seconds: tuple[float, float]
     fail_rate: float
     die_rate: float
+    # Required capabilities (issue 15): the endpoint's default capabilities, and what each of its
+    # simulated workers presents on its claims (by worker number; none: the defaults).
+    defaults: tuple[str, ...] = ()
+    presents: tuple[tuple[str, ...], ...] = ()
 
 
+# The summarizer is a mixed pool: its endpoint's default capabilities say it has a GPU (so a plain
+# `manage.py work` on its token takes GPU work), worker 0 is the GPU runner and says so itself,
+# and worker 1 is a CPU-only runner whose own capabilities replace the defaults: it takes only
+# docs work that needs nothing.
 AGENTS = (
     DemoAgent("ci-fixer", "CI fixer", ("ci-failures",), (2, 8), 0.2, 0.05),
     DemoAgent("triage-bot", "Support triage", ("support", "triage"), (1, 4), 0.1, 0.03),
-    DemoAgent("summarizer", "Doc summarizer", ("docs",), (3, 10), 0.05, 0.08),
+    DemoAgent(
+        "summarizer", "Doc summarizer", ("docs",), (3, 10), 0.05, 0.08, defaults=("gpu",), presents=(("gpu",), ("cpu",))
+    ),
 )
+# Docs work that needs the large model (about one in three, decided from the todo's number).
+BOUND_QUEUE, BOUND_NEEDS = "docs", ["gpu"]
 PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
 
 FAILURES = (
@@ -84,6 +96,10 @@ def _key(queue: str, payload: dict) -> str | None:
     return f"repo:{payload['repo']}" if queue == KEYED_QUEUE else None
 
 
+def _requires(queue: str, n: int) -> list[str] | None:
+    return BOUND_NEEDS if queue == BOUND_QUEUE and n % 3 == 0 else None
+
+
 def _run_later(n: int) -> int | None:
     """Seconds to wait, for about one todo in seven: between 2 and 30 minutes."""
     return 120 + (n * 397) % 1680 if n % 7 == 3 else None
@@ -97,6 +113,7 @@ def _agent_scope(vended) -> AgentScope:
         queues=tuple(ep.scope_queues),
         default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
         verbs=frozenset(ep.scope_verbs),
+        capabilities=tuple(ep.capabilities),
     )
 
 
@@ -108,7 +125,8 @@ def demo_scopes() -> dict[str, AgentScope] | None:
     """The demo endpoints' scopes, or None when there is no demo team yet."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """SELECT e.slug, e.id, e.team_id, e.scope_queues, e.default_lease_ttl_seconds, e.scope_verbs
+            """SELECT e.slug, e.id, e.team_id, e.scope_queues, e.default_lease_ttl_seconds, e.scope_verbs,
+                      e.capabilities
                FROM endpoints e JOIN teams t ON t.id = e.team_id
                WHERE t.slug = %s AND e.state = 'active'""",
             [DEMO_TEAM],
@@ -118,9 +136,14 @@ def demo_scopes() -> dict[str, AgentScope] | None:
         return None
     return {
         slug: AgentScope(
-            endpoint_id=eid, team_id=tid, queues=tuple(queues), default_lease_ttl_seconds=lease, verbs=frozenset(verbs)
+            endpoint_id=eid,
+            team_id=tid,
+            queues=tuple(queues),
+            default_lease_ttl_seconds=lease,
+            verbs=frozenset(verbs),
+            capabilities=tuple(capabilities),
         )
-        for slug, eid, tid, queues, lease, verbs in rows
+        for slug, eid, tid, queues, lease, verbs, capabilities in rows
     }
 
 
@@ -163,6 +186,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 verbs=verbs,
                 queues=list(spec.queues),
                 default_lease_ttl_seconds=60,
+                capabilities=list(spec.defaults),
             )
         )
         scopes[spec.slug] = _agent_scope(vended)
@@ -204,6 +228,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 max_attempts=max_attempts,
                 delay_seconds=later,
                 concurrency_key=_key(queue, payload),
+                requires=_requires(queue, n),
             )
         ).todo
         if 0.12 <= fate < 0.45:
@@ -314,13 +339,16 @@ class SimulatedAgents:
     def _work(self, spec: DemoAgent, worker: int) -> None:
         scope = self.scopes[spec.slug]
         rng = random.Random(self.rng.random())
+        presents = spec.presents[worker] if worker < len(spec.presents) else ()
+        label = f"{presents[0]}-" if presents else ""
         while not self.stop.is_set():
             claim = execute(
                 agent_store.claim_next(
                     scope,
                     lease_ttl_seconds=20,
                     require_fence=rng.random() < 0.5,
-                    claimant=f"{spec.slug}/worker-{worker}",
+                    claimant=f"{spec.slug}/{label}worker-{worker}",
+                    capabilities=list(presents) or None,
                 )
             )
             if claim is None:
@@ -385,6 +413,7 @@ class SimulatedAgents:
                     priority=rng.choice((0, 0, 5, -5)),
                     delay_seconds=_run_later(payload["n"]),
                     concurrency_key=_key(queue, payload),
+                    requires=_requires(queue, payload["n"]),
                 )
             )
             time.sleep(0)

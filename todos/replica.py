@@ -112,7 +112,14 @@ _pool: ConnectionPool[db.DictConnection] | None = None
 
 
 def replica_conninfo() -> str:
-    return psycopg.conninfo.make_conninfo(settings.BOARD_READ_REPLICA_URL, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    """``BOARD_READ_REPLICA_URL`` with a short connect timeout and, as on the primary's pools,
+    ``BOARD_DB_STATEMENT_TIMEOUT``."""
+    info = psycopg.conninfo.make_conninfo(settings.BOARD_READ_REPLICA_URL, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    timeout_ms = int(settings.BOARD_DB_STATEMENT_TIMEOUT * 1000)
+    if timeout_ms <= 0:
+        return info
+    existing = psycopg.conninfo.conninfo_to_dict(info).get("options") or ""
+    return psycopg.conninfo.make_conninfo(info, options=f"{existing} -c statement_timeout={timeout_ms}".strip())
 
 
 def pool() -> ConnectionPool[db.DictConnection]:
@@ -305,9 +312,12 @@ def read_connection() -> Iterator[db.DictConnection]:
     try:
         with replica_connection() as conn:
             yield conn
+    except psycopg.errors.QueryCanceled:
+        raise  # the statement timeout: the same statement on the primary would meet it too
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout):
-        # The replica went away mid-request: the middleware runs the (safe) request again on the
-        # primary, and the next check sees the replica down.
+        # The replica went away mid-request, or cancelled the statement for a conflict with
+        # replay: the middleware runs the (safe) request again on the primary, and the next read
+        # checks the replica again.
         route.replica_failed = True
         forget_state()
         raise

@@ -3,7 +3,9 @@
 ``manage.py work`` is the command-line face of :class:`Worker`. It needs nothing but the API's
 URL and a token (it can run on another machine), and it is built to be left running:
 
-* each slot long-polls ``claim_next`` (``wait_seconds=30``), fenced by default;
+* each slot long-polls ``claim_next`` (``wait_seconds=30``), fenced by default, presenting the
+  worker's capabilities (``--capability``, repeated) when it has any: it then takes only todos
+  whose ``requires`` they cover; with none, the endpoint's default capabilities apply;
 * the command gets the payload as JSON on stdin and ``BOARD_TODO_ID``, ``BOARD_TODO_TITLE``,
   ``BOARD_TODO_QUEUE``, ``BOARD_TODO_KIND`` and ``BOARD_TODO_ATTEMPT`` in its environment;
 * while it runs, the lease is extended every ``lease/3`` seconds; a lost lease (the todo was
@@ -94,6 +96,7 @@ class WorkerConfig:
     concurrency: int = 1
     wait_seconds: int = LONG_POLL_SECONDS
     claimant: str | None = None
+    capabilities: tuple[str, ...] = ()  # presented on each claim; empty: the endpoint's defaults
 
 
 class ApiClient:
@@ -274,6 +277,7 @@ class Worker:
                         "require_fence": self.config.fence,
                         "claimant": self.config.claimant,
                         "wait_seconds": self.config.wait_seconds,
+                        "capabilities": list(self.config.capabilities) or None,
                     },
                     timeout=self.config.wait_seconds + 15,
                 )

@@ -156,6 +156,10 @@
     }
     var layout = document.querySelector(".todos-layout");
     if (layout) layout.classList.toggle("has-drawer", !!id);
+    /* on a phone the drawer covers the screen (board.css): what it hides takes no focus meanwhile */
+    var covered = !!id && !!layout && window.matchMedia("(max-width: 600px)").matches;
+    var hidden = document.querySelectorAll(".todos-main, .topbar");
+    for (var j = 0; j < hidden.length; j++) hidden[j].inert = covered;
   }
 
   /* The open drawer is in the URL (?open=<id>): opening one from the list pushes a history

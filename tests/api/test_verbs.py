@@ -33,6 +33,7 @@ TODO_KEYS = {
     "dead_letter",
     "scheduled",
     "concurrency_key",
+    "requires",
     "created_at",
     "updated_at",
     "payload",

@@ -32,6 +32,7 @@ def run_worker(
     fence: bool = True,
     concurrency: int = 1,
     limit: float = 60,
+    capabilities: tuple[str, ...] = (),
 ) -> Worker:
     worker = Worker(
         WorkerConfig(
@@ -44,6 +45,7 @@ def run_worker(
             concurrency=concurrency,
             wait_seconds=1,
             claimant="test-worker",
+            capabilities=capabilities,
         )
     )
     guard = threading.Timer(limit, worker.stop)
@@ -213,6 +215,29 @@ def test_sigterm_terminates_the_command_releases_the_lease_and_exits_0(asgi_serv
     got = detail(tenancy.agent, todo.id)
     assert got.todo.state == "pending" and got.todo.owner is None
     assert got.attempts[0].outcome == "released" and "signal" in got.attempts[0].summary
+
+
+def test_a_worker_takes_only_what_its_capabilities_cover(asgi_server, tenancy):
+    gpu = execute(A.create(tenancy.agent, queue="default", title="gpu", requires=["gpu"])).todo
+    arm = execute(A.create(tenancy.agent, queue="default", title="arm", requires=["arm64"])).todo
+    plain = execute(A.create(tenancy.agent, queue="default", title="plain")).todo
+    worker = run_worker(asgi_server.url, tenancy.worker_token, ["cat"], todos=2, capabilities=("gpu",))
+    assert sorted(o.todo_id for o in worker.outcomes) == sorted([gpu.id, plain.id])
+    assert todo_row(arm.id)["state"] == "pending"
+
+
+def test_the_command_line_refuses_a_bad_capability(tenancy):
+    env = {k: v for k, v in server_environment().items() if k not in ("BOARD_URL", "BOARD_TOKEN")}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "work", "--url", "http://x", "--token", "t", "--queue", "q"]
+        + ["--capability", "gpu", "--capability", "x" * 65, "--", "cat"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0 and "--capability[1]: must be at most 64 characters" in result.stderr
 
 
 def test_a_refused_token_stops_the_worker_with_an_error(asgi_server, tenancy):

@@ -143,7 +143,13 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme):
         summary.click()
     check("drawer (pending, forms open)")
 
-    # the Board's own confirmation dialog and the phone menu
+    # a bulk preview
+    page.goto("/todos/?state=dead")
+    page.locator("button", has_text="Retry all matching").click()
+    page.locator("#bulk-panel .bulk-preview").wait_for()
+    check("bulk preview")
+
+    # the Board's own confirmation dialog, and on a phone the menu and the drawer's sheet
     page.goto(f"/todos/?open={todos['claimed'].id}")
     page.locator("#drawer [data-confirm]").first.click()
     expect(page.locator("dialog[open]")).to_be_visible()
@@ -153,6 +159,10 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme):
     page.locator("[data-nav-toggle]").click()
     expect(page.locator("#mainnav")).to_be_visible()
     check("phone menu open")
+    page.keyboard.press("Escape")
+    page.click(f"#todo-{todos['dead'].id} a.todo-link")
+    expect(page.locator(f'#drawer[data-todo-id="{todos["dead"].id}"]')).to_be_in_viewport()
+    check("phone drawer sheet")
 
     assert found == {}, "axe found violations:\n" + readable(found)
     print(json.dumps({"scheme": scheme, "pages": "all clean"}))

@@ -176,10 +176,16 @@ def test_a_todo_opens_as_a_full_screen_sheet_and_closing_returns_to_the_list(wor
     close = drawer.get_by_role("link", name="Close the drawer")
     expect(close).to_be_in_viewport(ratio=1)
     assert page_width(phone) <= PHONE["width"]
+    # what the sheet covers takes no focus: Tab stays in the drawer
+    expect(phone.locator(".todos-main")).to_have_js_property("inert", True)
+    for _ in range(4):
+        phone.keyboard.press("Tab")
+        assert phone.evaluate("!!document.activeElement.closest('#drawer')")
     shot(phone, "drawer")
 
     close.tap()
     expect(phone.locator("#drawer[data-todo-id]")).to_have_count(0)
+    expect(phone.locator(".todos-main")).to_have_js_property("inert", False)
     expect(row).to_be_in_viewport()  # back where the list was, the row in view
     assert "open=" not in phone.url
 
@@ -189,3 +195,39 @@ def test_a_todo_opens_as_a_full_screen_sheet_and_closing_returns_to_the_list(wor
     phone.go_back()
     expect(phone.locator("#drawer[data-todo-id]")).to_have_count(0)
     expect(row).to_be_in_viewport()
+
+
+@pytest.mark.parametrize("width", [1181, 1180, 1100, 800, 600, 480])
+def test_between_a_phone_and_a_desktop_the_header_fits_and_an_opened_todo_is_in_view(world, sue, phone, width):
+    todos = [make(world, "pending", title=f"{LONG_TITLE} #{n}") for n in range(30)]
+    phone.set_viewport_size({"width": width, "height": 800})
+    sign_in(phone, "sue")  # a site admin: the longest navigation (People too)
+    assert page_width(phone) <= width
+    summary = box(phone.locator(".usermenu summary"))
+    assert summary["x"] + summary["width"] <= width
+    folded = phone.locator("[data-nav-toggle]").is_visible()
+    assert folded == (width <= 1180)
+    if not folded:
+        last = box(phone.locator("#mainnav a").last)
+        assert last["x"] + last["width"] <= summary["x"], "the navigation runs into the user menu"
+    row = phone.locator(f"#todo-{todos[0].id}")
+    row.scroll_into_view_if_needed()
+    assert box(row.locator(".title-text"))["width"] >= 180
+    row.locator("a.todo-link").click()
+    drawer = phone.locator(f'#drawer[data-todo-id="{todos[0].id}"]')
+    expect(drawer).to_be_in_viewport(ratio=0.99)
+    expect(drawer.get_by_role("link", name="Close the drawer")).to_be_in_viewport(ratio=1)
+    shot(phone, f"drawer-{width}")
+
+
+def test_without_javascript_the_navigation_wraps_on_a_phone(world, browser, asgi_server):
+    context = browser.new_context(base_url=asgi_server.url, viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    sign_in(page, "alice")
+    page.goto("/")
+    expect(page.locator("[data-nav-toggle]")).to_be_hidden()  # a button that could do nothing
+    for link in page.locator("#mainnav a").all():
+        expect(link).to_be_in_viewport(ratio=1)
+    assert page_width(page) <= PHONE["width"]
+    shot(page, "no-javascript")
+    context.close()

@@ -87,7 +87,7 @@ def make(world, state: str, *, title: str | None = None, agent=None, **kwargs):
         return todo
     if state == "mine":
         return execute(O.claim(world.alice, todo.id)).todo
-    claim = execute(A.claim(agent, todo.id, claimant="worker-7"))
+    claim = execute(A.claim(agent, todo.id, claimant="worker-7", capabilities=list(todo.requires) or None))
     if state == "claimed":
         return claim.todo
     if state in ("retry", "dead"):

@@ -109,6 +109,24 @@ JSON_RULES = (
     f"at most 1 MiB encoded, at most {inputs.JSON_MAX_DEPTH} levels of nested arrays and objects, "
     "no NUL character (\\u0000) in any string or key"
 )
+CAPABILITY = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": inputs.CAPABILITY_MAX_CHARS,
+    "pattern": inputs.CAPABILITY_PATTERN,
+    "description": "a capability label: letters, digits and . _ : / = + - (e.g. gpu, region:eu)",
+}
+
+
+def capability_set(description: str) -> dict:
+    return {
+        "type": "array",
+        "maxItems": inputs.CAPABILITIES_MAX,
+        "items": CAPABILITY,
+        "description": f"{description} (at most {inputs.CAPABILITIES_MAX} labels; repeats count once)",
+    }
+
+
 PAYLOAD = {"description": f"any JSON value, {JSON_RULES}: the todo's input"}
 RESULT = {"description": f"any JSON value, {JSON_RULES}: the todo's result"}
 
@@ -137,6 +155,11 @@ TODO_ROW_PROPERTIES = {
     "concurrency_key": {
         **MAYBE_TEXT,
         "description": "at most the key's limit (default 1) of the team's todos with this key are claimed at once",
+    },
+    "requires": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "capability labels a claim must present to take it (sorted; empty: anyone may)",
     },
     "created_at": TIMESTAMP,
     "updated_at": TIMESTAMP,
@@ -271,6 +294,12 @@ CREATE_FOR_IN = obj(
                 ),
             }
         ),
+        "requires": optional(
+            capability_set(
+                "capabilities a claim must present to take it: only a claim whose capabilities include "
+                "every one of these does"
+            )
+        ),
         "endpoint": optional(
             {
                 "type": "string",
@@ -327,6 +356,12 @@ CLAIM_OPTIONS = {
     "lease_ttl_seconds": optional(LEASE_TTL),
     "require_fence": optional(REQUIRE_FENCE),
     "claimant": optional(CLAIMANT),
+    "capabilities": optional(
+        capability_set(
+            "what this claim can do: it takes only todos whose requires are all among these. Absent or "
+            "empty: the endpoint's default capabilities (set on the Board); presented: these instead of them"
+        )
+    ),
 }
 CLAIM_NEXT_IN = obj(
     {

@@ -36,6 +36,7 @@ def todo_row(todo: Todo) -> dict:
         "dead_letter": todo.dead_letter,
         "scheduled": todo.scheduled,
         "concurrency_key": todo.concurrency_key,
+        "requires": list(todo.requires),
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,

@@ -43,6 +43,7 @@ class EndpointRef:
     name: str
     state: str
     scope_queues: tuple[str, ...]
+    capabilities: tuple[str, ...] = ()  # default capabilities of its claims
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def _uuid(value) -> UUID | None:
 
 VIEWER_SQL: LiteralString = """
 SELECT tm.role, tm.team_id, tt.slug AS team_slug, tt.name AS team_name,
-       e.id AS endpoint_id, e.slug, e.name, e.state, e.scope_queues
+       e.id AS endpoint_id, e.slug, e.name, e.state, e.scope_queues, e.capabilities
 FROM team_members tm
 JOIN teams tt ON tt.id = tm.team_id
 LEFT JOIN endpoints e ON e.team_id = tm.team_id
@@ -144,6 +145,7 @@ def viewer_for(user) -> Viewer:
                     row["name"],
                     row["state"],
                     tuple(row["scope_queues"] or ()),
+                    tuple(row["capabilities"] or ()),
                 )
             )
     viewer = Viewer(

@@ -11,14 +11,19 @@ sits forever (until a human takes it) when its owner
 * does not have the todo's queue in its ``scope_queues`` (``queue_out_of_scope``);
 
 or when the todo is reserved (``assignee``) for *another* endpoint, which cannot claim what it
-does not own (``assigned_elsewhere``).
+does not own (``assigned_elsewhere``), or when it requires capabilities its owner does not have
+(``missing_capabilities``): a claim presenting none presents the endpoint's default capabilities,
+so work needing a label outside them waits unless a worker presents it itself (``--capability``).
+The Board can only know the defaults; it says so, and names the missing labels.
 
 The question is asked per (owner, queue), never per todo: the relay's exact counts
 (``todo_counts``, primary key ``(endpoint_id, queue, state)``) say where work waits, and the
 owners' rows say whether they can claim it, so the cost is O(the viewer's endpoints × queues)
 whatever the number of todos. Reservations are read from the partial assignee index
 (``todos_assignee_state_created``, only assigned rows), grouped by (owner, queue, assignee): the
-cost is the number of pending todos reserved for an endpoint, never the number of todos. For each
+cost is the number of pending todos reserved for an endpoint, never the number of todos.
+Requirements are read the same way from ``todos_requires_waiting`` (only waiting rows that need
+something), grouped by (owner, queue) with the labels the owner lacks. For each
 group it also names the team's endpoints that *do* claim that queue (the retarget fix: a producer
 passes ``endpoint`` to ``create_for``).
 """
@@ -73,6 +78,26 @@ GROUP BY t.endpoint_id, t.queue, t.assignee, e.id
 ORDER BY e.slug, t.queue, t.assignee"""
 
 
+# Waiting capability-bound todos whose requirements are not within their owner's default
+# capabilities, per (owner, queue), with the labels it lacks. Served by todos_requires_waiting.
+CAPABILITIES_SQL: LiteralString = """
+WITH waiting AS (
+    SELECT t.endpoint_id, t.queue, t.state, t.requires FROM todos t
+    WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.requires <> '{}' AND t.state IN ('pending', 'failed')
+      AND ((t.state = 'pending' AND t.next_retry_at IS NULL) OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
+      AND (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
+)
+SELECT w.endpoint_id, w.queue, e.slug, e.team_id, e.scope_queues, e.capabilities,
+       count(*) FILTER (WHERE w.state = 'pending')::bigint AS pending,
+       count(*) FILTER (WHERE w.state = 'failed')::bigint AS retry,
+       (SELECT array_agg(DISTINCT l ORDER BY l) FROM waiting m CROSS JOIN LATERAL unnest(m.requires) l
+        WHERE m.endpoint_id = w.endpoint_id AND m.queue = w.queue AND NOT (l = ANY(e.capabilities))) AS missing
+FROM waiting w JOIN endpoints e ON e.id = w.endpoint_id
+WHERE NOT (w.requires <@ e.capabilities)
+GROUP BY w.endpoint_id, w.queue, e.id
+ORDER BY e.slug, w.queue"""
+
+
 @dataclass(frozen=True)
 class Fix:
     label: str
@@ -89,12 +114,15 @@ class Stuck:
     queue: str
     pending: int
     retry: int
-    reason: str  # revoked | expired | no_claim_verb | queue_out_of_scope
+    reason: str  # revoked | expired | no_claim_verb | queue_out_of_scope | assigned_elsewhere | missing_capabilities
     scope_queues: tuple[str, ...]
     claimers: tuple[str, ...]  # the team's endpoints that do claim this queue
     assignee: str | None = None  # assigned_elsewhere: the endpoint:<id> they are reserved for
     can_fix: bool = False  # the viewer is an admin of the owning team (endpoints are theirs to change)
     assignee_slug: str | None = None
+    # missing_capabilities: the labels the todos need beyond the owner's default capabilities
+    missing: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()  # the owner's default capabilities
 
     @property
     def waiting(self) -> int:
@@ -111,10 +139,16 @@ class Stuck:
             "queue_out_of_scope": f"Queue {queue} is outside {ep}'s queues ({', '.join(self.scope_queues) or 'none'}).",
             "assigned_elsewhere": f"They are assigned to endpoint {self.assignee_slug or 'that no longer exists'}, "
             f"but only their owner {ep} claims them.",
+            "missing_capabilities": f"They need capabilities no endpoint that could claim them has: "
+            f"{', '.join(self.missing)}. Only their owner {ep} claims them, and its default capabilities are "
+            f"{', '.join(self.capabilities) or 'none'}; only a worker presenting the labels itself "
+            "(--capability) would take them.",
         }[self.reason]
 
     def covers(self, row) -> bool:
         """Whether this group holds ``row`` (a todo row of its owner and queue)."""
+        if self.reason == "missing_capabilities":
+            return not set(row.requires) <= set(self.capabilities)
         return self.reason != "assigned_elsewhere" or row.assignee == self.assignee
 
     @property
@@ -138,6 +172,11 @@ class Stuck:
         fixes = []
         if self.reason == "assigned_elsewhere":
             return [Fix(f"Clear the assignment (or reassign them to {ep}) on each todo", self.todos_url)]
+        if self.reason == "missing_capabilities":
+            return [
+                Fix(f"Give {ep} the default capabilities {', '.join(self.missing)}", edit),
+                Fix("Take or cancel them by hand", self.todos_url),
+            ]
         if self.reason == "no_claim_verb":
             fixes.append(Fix(f"Give {ep} the claim_next verb", edit))
         if self.reason == "queue_out_of_scope":
@@ -170,6 +209,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
     with read_connection() as conn:
         rows = conn.execute(STUCK_SQL, params).fetchall()
         assigned = conn.execute(ASSIGNED_SQL, params).fetchall()
+        bound = conn.execute(CAPABILITIES_SQL, params).fetchall()
     stuck = []
     for row in rows:
         owning_team = viewer.team(row["team_id"])
@@ -208,6 +248,26 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 assignee=row["assignee"],
                 assignee_slug=row["assignee_slug"],
                 can_fix=owning_team.can_act,  # clearing an assignment is an operator's action
+            )
+        )
+    for row in bound:
+        owning_team = viewer.team(row["team_id"])
+        if owning_team is None or (row["endpoint_id"], row["queue"]) in flagged:
+            continue
+        stuck.append(
+            Stuck(
+                endpoint_id=row["endpoint_id"],
+                endpoint_slug=row["slug"],
+                team_slug=owning_team.slug,
+                queue=row["queue"],
+                pending=row["pending"],
+                retry=row["retry"],
+                reason="missing_capabilities",
+                scope_queues=tuple(row["scope_queues"]),
+                claimers=(),
+                missing=tuple(row["missing"] or ()),
+                capabilities=tuple(row["capabilities"]),
+                can_fix=owning_team.is_admin or viewer.is_superuser,  # endpoints are the admins'
             )
         )
     return stuck

@@ -18,7 +18,8 @@ from todos.selectors.access import TeamAccess, Viewer
 
 ENDPOINT_SQL: LiteralString = """
 SELECT e.id, e.team_id, e.slug, e.name, e.state, e.scope_verbs, e.scope_queues, e.default_lease_ttl_seconds,
-       e.expires_at, e.revoked_at, e.last_seen_at, e.credential_prefix, e.created_at, u.username AS created_by
+       e.expires_at, e.revoked_at, e.last_seen_at, e.credential_prefix, e.created_at, u.username AS created_by,
+       e.capabilities
 FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by"""
 
 # Distinct queues of a team's todos without reading its todos: a skip scan over
@@ -72,6 +73,7 @@ class EndpointRow:
     credential_prefix: str
     created_at: datetime
     created_by: str | None
+    capabilities: tuple[str, ...] = ()  # what its claims present when they present none
 
     @property
     def active(self) -> bool:
@@ -79,7 +81,14 @@ class EndpointRow:
 
     @classmethod
     def from_row(cls, row: dict) -> EndpointRow:
-        return cls(**{**row, "scope_verbs": tuple(row["scope_verbs"]), "scope_queues": tuple(row["scope_queues"])})
+        return cls(
+            **{
+                **row,
+                "scope_verbs": tuple(row["scope_verbs"]),
+                "scope_queues": tuple(row["scope_queues"]),
+                "capabilities": tuple(row["capabilities"] or ()),
+            }
+        )
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ ROW_COLUMNS: tuple[LiteralString, ...] = (
     "claimed_at",
     "completed_at",
     "concurrency_key",
+    "requires",
 )
 ROW_SELECT: LiteralString = ", ".join(f"t.{c}" for c in ROW_COLUMNS)
 LAPSED: LiteralString = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
@@ -68,6 +69,7 @@ class TodoRow:
     completed_at: datetime | None
     lease_lapsed: bool
     concurrency_key: str | None
+    requires: list[str]  # capability labels a claim must present (sorted; empty: any claim)
 
     @property
     def display_state(self) -> str:

@@ -109,6 +109,7 @@ TODO_ROW = TodoRow(
     completed_at=AT,
     lease_lapsed=False,
     concurrency_key=None,
+    requires=[],
 )
 CHUNK = Chunk(job_id=JOB, seq=0, todo_ids=(TODO, OTHER_TODO), action="retry", user_id=7, username="olive", note=None)
 
@@ -371,6 +372,7 @@ SELECTORS = {
     "selectors.people.person_by_username": captured(people_reads.person_by_username, "olive"),
     "selectors.claimability.stuck_work": captured(claimability.stuck_work, VIEWER, nth=0),
     "selectors.claimability.stuck_work.assigned": captured(claimability.stuck_work, VIEWER, nth=1),
+    "selectors.claimability.stuck_work.capabilities": captured(claimability.stuck_work, VIEWER, nth=2),
     "selectors.metrics.live": constant(_METRICS, "SQL", "live"),
     "selectors.metrics.oldest": constant(_METRICS, "SQL", "oldest"),
     "selectors.metrics.finished": constant(_METRICS, "SQL", "finished"),

@@ -112,7 +112,20 @@ def _values(data) -> dict:
         "default_lease_ttl_seconds": data.get("default_lease_ttl_seconds", ""),
         "lifetime": data.get("lifetime", "never"),
         "expires_at": data.get("expires_at", ""),
+        "capabilities": data.get("capabilities", ""),
     }
+
+
+def _capabilities(data) -> list[str]:
+    """The default capabilities field (labels separated by commas or spaces), cleaned as the
+    store would; an ``Invalid`` names the field (and which label, counted from 1)."""
+    try:
+        return inputs.capability_text("capabilities", data.get("capabilities", ""))
+    except Invalid as exc:
+        if exc.field == "capabilities":
+            raise
+        label = int(exc.field.removeprefix("capabilities[").rstrip("]")) + 1
+        raise Invalid("capabilities", f"label {label}: {exc.problem}") from None
 
 
 def _scopes(data) -> tuple[list[str], list[str], int | None]:
@@ -200,6 +213,7 @@ def endpoint_vend(request):
     values = _values(request.POST)
     try:
         verbs, queues, lease = _scopes(request.POST)
+        capabilities = _capabilities(request.POST)
         vended = execute(
             store.vend(
                 _scope(viewer),
@@ -210,6 +224,7 @@ def endpoint_vend(request):
                 queues=queues,
                 default_lease_ttl_seconds=lease,
                 expires_at=_expires_at(request.POST),
+                capabilities=capabilities,
                 **_by(viewer),
             )
         )
@@ -289,11 +304,13 @@ def endpoint_edit(request, slug: str):
             "scope_verbs": list(endpoint.scope_verbs),
             "scope_queues": list(endpoint.scope_queues),
             "default_lease_ttl_seconds": endpoint.default_lease_ttl_seconds or "",
+            "capabilities": " ".join(endpoint.capabilities),
         }
         return render(request, "endpoints/edit.html", _form_context(team, values, endpoint=endpoint))
     values = _values(request.POST)
     try:
         verbs, queues, lease = _scopes(request.POST)
+        capabilities = _capabilities(request.POST)
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")
         context = _form_context(team, values, {exc.field: exc.problem}, endpoint=endpoint)
@@ -309,11 +326,13 @@ def endpoint_edit(request, slug: str):
             "verbs": verbs,
             "queues": queues,
             "lease": lease if lease is not None else "",
+            "capabilities": " ".join(capabilities),
         }
         return render(request, "endpoints/confirm_scopes.html", context)
     scopes_changed = (tuple(verbs), tuple(queues)) != (endpoint.scope_verbs, endpoint.scope_queues)
     lease_changed = lease != endpoint.default_lease_ttl_seconds
-    if not scopes_changed and not lease_changed:
+    capabilities_changed = tuple(capabilities) != endpoint.capabilities
+    if not scopes_changed and not lease_changed and not capabilities_changed:
         return _back(request, endpoint, "info", f"Nothing changed on {endpoint.name}.")
     by, viewer = _scope(request.viewer), request.viewer
     try:
@@ -322,6 +341,8 @@ def endpoint_edit(request, slug: str):
                 execute(store.set_scopes(by, endpoint.id, verbs=verbs, queues=queues, **_by(viewer)), conn)
             if lease_changed:
                 execute(store.set_default_lease(by, endpoint.id, lease, **_by(viewer)), conn)
+            if capabilities_changed:
+                execute(store.set_capabilities(by, endpoint.id, capabilities, **_by(viewer)), conn)
     except Conflict:
         return _back(request, endpoint, "error", f"Nothing saved: {endpoint.name} was revoked meanwhile.")
     said = []
@@ -329,6 +350,8 @@ def endpoint_edit(request, slug: str):
         said.append(f"verbs {', '.join(verbs)}; queues {', '.join(queues)}")
     if lease_changed:
         said.append(f"default lease {_lease_text(lease)}")
+    if capabilities_changed:
+        said.append(f"default capabilities {', '.join(capabilities) or 'none'}")
     return _back(request, endpoint, "success", f"Saved {endpoint.name}: {'; '.join(said)}.")
 
 

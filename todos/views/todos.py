@@ -182,6 +182,9 @@ def drawer_context(
         "mine": todo.owner == viewer.owner,
         "assignee": names.person(todo.assignee),
         "endpoint": endpoint,
+        "endpoint_capabilities": endpoint.capabilities if endpoint else None,
+        # what the owner's claims lack by default (a worker may still present them itself)
+        "missing_capabilities": sorted(set(todo.requires) - set(endpoint.capabilities if endpoint else ())),
         "team": team,
         "actions": actions,
         "action_forms": action_forms(todo, actions, holder=holder, errors=errors or {}),

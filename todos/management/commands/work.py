@@ -1,7 +1,8 @@
 """``manage.py work``: drain a queue by running a command for each todo (see ``todos/worker.py``).
 
     manage.py work --url https://board.example --token bd_… --queue builds \\
-        [--lease 60] [--no-fence] [--concurrency 2] -- ./build.sh --fast
+        [--lease 60] [--no-fence] [--concurrency 2] [--capability gpu --capability region:eu] \\
+        -- ./build.sh --fast
 
 ``--url`` and ``--token`` default to ``BOARD_URL`` and ``BOARD_TOKEN``. Only HTTP is used, so the
 worker can run anywhere that reaches the Board. SIGINT/SIGTERM stop it cleanly: running commands
@@ -19,6 +20,7 @@ import socket
 from django.core.management.base import BaseCommand, CommandError
 
 from todos.store import inputs
+from todos.store.errors import Invalid
 from todos.worker import Worker, WorkerConfig
 
 
@@ -39,6 +41,14 @@ class Command(BaseCommand):
         )
         parser.add_argument("--concurrency", type=int, default=1, help="todos run at once (default 1)")
         parser.add_argument("--claimant", help="label in the attempt history (default: worker@host:pid)")
+        parser.add_argument(
+            "--capability",
+            action="append",
+            default=[],
+            metavar="LABEL",
+            help="a capability this worker presents (repeat for several): it takes only todos whose "
+            "requires are all among them; with none, the endpoint's default capabilities apply",
+        )
         parser.add_argument("--wait", type=int, default=30, help=argparse.SUPPRESS)
         parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
 
@@ -58,6 +68,10 @@ class Command(BaseCommand):
             raise CommandError("--concurrency must be 1 to 64")
         if not 0 <= options["wait"] <= 30:
             raise CommandError("--wait must be 0 to 30 seconds")
+        try:
+            capabilities = inputs.capability_labels("--capability", options["capability"])
+        except Invalid as exc:
+            raise CommandError(f"{exc.field}: {exc.problem}") from None
         config = WorkerConfig(
             url=options["url"],
             token=options["token"],
@@ -68,12 +82,14 @@ class Command(BaseCommand):
             concurrency=options["concurrency"],
             wait_seconds=options["wait"],
             claimant=options["claimant"] or f"worker@{socket.gethostname()}:{os.getpid()}",
+            capabilities=tuple(capabilities),
         )
         logging.getLogger("todos.worker").setLevel(logging.INFO)
         worker = Worker(config)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: worker.stop())
-        self.stderr.write(f"working on {config.queue} at {config.url} (Ctrl-C to stop)")
+        able = f" with capabilities {', '.join(capabilities)}" if capabilities else ""
+        self.stderr.write(f"working on {config.queue} at {config.url}{able} (Ctrl-C to stop)")
         status = worker.run()
         if status:
             raise CommandError("the server refused this worker (see the log above)", returncode=status)

@@ -8,13 +8,13 @@
 --       role='viewer')),
 --       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
---       state='active', scope_queues=('default', 'other')),
+--       state='active', scope_queues=('default', 'other'), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
---       state='active', scope_queues=('default',)),
+--       state='active', scope_queues=('default',), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
---       state='active', scope_queues=('default',))))
+--       state='active', scope_queues=('default',), capabilities=())))
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT id, last_seen_at FROM endpoints WHERE id = ANY(%(eps)s::uuid[])

@@ -9,7 +9,7 @@
 --       updated_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
 --       claimed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
 --       completed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       lease_lapsed=False, concurrency_key=None)
+--       lease_lapsed=False, concurrency_key=None, requires=[])
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT a.seq, a.attempt, a.claimer_kind, a.owner, a.claimant, a.claimed_at, a.last_heartbeat_at,

@@ -8,17 +8,17 @@
 --       role='viewer')),
 --       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
---       state='active', scope_queues=('default', 'other')),
+--       state='active', scope_queues=('default', 'other'), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
---       state='active', scope_queues=('default',)),
+--       state='active', scope_queues=('default',), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
---       state='active', scope_queues=('default',))))
+--       state='active', scope_queues=('default',), capabilities=())))
 --   todo_id = 'td_00000000000000000000000000000001'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
+SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
        e.team_id,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id

@@ -8,13 +8,13 @@
 --       role='viewer')),
 --       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
---       state='active', scope_queues=('default', 'other')),
+--       state='active', scope_queues=('default', 'other'), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
---       state='active', scope_queues=('default',)),
+--       state='active', scope_queues=('default',), capabilities=()),
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
---       state='active', scope_queues=('default',))))
+--       state='active', scope_queues=('default',), capabilities=())))
 --   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=True, q='', sort='newest',
 --       after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
@@ -22,10 +22,10 @@
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+        SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at DESC, t.id DESC LIMIT %(limit)s
     ) y UNION ALL
-    (SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
+    (SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
      ORDER BY t.created_at DESC, t.id DESC LIMIT %(limit)s)
 ) x
 ORDER BY x.created_at DESC, x.id DESC
