@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from tests import factories as f
 from tests.board import test_browser as base
+from tests.board.test_axe_browser import AXE, AXE_PATH, readable, violations
 from tests.board.test_browser import ARTIFACTS, sign_in
 from tests.support.board import make
 from tests.support.live_server import database_url, start_server, stop_server
@@ -121,6 +122,7 @@ def replica_note_server(django_db_setup):
 @pytest.mark.parametrize("width", [1440, 1439, 1181, 1180, 800, 600, 480, 390])
 def test_the_read_replica_note_never_pushes_the_header_off_screen(world, sue, browser, replica_note_server, width):
     context = browser.new_context(base_url=replica_note_server.url, viewport={"width": width, "height": 844})
+    context.route(f"**{AXE_PATH}", lambda route: route.fulfill(path=str(AXE), content_type="text/javascript"))
     page = context.new_page()
     page.problems = base.watch(page)
     make(world, "pending", title=LONG_TITLE)
@@ -145,6 +147,12 @@ def test_the_read_replica_note_never_pushes_the_header_off_screen(world, sue, br
             last = box(page.locator("#mainnav a").last)
             assert last["x"] + last["width"] <= shown["x"], "the navigation runs into the note"
         shot(page, f"replica-note-{width}")
+        found = {}
+        for scheme in ("light", "dark"):  # the note's colour reads in both themes
+            page.emulate_media(color_scheme=scheme)
+            if result := violations(page):
+                found[f"{scheme} {width}"] = result
+        assert found == {}, "axe found violations:\n" + readable(found)
     finally:
         context.close()
     assert page.problems == [], page.problems
