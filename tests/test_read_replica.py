@@ -223,3 +223,17 @@ def test_a_live_refresh_reads_what_the_primary_had_when_it_was_asked(reads, worl
     assert live.status_code == 200
     assert "someone else&#x27;s change" in live.content.decode() or "someone else's change" in live.content.decode()
     assert "someone else" not in page(client)
+
+
+def test_a_replica_url_naming_a_primary_is_not_read(world, settings):
+    """BOARD_READ_REPLICA_URL on a server that is not a standby (a promoted replica, a mistake):
+    it may have diverged from the primary, so it is not read, and the Board says why."""
+    from tests.support.live_server import database_url
+
+    settings.BOARD_READ_REPLICA_URL = database_url()
+    replica.reset()
+    try:
+        body = page(login(world.alice_user))
+        assert "reads from primary: replica is not a standby" in body
+    finally:
+        replica.reset()
