@@ -237,3 +237,16 @@ def test_a_replica_url_naming_a_primary_is_not_read(world, settings):
         assert "reads from primary: replica is not a standby" in body
     finally:
         replica.reset()
+
+
+def test_the_drawer_reads_the_replica_and_a_live_refresh_of_it_the_primary(reads, world):
+    client = login(world.alice_user)
+    reads.pause_replay()
+    hidden = todo(world, "a todo only the primary has")
+    drawer = reverse("todo_drawer", args=[hidden.id])
+    assert client.get(drawer, headers={"HX-Request": "true"}).status_code == 404  # not replayed yet
+    live = client.get(drawer, headers={"HX-Request": "true", replica.LIVE_HEADER: "1"})
+    assert live.status_code == 200 and "a todo only the primary has" in live.content.decode()
+    reads.resume_replay()
+    reads.wait_caught_up()
+    assert client.get(drawer, headers={"HX-Request": "true"}).status_code == 200
