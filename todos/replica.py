@@ -61,8 +61,10 @@ LIVE_HEADER = "X-Board-Live-Refresh"
 LIVE_REPLAY_WAIT_SECONDS = 0.1
 LIVE_REPLAY_POLL_SECONDS = 0.01
 
-# The primary's position: a write's commit record ends at or before it once the write has returned.
-PRIMARY_LSN_SQL = "SELECT pg_current_wal_lsn()::text AS lsn"
+# The primary's position: a write's commit record ends at or before it once the write has returned
+# (its commit waited for the flush). The flush position, not the write position: WAL written but
+# not yet flushed has not been sent to the replica, which would otherwise look behind for nothing.
+PRIMARY_LSN_SQL = "SELECT pg_current_wal_flush_lsn()::text AS lsn"
 # The replica's side: is it a standby, has it replayed past the primary's position, and how long
 # ago did the last transaction it replayed commit on the primary.
 REPLICA_SQL = """
