@@ -250,3 +250,42 @@ def test_the_drawer_reads_the_replica_and_a_live_refresh_of_it_the_primary(reads
     reads.resume_replay()
     reads.wait_caught_up()
     assert client.get(drawer, headers={"HX-Request": "true"}).status_code == 200
+
+
+def test_concurrent_page_reads_check_the_replica_once_and_never_deadlock(reads, world, monkeypatch):
+    """Eight threads read at once with no state known: one checks (holding the state lock while
+    it takes replica and primary connections from their pools), the others wait for it, nobody
+    deadlocks, and within the second nobody checks again."""
+    import threading
+
+    checks = []
+    real_check = replica.check
+
+    def counted():
+        checks.append(threading.get_ident())
+        return real_check()
+
+    monkeypatch.setattr(replica, "check", counted)
+    replica.reset()
+    barrier = threading.Barrier(8)
+    targets, errors = [], []
+
+    def read():
+        try:
+            barrier.wait(timeout=10)
+            with replica.routed(replica.Route()) as route, replica.read_connection() as conn:
+                conn.execute("SELECT 1").fetchone()
+                assert route is not None
+                targets.append(route.target)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads), "a reader is stuck"
+    assert not errors, errors
+    assert targets == ["replica"] * 8
+    assert len(checks) == 1
