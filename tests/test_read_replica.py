@@ -289,3 +289,25 @@ def test_concurrent_page_reads_check_the_replica_once_and_never_deadlock(reads, 
     assert not errors, errors
     assert targets == ["replica"] * 8
     assert len(checks) == 1
+
+
+def test_the_benchmark_harness_drains_and_renders_pages_on_the_replica(reads, world):
+    """bench/replica_reads.py's parts at a tiny size, so they cannot rot between full runs."""
+    from django.test import Client
+
+    from bench import replica_reads
+    from bench.board_scale import Page
+    from bench.common import connect
+    from bench.serving import start_board, vend_agent
+
+    conninfo = db.conninfo()
+    with connect(conninfo) as conn:
+        scope, token, _ = vend_agent(conn, (replica_reads.QUEUE,))
+    client = Client()
+    client.force_login(world.alice_user)
+    pages = [Page("list", "/todos/"), Page("overview", "/")]
+    with start_board(conninfo, label="agents") as server:
+        with replica_reads.PageLoad(client, pages, 0.01) as load:
+            rate = replica_reads.drain(conninfo, server, scope, token, 20, 2)
+    assert rate > 0 and len(load.times) >= 2
+    assert replica.status_note() == ""
