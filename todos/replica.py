@@ -193,9 +193,12 @@ def replica_state() -> ReplicaState:
     try:
         if _state is not None and time.monotonic() - _state.checked_at < CHECK_INTERVAL_SECONDS:
             return _state
-        _state = check()
-        if not _state.usable:
-            logger.warning("Board reads from the primary: %s", _state.problem)
+        previous, _state = _state, check()
+        if _state.problem != (previous.problem if previous is not None else ""):  # say changes only
+            if _state.usable:
+                logger.warning("Board reads from the read replica again")
+            else:
+                logger.warning("Board reads from the primary: %s", _state.problem)
         return _state
     finally:
         _state_lock.release()
@@ -240,10 +243,10 @@ def _too_old(since_last_commit: float | None, max_lag: float) -> bool:
 
 
 def forget_state() -> None:
-    """Check the replica again at the next read (a connection to it failed; tests)."""
+    """Check the replica again at the next read (a connection to it failed; tests). Without the
+    lock: a check under way may finish after this, and its state is as fresh as one after it."""
     global _state
-    with _state_lock:
-        _state = None
+    _state = None
 
 
 def reset() -> None:
