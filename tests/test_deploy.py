@@ -76,6 +76,7 @@ def test_compose_pgbouncer_pools_transactions_in_front_of_postgres(compose):
     assert board["depends_on"]["pgbouncer"] == {"condition": "service_healthy", "required": False}
     assert board["environment"]["DATABASE_URL"].startswith("${DATABASE_URL:-postgresql://")
     assert board["environment"]["BOARD_LISTEN_URL"] == "${BOARD_LISTEN_URL:-}"
+    assert board["environment"]["BOARD_READ_REPLICA_URL"] == "${BOARD_READ_REPLICA_URL:-}"
 
 
 def test_compose_board_replicas_publish_no_host_port(compose):

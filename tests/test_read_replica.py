@@ -223,3 +223,91 @@ def test_a_live_refresh_reads_what_the_primary_had_when_it_was_asked(reads, worl
     assert live.status_code == 200
     assert "someone else&#x27;s change" in live.content.decode() or "someone else's change" in live.content.decode()
     assert "someone else" not in page(client)
+
+
+def test_a_replica_url_naming_a_primary_is_not_read(world, settings):
+    """BOARD_READ_REPLICA_URL on a server that is not a standby (a promoted replica, a mistake):
+    it may have diverged from the primary, so it is not read, and the Board says why."""
+    from tests.support.live_server import database_url
+
+    settings.BOARD_READ_REPLICA_URL = database_url()
+    replica.reset()
+    try:
+        body = page(login(world.alice_user))
+        assert "reads from primary: replica is not a standby" in body
+    finally:
+        replica.reset()
+
+
+def test_the_drawer_reads_the_replica_and_a_live_refresh_of_it_the_primary(reads, world):
+    client = login(world.alice_user)
+    reads.pause_replay()
+    hidden = todo(world, "a todo only the primary has")
+    drawer = reverse("todo_drawer", args=[hidden.id])
+    assert client.get(drawer, headers={"HX-Request": "true"}).status_code == 404  # not replayed yet
+    live = client.get(drawer, headers={"HX-Request": "true", replica.LIVE_HEADER: "1"})
+    assert live.status_code == 200 and "a todo only the primary has" in live.content.decode()
+    reads.resume_replay()
+    reads.wait_caught_up()
+    assert client.get(drawer, headers={"HX-Request": "true"}).status_code == 200
+
+
+def test_concurrent_page_reads_check_the_replica_once_and_never_deadlock(reads, world, monkeypatch):
+    """Eight threads read at once with no state known: one checks (holding the state lock while
+    it takes replica and primary connections from their pools), the others wait for it, nobody
+    deadlocks, and within the second nobody checks again."""
+    import threading
+
+    checks = []
+    real_check = replica.check
+
+    def counted():
+        checks.append(threading.get_ident())
+        return real_check()
+
+    monkeypatch.setattr(replica, "check", counted)
+    replica.reset()
+    barrier = threading.Barrier(8)
+    targets, errors = [], []
+
+    def read():
+        try:
+            barrier.wait(timeout=10)
+            with replica.routed(replica.Route()) as route, replica.read_connection() as conn:
+                conn.execute("SELECT 1").fetchone()
+                assert route is not None
+                targets.append(route.target)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads), "a reader is stuck"
+    assert not errors, errors
+    assert targets == ["replica"] * 8
+    assert len(checks) == 1
+
+
+def test_the_benchmark_harness_drains_and_renders_pages_on_the_replica(reads, world):
+    """bench/replica_reads.py's parts at a tiny size, so they cannot rot between full runs."""
+    from django.test import Client
+
+    from bench import replica_reads
+    from bench.board_scale import Page
+    from bench.common import connect
+    from bench.serving import start_board, vend_agent
+
+    conninfo = db.conninfo()
+    with connect(conninfo) as conn:
+        scope, token, _ = vend_agent(conn, (replica_reads.QUEUE,))
+    client = Client()
+    client.force_login(world.alice_user)
+    pages = [Page("list", "/todos/"), Page("overview", "/")]
+    with start_board(conninfo, label="agents") as server:
+        with replica_reads.PageLoad(client, pages, 0.01) as load:
+            rate = replica_reads.drain(conninfo, server, scope, token, 20, 2)
+    assert rate > 0 and len(load.times) >= 2
+    assert replica.status_note() == ""

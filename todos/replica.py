@@ -61,8 +61,10 @@ LIVE_HEADER = "X-Board-Live-Refresh"
 LIVE_REPLAY_WAIT_SECONDS = 0.1
 LIVE_REPLAY_POLL_SECONDS = 0.01
 
-# The primary's position: a write's commit record ends at or before it once the write has returned.
-PRIMARY_LSN_SQL = "SELECT pg_current_wal_lsn()::text AS lsn"
+# The primary's position: a write's commit record ends at or before it once the write has returned
+# (its commit waited for the flush). The flush position, not the write position: WAL written but
+# not yet flushed has not been sent to the replica, which would otherwise look behind for nothing.
+PRIMARY_LSN_SQL = "SELECT pg_current_wal_flush_lsn()::text AS lsn"
 # The replica's side: is it a standby, has it replayed past the primary's position, and how long
 # ago did the last transaction it replayed commit on the primary.
 REPLICA_SQL = """
@@ -191,9 +193,12 @@ def replica_state() -> ReplicaState:
     try:
         if _state is not None and time.monotonic() - _state.checked_at < CHECK_INTERVAL_SECONDS:
             return _state
-        _state = check()
-        if not _state.usable:
-            logger.warning("Board reads from the primary: %s", _state.problem)
+        previous, _state = _state, check()
+        if _state.problem != (previous.problem if previous is not None else ""):  # say changes only
+            if _state.usable:
+                logger.warning("Board reads from the read replica again")
+            else:
+                logger.warning("Board reads from the primary: %s", _state.problem)
         return _state
     finally:
         _state_lock.release()
@@ -238,10 +243,10 @@ def _too_old(since_last_commit: float | None, max_lag: float) -> bool:
 
 
 def forget_state() -> None:
-    """Check the replica again at the next read (a connection to it failed; tests)."""
+    """Check the replica again at the next read (a connection to it failed; tests). Without the
+    lock: a check under way may finish after this, and its state is as fresh as one after it."""
     global _state
-    with _state_lock:
-        _state = None
+    _state = None
 
 
 def reset() -> None:

@@ -4,6 +4,7 @@ JavaScript, a clear message on a lost race or bad input, 403 for a viewer."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -252,3 +253,33 @@ def test_operator_can_take_over_a_lapsed_lease(world, alice_client):
     assert "The holder stopped heartbeating" in drawer
     response = post(alice_client, "todo_claim", todo.id, {}, **htmx())
     assert response.status_code == 200 and state_of(todo.id)["owner"] == f"human:{world.alice_user.id}"
+
+
+def test_a_todos_own_page_stays_a_page_after_a_live_refresh_and_an_action(world, alice_client):
+    """The todo's page (``/todos/<id>/``) has its title as the page's only h1. Its drawer element
+    is refreshed live and swapped by its forms: both ask for the page's variant, so neither turns
+    the h1 into the drawer's h2 (nor drops ``drawer-page``); beside the list it stays an h2."""
+    todo = make(world, "pending", title="Reconcile the ledger")
+    page = alice_client.get(reverse("todo_detail", args=[todo.id])).content.decode()
+    assert page.count("<h1") == 1 and '<h1 id="drawer-title" class="drawer-title">Reconcile the ledger</h1>' in page
+    refresh_url = re.search(r'<aside id="drawer"[^>]*hx-get="([^"]+)"', page, re.S).group(1)
+    assert refresh_url == reverse("todo_drawer", args=[todo.id]) + "?as=page"
+    forms = page.count('name="fragment" value="drawer"')
+    assert page.count('<input type="hidden" name="as" value="page">') == forms > 0
+
+    refreshed = alice_client.get(refresh_url, **htmx("drawer")).content.decode()
+    assert '<h1 id="drawer-title"' in refreshed and '<h2 id="drawer-title"' not in refreshed
+    assert 'class="drawer drawer-page"' in refreshed and "?as=page" in refreshed
+
+    acted = post(alice_client, "todo_claim", todo.id, {"fragment": "drawer", "as": "page"}, **htmx("drawer"))
+    assert acted.status_code == 200 and state_of(todo.id)["owner"] == f"human:{world.alice_user.id}"
+    body = acted.content.decode()
+    assert '<h1 id="drawer-title"' in body and 'class="drawer drawer-page"' in body
+    assert '<input type="hidden" name="as" value="page">' in body  # the next action too
+
+    # beside the list: the drawer's own variant, unchanged
+    beside = alice_client.get(reverse("todo_drawer", args=[todo.id]), **htmx("drawer")).content.decode()
+    assert '<h2 id="drawer-title"' in beside and "drawer-page" not in beside and "?as=page" not in beside
+    assert 'name="as"' not in beside
+    released = post(alice_client, "todo_release", todo.id, {"fragment": "drawer"}, **htmx("drawer")).content.decode()
+    assert '<h2 id="drawer-title"' in released and "drawer-page" not in released

@@ -16,8 +16,10 @@ from playwright.sync_api import expect
 
 from tests import factories as f
 from tests.board import test_browser as base
+from tests.board.test_axe_browser import AXE, AXE_PATH, readable, violations
 from tests.board.test_browser import ARTIFACTS, sign_in
 from tests.support.board import make
+from tests.support.live_server import database_url, start_server, stop_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -103,6 +105,57 @@ def test_no_page_is_wider_than_a_phone(world, sue, phone):
         shot(phone, name)
     too_wide = {name: width for name, width in widths.items() if width > PHONE["width"]}
     assert too_wide == {}, f"pages wider than {PHONE['width']} px: {too_wide}"
+
+
+@pytest.fixture
+def replica_note_server(django_db_setup):
+    """A Board whose "read replica" is the primary itself: not a standby, so every page says its
+    reads came from the primary (``todos/replica.py``, ``status_note``) — the note shown for real,
+    and at once (no replica to wait for)."""
+    server = start_server(BOARD_READ_REPLICA_URL=database_url())
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+@pytest.mark.parametrize("width", [1440, 1439, 1181, 1180, 800, 600, 480, 390])
+def test_the_read_replica_note_never_pushes_the_header_off_screen(world, sue, browser, replica_note_server, width):
+    context = browser.new_context(base_url=replica_note_server.url, viewport={"width": width, "height": 844})
+    context.route(f"**{AXE_PATH}", lambda route: route.fulfill(path=str(AXE), content_type="text/javascript"))
+    page = context.new_page()
+    page.problems = base.watch(page)
+    make(world, "pending", title=LONG_TITLE)
+    try:  # closed before the server stops, even when an assertion fails
+        sign_in(page, "sue")  # a site admin: the longest navigation
+        full = "reads from primary: replica is not a standby"
+        note = page.locator("#read-replica-note")
+        expect(note).to_be_visible()
+        expect(note).to_have_attribute("title", re.compile(re.escape(full)))
+        expect(note.locator(".replica-note-full")).to_have_text(full)  # what a screen reader reads
+        short = width < 1440
+        expect(note.locator(".replica-note-short")).to_be_visible(visible=short)
+        if not short:
+            expect(note.locator(".replica-note-full")).to_be_in_viewport(ratio=1)
+        assert page_width(page) <= width
+        shown = box(note)
+        summary = box(page.locator(".usermenu summary"))
+        assert shown["x"] >= 0 and shown["x"] + shown["width"] <= box(page.locator("[data-theme-toggle]"))["x"]
+        assert summary["x"] + summary["width"] <= width
+        assert shown["height"] <= 48, "the note wraps"
+        if not page.locator("[data-nav-toggle]").is_visible():
+            last = box(page.locator("#mainnav a").last)
+            assert last["x"] + last["width"] <= shown["x"], "the navigation runs into the note"
+        shot(page, f"replica-note-{width}")
+        found = {}
+        for scheme in ("light", "dark"):  # the note's colour reads in both themes
+            page.emulate_media(color_scheme=scheme)
+            if result := violations(page):
+                found[f"{scheme} {width}"] = result
+        assert found == {}, "axe found violations:\n" + readable(found)
+    finally:
+        context.close()
+    assert page.problems == [], page.problems
 
 
 def test_the_menu_button_opens_the_navigation_by_tap_and_by_keyboard(world, phone):

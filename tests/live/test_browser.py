@@ -146,6 +146,22 @@ def test_the_list_and_the_open_drawer_follow_an_agent_the_reaper_and_a_retry(chr
     page.context.close()
 
 
+def test_a_todos_own_page_stays_a_page_when_it_follows_a_change(chromium, asgi_server, world):
+    """The live refresh of a todo's page brings back the page (its title the one h1), not the
+    drawer that opens beside the list (an h2, without ``drawer-page``)."""
+    todo = execute(A.create(world.agent_a, queue="default", title="a page of its own")).todo
+    page = open_page(chromium, asgi_server.url, world.user_a, f"/todos/{todo.id}/")
+    title = page.locator("h1")
+    expect(title).to_have_text("a page of its own")
+    execute(A.claim_next(world.agent_a, lease_ttl_seconds=60))
+    expect(page.locator("#drawer .lease-card")).to_be_visible(timeout=WAIT)  # the refresh came
+    expect(title).to_have_count(1)
+    expect(title).to_have_text("a page of its own")
+    expect(page.locator("#drawer")).to_have_class(re.compile(r"\bdrawer-page\b"))
+    expect(page.locator("#drawer-title")).to_have_js_property("tagName", "H1")
+    page.context.close()
+
+
 def test_new_rows_wait_behind_a_button_while_the_pointer_is_over_the_list(chromium, asgi_server, world):
     old = [execute(A.create(world.agent_a, queue="default", title=f"old {i}")).todo for i in range(3)]
     page = open_page(chromium, asgi_server.url, world.user_a, "/todos/")

@@ -155,6 +155,18 @@ def todo_row(request, todo_id: str):
     return render(request, "todos/_row.html", context)
 
 
+# A request from a todo's own page (``/todos/<id>/``) for its drawer element: the live refresh
+# (the element's hx-get URL) and the drawer's forms (a hidden field) carry it, so what comes back
+# is the page's variant (the title the page's h1, ``drawer-page``), not the one beside the list.
+FULL_PAGE_PARAM = "as"
+FULL_PAGE_VALUE = "page"
+
+
+def wants_full_page(request) -> bool:
+    data = request.POST if request.method == "POST" else request.GET
+    return data.get(FULL_PAGE_PARAM) == FULL_PAGE_VALUE
+
+
 def drawer_context(
     request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None
 ) -> dict | None:
@@ -199,6 +211,9 @@ def drawer_context(
         "values": values or {},
         "here": next_url,
         "read_only": not viewer.can_act_on(todo.endpoint_id),
+        "full_page": wants_full_page(request),
+        "full_page_param": FULL_PAGE_PARAM,
+        "full_page_value": FULL_PAGE_VALUE,
     }
 
 
@@ -218,7 +233,8 @@ def todo_detail(request, todo_id: str):
 @require_GET
 @board_view
 def todo_drawer(request, todo_id: str):
-    """The drawer fragment (opened beside the list, refreshed live)."""
+    """The drawer fragment (opened beside the list, refreshed live; the todo's own page asks for
+    its variant with :data:`FULL_PAGE_PARAM`)."""
     context = drawer_context(request, todo_id)
     if context is None:
         return not_found()
