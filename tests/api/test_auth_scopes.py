@@ -12,6 +12,7 @@ from todos.store import endpoints
 from todos.store.endpoints import SCOPE_VERBS
 from todos.store.scopes import AgentScope
 
+SCHEDULE_VERBS = ("list_schedules", "create_schedule", "pause_schedule", "resume_schedule", "delete_schedule")
 # A valid body for every verb (the todo id is filled in per test).
 BODIES = {
     "create_for": lambda tid: {"queue": "default", "title": "x"},
@@ -27,6 +28,17 @@ BODIES = {
     "complete_batch": lambda tid: {"items": [{"id": tid}]},
     "get_default_lease": lambda tid: {},
     "set_default_lease": lambda tid: {"default_lease_ttl_seconds": 600},
+    "list_schedules": lambda tid: {},
+    "create_schedule": lambda tid: {
+        "name": "nightly",
+        "cron": "0 3 * * *",
+        "timezone": "UTC",
+        "queue": "default",
+        "title": "x",
+    },
+    "pause_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
+    "resume_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
+    "delete_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
 }
 # The scope verbs that grant each API verb.
 GRANTED_BY = {
@@ -34,6 +46,7 @@ GRANTED_BY = {
     "get_todo": {"get_todo", "list_todos"},
     "claim_batch": {"claim_next"},
     "complete_batch": {"complete"},
+    **{verb: {"schedules"} for verb in SCHEDULE_VERBS},
 }
 
 
@@ -166,6 +179,7 @@ def test_nothing_implies_a_state_changing_verb(api, tenancy):
         "complete_batch",
         "create_for",
         "set_default_lease",
+        *SCHEDULE_VERBS,
     ):
         api.error(vended.token, verb, BODIES[verb](todo.id), "forbidden")
 

@@ -14,6 +14,7 @@ from todos.store import endpoints
 from todos.store.endpoints import SCOPE_VERBS
 
 ALL_TOOLS = {verb.name for verb in TABLE}
+SCHEDULE_TOOLS = {"list_schedules", "create_schedule", "pause_schedule", "resume_schedule", "delete_schedule"}
 
 
 async def tool_names(url: str, token: str) -> set[str]:
@@ -37,7 +38,8 @@ def test_initialize_names_the_server_and_explains_the_queue(url, tenancy):
 
 
 def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
-    assert set(SCOPE_VERBS) | {"claim_batch", "complete_batch"} == ALL_TOOLS
+    implied = {"claim_batch", "complete_batch"} | SCHEDULE_TOOLS  # "schedules" grants the schedule tools
+    assert (set(SCOPE_VERBS) - {"schedules"}) | implied == ALL_TOOLS
     assert run(tool_names(url, tenancy.token)) == ALL_TOOLS
 
 
@@ -50,6 +52,7 @@ def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
         (["complete", "create_for"], {"complete", "complete_batch", "create_for"}),
         (["claim", "fail", "release"], {"claim", "fail", "release"}),
         (["get_default_lease", "set_default_lease"], {"get_default_lease", "set_default_lease"}),
+        (["schedules"], SCHEDULE_TOOLS),
     ],
 )
 def test_tools_list_shows_exactly_the_verbs_in_scope(url, tenancy, verbs, expected):
@@ -93,6 +96,9 @@ def test_each_tool_is_its_verb_schemas_and_guidance(url, tenancy):
     assert tools["list_todos"].annotations.read_only_hint is True
     assert tools["complete"].annotations.read_only_hint is False
     assert tools["heartbeat"].annotations.idempotent_hint is True
+    assert tools["list_schedules"].annotations.read_only_hint is True
+    assert tools["delete_schedule"].annotations.destructive_hint is True
+    assert tools["pause_schedule"].annotations.destructive_hint is False
 
 
 def test_descriptions_teach_fence_heartbeat_reporting_and_data_not_instructions(url, tenancy):

@@ -12,14 +12,17 @@ import asyncio
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils import timezone
 
 from todos.api import serialize
 from todos.api.longpoll import claim_with_wait
 from todos.db import aexecute
 from todos.selectors import agent_api as reads
+from todos.selectors import schedules as schedule_reads
 from todos.selectors.agent_api import Credential
 from todos.store import agent as store
-from todos.store import endpoints, inputs
+from todos.store import endpoints, inputs, schedules
+from todos.store.errors import NotFound
 from todos.store.scopes import AgentScope
 
 
@@ -150,3 +153,39 @@ async def set_default_lease(call: Call, args: dict) -> dict:
         endpoints.set_own_default_lease(call.credential.endpoint_id, args["default_lease_ttl_seconds"])
     )
     return lease_settings(record.default_lease_ttl_seconds)
+
+
+# --- schedules: an endpoint's own (the store's guard: the schedule's owner is the caller) -------
+
+
+async def _schedule(call: Call, schedule_id) -> dict:
+    """One of the caller's schedules as ``list_schedules`` shows it (after a write: its fires too)."""
+    for view in await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id)):
+        if str(view.id) == str(schedule_id):
+            return {"schedule": serialize.schedule(view)}
+    raise NotFound("no such schedule")
+
+
+async def list_schedules(call: Call, args: dict) -> dict:
+    views = await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id))
+    return {"schedules": [serialize.schedule(v) for v in views]}
+
+
+async def create_schedule(call: Call, args: dict) -> dict:
+    made = await aexecute(schedules.create(call.agent, call.credential.team_id, now=timezone.now(), **args))
+    return await _schedule(call, made.id)
+
+
+async def pause_schedule(call: Call, args: dict) -> dict:
+    done = await aexecute(schedules.set_paused(call.agent, args["id"], True, now=timezone.now()))
+    return await _schedule(call, done.id)
+
+
+async def resume_schedule(call: Call, args: dict) -> dict:
+    done = await aexecute(schedules.set_paused(call.agent, args["id"], False, now=timezone.now()))
+    return await _schedule(call, done.id)
+
+
+async def delete_schedule(call: Call, args: dict) -> dict:
+    name = await aexecute(schedules.delete(call.agent, args["id"]))
+    return {"id": args["id"], "name": name, "deleted": True}

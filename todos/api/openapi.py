@@ -23,6 +23,8 @@ NAMED_SCHEMAS = {
     "Claim": schemas.CLAIM,
     "Lease": schemas.LEASE,
     "TodoEnvelope": schemas.TODO_ENVELOPE,
+    "Schedule": schemas.SCHEDULE,
+    "ScheduleEnvelope": schemas.SCHEDULE_ENVELOPE,
 }
 
 ERRORS = {

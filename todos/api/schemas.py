@@ -439,3 +439,96 @@ SET_DEFAULT_LEASE_IN = obj(
     },
     required=("default_lease_ttl_seconds",),
 )
+
+# --- schedules (an endpoint's own periodic schedules) -------------------------------------------
+
+SCHEDULE_ID = {"type": "string", "format": "uuid", "description": "a schedule's id"}
+SCHEDULE_BY_ID_IN = obj({"id": SCHEDULE_ID}, required=("id",))
+SCHEDULE_FIRE = closed(
+    {
+        "tick": {**TIMESTAMP, "description": "the timetable's tick it fired for (a manual fire: when it was fired)"},
+        "fired_at": TIMESTAMP,
+        "how": {"type": "string", "enum": ["tick", "catch_up", "manual"]},
+        "missed": {"type": "integer", "description": "missed ticks this fire stood in for (missed=skip)"},
+        "todo_id": {**MAYBE_TEXT, "description": "the todo it created; null once the todo is purged"},
+        "state": {
+            "type": "string",
+            "description": "the todo's state as the Board shows it (pending, scheduled, claimed, done, retry, dead…), "
+            "or gone once it is purged",
+        },
+    }
+)
+SCHEDULE = closed(
+    {
+        "id": {"type": "string", "format": "uuid"},
+        "name": {"type": "string"},
+        "cron": {"type": "string", "description": "five fields: minute hour day-of-month month day-of-week"},
+        "timezone": {"type": "string", "description": "the IANA time zone the cron expression is read in"},
+        "queue": {"type": "string"},
+        "title": {"type": "string"},
+        "kind": MAYBE_TEXT,
+        "payload": ANY_JSON,
+        "priority": {"type": "integer"},
+        "max_attempts": {"type": "integer"},
+        "missed": {"type": "string", "enum": ["skip", "catch_up"]},
+        "paused": {"type": "boolean"},
+        "next_fire_at": {**TIMESTAMP, "description": "its next tick (for a paused schedule: when it was due)"},
+        "fires": {
+            "type": "array",
+            "items": SCHEDULE_FIRE,
+            "maxItems": 5,
+            "description": "its last fires (at most 5), newest first",
+        },
+    }
+)
+SCHEDULE_ENVELOPE = closed({"schedule": SCHEDULE})
+LIST_SCHEDULES_IN = obj({})
+LIST_SCHEDULES_OUT = closed({"schedules": {"type": "array", "items": SCHEDULE}})
+CREATE_SCHEDULE_IN = obj(
+    {
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": inputs.NOT_BLANK_LINE_PATTERN,
+            "description": "one line, not blank; unique in the endpoint's team",
+        },
+        "cron": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": ONE_LINE,
+            "description": "a cron expression, five fields: minute hour day-of-month month day-of-week "
+            "(e.g. '0 3 * * *', '*/15 * * * 1-5'); one that does not parse is refused, naming cron",
+        },
+        "timezone": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": ONE_LINE,
+            "description": "an IANA time zone name (UTC, Europe/Paris); the cron expression is read in it",
+        },
+        "queue": {**QUEUE, "description": "a queue of this endpoint's scope: its todos go there"},
+        "title": CREATE_FOR_IN["properties"]["title"],
+        "kind": optional(LABEL),
+        "payload": PAYLOAD,
+        "priority": CREATE_FOR_IN["properties"]["priority"],
+        "max_attempts": CREATE_FOR_IN["properties"]["max_attempts"],
+        "missed": optional(
+            {
+                "type": "string",
+                "enum": ["skip", "catch_up"],
+                "description": "ticks missed while the server was down: skip (default) fires the latest once, "
+                "catch_up fires each",
+            }
+        ),
+    },
+    required=("name", "cron", "timezone", "queue", "title"),
+)
+DELETE_SCHEDULE_OUT = closed(
+    {
+        "id": {"type": "string", "format": "uuid"},
+        "name": {"type": "string"},
+        "deleted": {"type": "boolean", "enum": [True]},
+    }
+)

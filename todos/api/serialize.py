@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from todos.selectors.schedules import ScheduleView
 from todos.store.records import Attempt, Claim, Todo
 
 
@@ -75,3 +76,33 @@ def claim(c: Claim, *, with_prior: bool = True) -> dict:
     if with_prior:
         out["prior_attempts"] = [attempt(a) for a in c.prior_attempts]
     return out
+
+
+def schedule(view: ScheduleView) -> dict:
+    """A schedule as ``list_schedules`` shows it: no team or owner (it is the caller's own)."""
+    return {
+        "id": str(view.id),
+        "name": view.name,
+        "cron": view.cron,
+        "timezone": view.timezone,
+        "queue": view.queue,
+        "title": view.title,
+        "kind": view.kind,
+        "payload": view.payload,
+        "priority": view.priority,
+        "max_attempts": view.max_attempts,
+        "missed": view.missed,
+        "paused": view.paused,
+        "next_fire_at": timestamp(view.next_fire_at),
+        "fires": [
+            {
+                "tick": timestamp(f.tick),
+                "fired_at": timestamp(f.fired_at),
+                "how": f.how,
+                "missed": f.missed,
+                "todo_id": f.todo_id,
+                "state": f.state,
+            }
+            for f in view.fires
+        ],
+    }

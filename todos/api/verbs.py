@@ -36,6 +36,9 @@ def _verb(name, description, input, output, handler, *, granted_by=None, status=
     return Verb(name, description, input, output, frozenset(granted_by or (name,)), handler, **extra)
 
 
+# The scope verb that grants managing the endpoint's own schedules (not a verb itself).
+SCHEDULES = ("schedules",)
+
 TABLE: tuple[Verb, ...] = (
     _verb(
         "create_for",
@@ -141,6 +144,53 @@ TABLE: tuple[Verb, ...] = (
         schemas.SET_DEFAULT_LEASE_IN,
         schemas.LEASE,
         handlers.set_default_lease,
+    ),
+    _verb(
+        "list_schedules",
+        "This endpoint's periodic schedules, by name, each with its next fire time and last fires "
+        "(the todo each created and its state). Granted by the scope verb schedules.",
+        schemas.LIST_SCHEDULES_IN,
+        schemas.LIST_SCHEDULES_OUT,
+        handlers.list_schedules,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
+        "create_schedule",
+        "Create a periodic schedule owned by this endpoint: at each tick of `cron` (read in "
+        "`timezone`) the server creates a todo from the template (title, kind, payload, priority, "
+        "max_attempts) in `queue`, which must be in this endpoint's scope. Bad input is refused "
+        "naming the field (a cron expression that does not parse, an unknown time zone, a name the "
+        "team already uses); nothing is written. Granted by the scope verb schedules.",
+        schemas.CREATE_SCHEDULE_IN,
+        schemas.SCHEDULE_ENVELOPE,
+        handlers.create_schedule,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
+        "pause_schedule",
+        "Pause one of this endpoint's schedules: it fires nothing until resumed. Another "
+        "endpoint's schedule is not_found. Granted by the scope verb schedules.",
+        schemas.SCHEDULE_BY_ID_IN,
+        schemas.SCHEDULE_ENVELOPE,
+        handlers.pause_schedule,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
+        "resume_schedule",
+        "Resume one of this endpoint's paused schedules: it fires from its next tick on (ticks "
+        "passed while paused are not fired). Granted by the scope verb schedules.",
+        schemas.SCHEDULE_BY_ID_IN,
+        schemas.SCHEDULE_ENVELOPE,
+        handlers.resume_schedule,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
+        "delete_schedule",
+        "Delete one of this endpoint's schedules (the todos it created stay). Granted by the scope verb schedules.",
+        schemas.SCHEDULE_BY_ID_IN,
+        schemas.DELETE_SCHEDULE_OUT,
+        handlers.delete_schedule,
+        granted_by=SCHEDULES,
     ),
 )
 

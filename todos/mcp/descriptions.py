@@ -110,6 +110,15 @@ ADVICE: dict[str, str] = {
     "set_default_lease": (
         "Choose a lease a little longer than a typical unit of work, and heartbeat about every third of it."
     ),
+    "list_schedules": "Read-only. Use it to find a schedule's id before pausing, resuming or deleting it.",
+    "create_schedule": (
+        "Use for work that recurs on a timetable (a nightly report, a sweep every 15 minutes) instead of "
+        "re-creating todos yourself. The todos it creates belong to this endpoint: claim them as usual. "
+        "An error names the field to fix."
+    ),
+    "pause_schedule": "Prefer pausing to deleting when the work should stop for a while: its history stays.",
+    "resume_schedule": "Ticks that passed while paused are not fired; it fires from its next tick on.",
+    "delete_schedule": "Cannot be undone. The todos the schedule already created stay.",
 }
 
 

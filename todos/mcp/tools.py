@@ -38,10 +38,16 @@ TITLES = {
     "complete_batch": "Complete several todos",
     "get_default_lease": "Get the default lease",
     "set_default_lease": "Set the default lease",
+    "list_schedules": "List this endpoint's schedules",
+    "create_schedule": "Create a periodic schedule",
+    "pause_schedule": "Pause a schedule",
+    "resume_schedule": "Resume a schedule",
+    "delete_schedule": "Delete a schedule",
 }
-READ_ONLY = frozenset({"list_todos", "get_todo", "get_default_lease"})
+READ_ONLY = frozenset({"list_todos", "get_todo", "get_default_lease", "list_schedules"})
 # Repeating the call with the same arguments changes nothing more than the first call did.
-IDEMPOTENT = READ_ONLY | {"heartbeat", "set_default_lease"}
+IDEMPOTENT = READ_ONLY | {"heartbeat", "set_default_lease", "pause_schedule", "resume_schedule"}
+DESTRUCTIVE = frozenset({"delete_schedule"})
 
 
 def granted(verb: Verb, credential: Credential) -> bool:
@@ -74,7 +80,7 @@ def tool(name: str) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=TITLES.get(verb.name),
             read_only_hint=verb.name in READ_ONLY,
-            destructive_hint=False,
+            destructive_hint=verb.name in DESTRUCTIVE,
             idempotent_hint=verb.name in IDEMPOTENT,
             open_world_hint=False,
         ),

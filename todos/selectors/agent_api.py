@@ -55,6 +55,7 @@ class Credential:
             session=session,
             verbs=frozenset(self.scope_verbs),
             capabilities=self.capabilities,
+            slug=self.slug,
         )
 
 

@@ -12,12 +12,15 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
+from todos.db import Statement
 from todos.replica import read_connection
 from todos.sql import compose
 
 RECENT_FIRES = 5
 
-SCHEDULES_SQL: LiteralString = f"""
+
+def _schedules_sql(where: LiteralString) -> LiteralString:
+    return f"""
 SELECT s.*, tm.slug AS team_slug, tm.name AS team_name, e.slug AS endpoint_slug, e.state AS endpoint_state,
        coalesce((
            SELECT json_agg(json_build_object(
@@ -28,8 +31,13 @@ SELECT s.*, tm.slug AS team_slug, tm.name AS team_name, e.slug AS endpoint_slug,
                  ORDER BY sf.fired_at DESC LIMIT {compose.integer(RECENT_FIRES)}) f
            LEFT JOIN todos td ON td.id = f.todo_id), '[]'::json) AS fires
 FROM schedules s JOIN teams tm ON tm.id = s.team_id JOIN endpoints e ON e.id = s.endpoint_id
-WHERE s.team_id = ANY(%(teams)s::uuid[]) AND (%(id)s::uuid IS NULL OR s.id = %(id)s::uuid)
+WHERE {where}
 ORDER BY tm.name, s.name"""
+
+
+SCHEDULES_SQL = _schedules_sql("s.team_id = ANY(%(teams)s::uuid[]) AND (%(id)s::uuid IS NULL OR s.id = %(id)s::uuid)")
+# An agent's own schedules (the verb ``list_schedules``): those its endpoint owns, nothing else.
+ENDPOINT_SCHEDULES_SQL = _schedules_sql("s.endpoint_id = %(endpoint_id)s")
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,14 @@ class ScheduleView:
     fires: tuple[FireView, ...]
 
 
+def _views(rows: list[dict]) -> list[ScheduleView]:
+    names = ScheduleView.__dataclass_fields__
+    return [
+        ScheduleView(**{**{k: row[k] for k in names if k != "fires"}, "fires": tuple(_fire(d) for d in row["fires"])})
+        for row in rows
+    ]
+
+
 def _fire(doc: dict) -> FireView:
     return FireView(
         tick=datetime.fromisoformat(doc["tick"]),
@@ -83,11 +99,12 @@ def schedules_of(team_ids: list[UUID], schedule_id: UUID | None = None) -> list[
         return []
     with read_connection() as conn:
         rows = conn.execute(SCHEDULES_SQL, {"teams": team_ids, "id": schedule_id}).fetchall()
-    names = ScheduleView.__dataclass_fields__
-    return [
-        ScheduleView(**{**{k: row[k] for k in names if k != "fires"}, "fires": tuple(_fire(d) for d in row["fires"])})
-        for row in rows
-    ]
+    return _views(rows)
+
+
+def endpoint_schedules(endpoint_id: UUID) -> Statement[list[ScheduleView]]:
+    """The schedules an endpoint owns, by name: what the agent verb ``list_schedules`` answers."""
+    return Statement(ENDPOINT_SCHEDULES_SQL, {"endpoint_id": endpoint_id}, _views)
 
 
 def schedule_of(team_ids: list[UUID], schedule_id: Any) -> ScheduleView | None:

@@ -186,6 +186,10 @@ STORE_SCHEDULES = {
     "store.schedules.update": call(schedules.update, HUMAN, SCHEDULE, **_SCHEDULE),
     "store.schedules.set_paused": call(schedules.set_paused, HUMAN, SCHEDULE, True, now=AT),
     "store.schedules.delete": call(schedules.delete, HUMAN, SCHEDULE),
+    # An agent manages its own schedules (the verbs create_schedule, pause_schedule…).
+    "store.schedules.create.by_agent": call(schedules.create, AGENT, TEAM, **_SCHEDULE),
+    "store.schedules.set_paused.by_agent": call(schedules.set_paused, AGENT, SCHEDULE, True, now=AT),
+    "store.schedules.delete.by_agent": call(schedules.delete, AGENT, SCHEDULE),
     "store.schedules.fire_now": call(schedules.fire_now, HUMAN, SCHEDULE),
     "store.schedules.lock_due": call(schedules.lock_due),
     "store.schedules.fire": call(schedules.fire, [SCHEDULE], [AT], [(SCHEDULE, AT, "tick", 0)]),
@@ -293,6 +297,7 @@ SELECTORS = {
     "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
     "selectors.flow.queues": captured(flow.queues, VIEWER),
     "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),
+    "selectors.schedules.endpoint_schedules": call(schedule_reads.endpoint_schedules, ENDPOINT),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

@@ -44,6 +44,7 @@ SCOPE_VERBS = (
     "release",
     "get_default_lease",
     "set_default_lease",
+    "schedules",  # list, create, pause, resume and delete its own periodic schedules
 )
 # What a worker needs to drain a queue: pre-selected when vending.
 DRAIN_VERBS = ("list_todos", "get_todo", "claim_next", "claim", "heartbeat", "complete", "fail", "release")

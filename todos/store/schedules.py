@@ -24,7 +24,11 @@ from todos.store import inputs
 from todos.store.agent import DEDUPE_PREDICATE
 from todos.store.errors import Forbidden, Invalid, NotFound
 from todos.store.fragments import ACTING_ROLES, audit_row, log_change, log_todos, member_of, notify_ready
-from todos.store.scopes import OperatorScope
+from todos.store.scopes import AgentScope, OperatorScope
+
+# Who writes a schedule: a person on the Board (an operator), an agent managing its own schedules
+# (the agent verbs ``create_schedule``, ``pause_schedule``…), or None, the shell.
+Caller = OperatorScope | AgentScope | None
 
 SWEEP_LIMIT = 500
 INTERVAL_SECONDS = 0.25  # the loop's pause between sweeps (todos/loops.py): lateness ≤ about this
@@ -119,7 +123,10 @@ def _name(value: Any) -> str:
     return text
 
 
-def _actor(op: OperatorScope | None) -> dict[str, Any]:
+def _actor(op: Caller) -> dict[str, Any]:
+    if isinstance(op, AgentScope):
+        # The agent's guard (see _may) compares the schedule's owner with this endpoint.
+        return {"user_id": None, "actor": op.actor, "agent_endpoint": op.endpoint_id}
     return {"user_id": op.user_id if op else None, "actor": op.username if op else "system"}
 
 
@@ -137,10 +144,16 @@ def log_schedules(rows: LiteralString) -> LiteralString:
     return log_change("schedule", rows, team="l.team_id", endpoint="l.endpoint_id", queue="l.queue")
 
 
-def _may(op: OperatorScope | None, team: LiteralString) -> tuple[LiteralString, LiteralString]:
-    """(acts, sees): SQL predicates over the team expression for the caller."""
+def _may(op: Caller, team: LiteralString, endpoint: LiteralString) -> tuple[LiteralString, LiteralString]:
+    """(acts, sees): SQL predicates over the team and owner endpoint expressions for the caller.
+
+    A person sees the schedules of their teams and acts on them with an acting role; an agent
+    sees (and so acts on) only the schedules its own endpoint owns: any other schedule, its
+    team's included, is not found, as another endpoint's todos are."""
     if op is None:
         return "TRUE", "TRUE"
+    if isinstance(op, AgentScope):
+        return "TRUE", f"{endpoint} = %(agent_endpoint)s"
     return member_of(team, roles=ACTING_ROLES), member_of(team)
 
 
@@ -161,13 +174,16 @@ def _finish(rows: list[dict], what: str) -> Schedule:
     return Schedule.from_row(row)
 
 
-def create(op: OperatorScope | None, team_id: Any, *, now: datetime, **fields: Any) -> Statement[Schedule]:
+def create(op: Caller, team_id: Any, *, now: datetime, **fields: Any) -> Statement[Schedule]:
     """A new schedule of the team. Guard: the person acts on the team; the owner endpoint is an
     active endpoint of the team with the queue in its scope; the name is free in the team.
     Effect: one ``schedules`` row, next_fire_at the first tick after ``now``. Audit:
-    ``schedule.create``."""
+    ``schedule.create``. An agent creates its own: its team, owned by its endpoint, whatever
+    ``team_id`` and ``endpoint_id`` say."""
+    if isinstance(op, AgentScope):
+        team_id, fields = op.team_id, {**fields, "endpoint_id": op.endpoint_id}
     params = {"team_id": _uuid("team", team_id), **template(now=now, **fields), **_actor(op)}
-    acts, sees = _may(op, "%(team_id)s")
+    acts, sees = _may(op, "%(team_id)s", "%(endpoint_id)s")
     sql = f"""
 WITH checks AS (
     SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AND {sees} AS found, {acts} AS acts,
@@ -211,7 +227,7 @@ def update(op: OperatorScope | None, schedule_id: Any, *, now: datetime, **field
     checks as :func:`create`, on the schedule's team. Audit: ``schedule.edit`` with the old and
     new value of each changed field."""
     params = {"id": _uuid("schedule", schedule_id), **template(now=now, **fields), **_actor(op)}
-    acts, sees = _may(op, "s.team_id")
+    acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
 checks AS (
@@ -248,13 +264,13 @@ FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN made m ON true"""
     return Statement(sql, params, lambda rows: _finish(rows, "schedule"))
 
 
-def set_paused(op: OperatorScope | None, schedule_id: Any, paused: bool, *, now: datetime) -> Statement[Schedule]:
+def set_paused(op: Caller, schedule_id: Any, paused: bool, *, now: datetime) -> Statement[Schedule]:
     """Pause or resume. A resumed schedule's ``next_fire_at`` becomes ``now``, a lower bound the
     next sweep aligns to the first tick at or after it (``schedule_times.plan``): what it would
     have fired while paused is not fired (pausing means "don't run"). Audit: ``schedule.pause`` or
     ``schedule.resume``."""
     params = {"id": _uuid("schedule", schedule_id), "paused": bool(paused), **_actor(op)}
-    acts, sees = _may(op, "s.team_id")
+    acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     return _flag(params, acts, sees, now, "schedule.pause" if paused else "schedule.resume")
 
 
@@ -298,10 +314,10 @@ def _schedule_from_json(doc: dict) -> Schedule:
     return Schedule.from_row(values)
 
 
-def delete(op: OperatorScope | None, schedule_id: Any) -> Statement[str]:
+def delete(op: Caller, schedule_id: Any) -> Statement[str]:
     """Delete a schedule and its fire records (its todos stay). Audit: ``schedule.delete``."""
     params = {"id": _uuid("schedule", schedule_id), **_actor(op)}
-    acts, sees = _may(op, "s.team_id")
+    acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
 checks AS (SELECT {sees} AS found, {acts} AS acts FROM s),
@@ -422,7 +438,7 @@ def fire_now(op: OperatorScope | None, schedule_id: Any) -> Statement[Fired]:
     schedule fires too: a person asked). Guard: the person acts on the team. Audit:
     ``schedule.fire`` with the todo."""
     params = {"id": _uuid("schedule", schedule_id), **_actor(op)}
-    acts, sees = _may(op, "s.team_id")
+    acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     extra = f""",
 audit AS ({
         audit_row(

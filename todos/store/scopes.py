@@ -19,10 +19,18 @@ class AgentScope:
     verbs: frozenset[str] = field(default_factory=frozenset)
     # the endpoint's default capabilities: what a claim presenting none of its own presents
     capabilities: tuple[str, ...] = ()
+    # the endpoint's slug, for the audit log's actor (not in the repr: the rendered statements'
+    # headers show how they were built, and the slug changes no SQL)
+    slug: str | None = field(default=None, repr=False)
 
     @property
     def owner(self) -> str:
         return f"endpoint:{self.endpoint_id}"
+
+    @property
+    def actor(self) -> str:
+        """The audit log's actor of what the agent changes: ``endpoint:<slug>`` (its id when the slug is not known)."""
+        return f"endpoint:{self.slug or self.endpoint_id}"
 
 
 @dataclass(frozen=True)

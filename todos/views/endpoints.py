@@ -59,6 +59,7 @@ VERB_HELP = {
     "release": "give a todo it holds back",
     "get_default_lease": "read its default lease",
     "set_default_lease": "change its own default lease",
+    "schedules": "list, create, pause, resume and delete its own periodic schedules",
 }
 LIFETIMES = {
     "never": ("Until revoked", None),

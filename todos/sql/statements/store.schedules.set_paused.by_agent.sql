@@ -1,0 +1,29 @@
+-- store.schedules.set_paused.by_agent
+-- built by todos.store.schedules.set_paused()
+-- with:
+--   op = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
+--   schedule_id = UUID('00000000-0000-4000-8000-00000000c001')
+--   paused = True
+--   now = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
+checks AS (SELECT s.endpoint_id = %(agent_endpoint)s AS found, TRUE AS acts FROM s),
+made AS (
+    UPDATE schedules u SET paused = %(paused)s, updated_at = now(),
+           next_fire_at = CASE WHEN u.paused AND NOT %(paused)s THEN %(now)s::timestamptz ELSE u.next_fire_at END
+    FROM checks c WHERE u.id = %(id)s AND c.found AND c.acts AND u.paused IS DISTINCT FROM %(paused)s
+    RETURNING u.*
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.pause', NULL, NULL, NULL, m.name, jsonb_build_object('schedule', m.id)
+    FROM made m),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT l.team_id, l.endpoint_id, NULL, l.queue, 'schedule', NULL, NULL, NULL, NULL, NULL
+    FROM made l)
+SELECT coalesce(m.id, s.id) AS id, coalesce(c.found, false) AS found, c.acts,
+       (SELECT to_jsonb(x) FROM (SELECT * FROM made) x) AS made, to_jsonb(s) AS was
+FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN checks c ON true LEFT JOIN made m ON true
