@@ -74,6 +74,17 @@ def test_a_vended_token_has_exactly_the_chosen_scopes(world, adam_client, http):
     assert re.search(r'data-last-seen><time datetime="[^"]+" data-format="age"[^>]*>\d+s</time> ago</td>', row), row
 
 
+def test_the_schedules_verb_grants_the_schedule_verbs_and_nothing_else(world, adam_client, http):
+    token = token_of(vend(adam_client, name="Planner", scope_verbs=["schedules"], scope_queues=["builds"]))
+    body = {"name": "nightly build", "cron": "0 2 * * *", "timezone": "UTC", "queue": "builds", "title": "Build"}
+    made = call(http, token, "create_schedule", body)
+    assert made.status_code == 200, made.text
+    assert call(http, token, "list_schedules").json()["schedules"][0]["id"] == made.json()["schedule"]["id"]
+    assert code(call(http, token, "create_schedule", {**body, "name": "x", "queue": "default"}))[1] == "invalid"
+    assert code(call(http, token, "create_for", {"queue": "builds", "title": "x"})) == (403, "forbidden")
+    assert code(call(http, token, "list_todos")) == (403, "forbidden")
+
+
 def test_narrowed_scopes_apply_to_the_next_request(world, adam_client, http):
     token = token_of(
         vend(adam_client, name="Narrow", scope_verbs=["create_for", "list_todos"], scope_queues=["a", "b"])
