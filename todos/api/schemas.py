@@ -449,7 +449,7 @@ SCHEDULE_FIRE = closed(
         "tick": {**TIMESTAMP, "description": "the timetable's tick it fired for (a manual fire: when it was fired)"},
         "fired_at": TIMESTAMP,
         "how": {"type": "string", "enum": ["tick", "catch_up", "manual"]},
-        "missed": {"type": "integer", "description": "missed ticks this fire stood in for (missed=skip)"},
+        "missed": {"type": "integer", "description": "how many missed ticks this fire stands for (a catch_up fire; else 0)"},
         "todo_id": {**MAYBE_TEXT, "description": "the todo it created; null once the todo is purged"},
         "state": {
             "type": "string",
@@ -518,8 +518,8 @@ CREATE_SCHEDULE_IN = obj(
             {
                 "type": "string",
                 "enum": ["skip", "catch_up"],
-                "description": "ticks missed while the server was down: skip (default) fires the latest once, "
-                "catch_up fires each",
+                "description": "ticks missed while Board was down: skip (default) fires none of them, "
+                "catch_up fires one todo standing for all of them",
             }
         ),
     },
