@@ -449,7 +449,7 @@ SCHEDULE_FIRE = closed(
         "tick": {**TIMESTAMP, "description": "the timetable's tick it fired for (a manual fire: when it was fired)"},
         "fired_at": TIMESTAMP,
         "how": {"type": "string", "enum": ["tick", "catch_up", "manual"]},
-        "missed": {"type": "integer", "description": "how many missed ticks this fire stands for (a catch_up fire; else 0)"},
+        "missed": {"type": "integer", "description": "missed ticks this catch_up fire stands for (else 0)"},
         "todo_id": {**MAYBE_TEXT, "description": "the todo it created; null once the todo is purged"},
         "state": {
             "type": "string",
