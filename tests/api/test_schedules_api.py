@@ -107,6 +107,16 @@ def test_another_endpoints_schedule_is_not_found(api, tenancy):
     assert [s["name"] for s in api.ok(sibling.token, "list_schedules")["schedules"]] == ["nightly", "team's"]
 
 
+def test_another_teams_schedule_is_not_found(api, tenancy):
+    stranger = f.endpoint(f.team(), slug="stranger", queues=("default",))
+    theirs = api.ok(stranger.token, "create_schedule", NIGHTLY)["schedule"]
+    mine = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]  # names are unique per team
+    assert [s["id"] for s in api.ok(tenancy.worker_token, "list_schedules")["schedules"]] == [mine["id"]]
+    for verb in ("pause_schedule", "delete_schedule"):
+        api.error(tenancy.worker_token, verb, {"id": theirs["id"]}, "not_found")
+    assert [r["paused"] for r in schedule_rows()] == [False, False]
+
+
 def test_a_schedule_is_owned_by_its_creator_whatever_the_body_says(api, tenancy):
     sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
     api.error(tenancy.worker_token, "create_schedule", {**NIGHTLY, "endpoint_id": str(sibling.endpoint.id)}, "invalid")
