@@ -108,6 +108,7 @@ def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
         "idempotency_key": (data.get("idempotency_key") or "").strip() or None,
         "priority": integer(data, "priority", *inputs.PRIORITY_RANGE, required=False),
         "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
+        "requires": inputs.capability_text("requires", data.get("requires") or ""),
         "note": note(data),
     }
 
