@@ -94,3 +94,53 @@ def retry_url(request) -> str:
     ):
         return referer
     return "/"
+
+
+# Paths whose reads never go to the replica: the agent API and MCP (an agent must see its own
+# writes), health and metrics (they report on the primary).
+PRIMARY_ONLY_PREFIXES = ("/api/", "/mcp/", "/healthz", "/metrics")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+class ReplicaReadsMiddleware:
+    """Route a Board page request's reads to the read replica (todos/replica.py).
+
+    A safe Board request reads the replica, unless its human's last action has not been replayed
+    there yet; an unsafe one reads and writes the primary, and once it succeeded, remembers the
+    primary's WAL position in the session for the human's next reads. A live refresh (after a
+    change someone else committed) reads the replica once it has replayed the primary's position
+    at the request. A safe request whose
+    replica statement failed (the replica went away mid-page) runs once more, on the primary.
+    Without ``BOARD_READ_REPLICA_URL`` it does nothing.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.conf import settings
+
+        from todos import replica
+
+        if not settings.BOARD_READ_REPLICA_URL or request.path.startswith(PRIMARY_ONLY_PREFIXES):
+            return self.get_response(request)
+        session = getattr(request, "session", None)
+        if request.method not in SAFE_METHODS:
+            with replica.routed(None):
+                response = self.get_response(request)
+            if session is not None and response.status_code < 400:
+                replica.remember_write(session)
+            return response
+        route = replica.Route(
+            after_lsn=replica.read_after_lsn(session) if session is not None else None,
+            live=bool(request.headers.get(replica.LIVE_HEADER)),
+        )
+        with replica.routed(route):
+            response = self.get_response(request)
+        if route.replica_failed:
+            logger.warning("read replica failed during %s %.200s: reading the primary", request.method, request.path)
+            with replica.routed(replica.Route(target="primary")):
+                return self.get_response(request)
+        if route.target == "replica" and route.after_lsn is not None and session is not None:
+            replica.forget_write(session)
+        return response

@@ -110,6 +110,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "board.middleware.ContentSecurityPolicyMiddleware",
     "board.middleware.DatabaseUnavailableMiddleware",
+    "board.middleware.ReplicaReadsMiddleware",
 ]
 
 ROOT_URLCONF = "board.urls"
@@ -126,6 +127,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "todos.context_processors.read_replica",
             ],
         },
     },
@@ -168,6 +170,14 @@ if BOARD_LISTEN_URL and BOARD_DB_STATEMENT_TIMEOUT > 0:
         "BOARD_DB_STATEMENT_TIMEOUT cannot be applied through a transaction pooler (BOARD_LISTEN_URL is set): "
         "set statement_timeout on the database role instead (ALTER ROLE … SET statement_timeout = '30s')"
     )
+# A streaming replica (hot standby) of the database for the Board's page reads (README "Growing
+# past one database"): writes, the agent API, MCP, LISTEN, the relay and the loops stay on the
+# primary. Empty: every read on the primary. A replica further behind than
+# BOARD_READ_REPLICA_MAX_LAG seconds, or down, is not read (the Board says so).
+BOARD_READ_REPLICA_URL = env_str("BOARD_READ_REPLICA_URL")
+if BOARD_READ_REPLICA_URL:
+    parse_database_url(BOARD_READ_REPLICA_URL, setting="BOARD_READ_REPLICA_URL")  # fail at start on a bad URL
+BOARD_READ_REPLICA_MAX_LAG = env_float("BOARD_READ_REPLICA_MAX_LAG", 5.0, minimum=0.0)
 if BOARD_LISTEN_URL:
     # Django's .iterator() would otherwise open a server-side cursor (DECLARE … WITHOUT HOLD),
     # which lives in one server connection's transaction only.

@@ -62,6 +62,21 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
+def no_console_error_in_any_browser(request):
+    """Any console error (a CSP violation included) or uncaught exception on any page a browser
+    fixture opened fails the test (tests/support/browser_watch.py), unless the test names it with
+    ``@pytest.mark.console_allows(r"regex", ...)``."""
+    from tests.support import browser_watch
+
+    browser_watch.PROBLEMS.clear()
+    yield
+    allowed = [pattern for mark in request.node.iter_markers("console_allows") for pattern in mark.args]
+    problems = browser_watch.unexpected(browser_watch.PROBLEMS, allowed)
+    browser_watch.PROBLEMS.clear()
+    assert problems == [], "the browser logged errors:\n" + "\n".join(problems)
+
+
+@pytest.fixture(autouse=True)
 def fast_passwords(settings):
     """PBKDF2 at full strength costs ~0.3 s per user; the tests need no strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

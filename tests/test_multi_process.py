@@ -32,6 +32,7 @@ import pytest
 
 from tests import factories as f
 from tests.board.test_bulk import audits_per_todo, insert_dead_letters, states
+from tests.support.browser_watch import watched
 from tests.support.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
 from tests.support.round_robin_proxy import RoundRobinProxy
 from todos.db import connect
@@ -156,7 +157,7 @@ def chromium():
     from tests.live.test_browser import ARGS
 
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = watched(p.chromium.launch(executable_path=CHROMIUM, args=ARGS))
         yield browser
         browser.close()
 

@@ -71,6 +71,9 @@ def test_production_starts_with_debug_off_and_a_key():
         ({"BEHIND_HTTPS_PROXY": "maybe"}, "BEHIND_HTTPS_PROXY must be a boolean"),
         ({"BOARD_PORT": "80000"}, "BOARD_PORT must be at most 65535"),
         ({"BOARD_PORT": "http"}, "BOARD_PORT must be an integer"),
+        ({"BOARD_READ_REPLICA_URL": "mysql://replica/board"}, "BOARD_READ_REPLICA_URL must start with postgresql://"),
+        ({"BOARD_READ_REPLICA_URL": "postgresql://replica:5432/"}, "BOARD_READ_REPLICA_URL must name a database"),
+        ({"BOARD_READ_REPLICA_MAX_LAG": "soon"}, "BOARD_READ_REPLICA_MAX_LAG must be a number"),
     ],
 )
 def test_bad_settings_are_named(env, message):

@@ -4,7 +4,10 @@ change log's cap (for when no relay drains it; the relay itself runs in ``todos/
 Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
 thread. Sweeps take rows with ``FOR UPDATE SKIP LOCKED``, so every Board process can run the loops
 at once: they share the work instead of queueing behind each other. A sweep that finds a full batch
-runs again at once; a failed sweep (database restarting, say) is logged and retried next interval.
+runs again at once. A failed sweep (database restarting, say) is retried with a doubling wait, from
+the loop's interval up to ``MAX_BACKOFF_SECONDS``: the schedules loop runs every quarter second,
+and an outage must not become four tracebacks a second per process. The first failure is logged
+with its traceback, the rest as one line each, and the recovery once.
 """
 
 from __future__ import annotations
@@ -107,15 +110,41 @@ def run_sweep_once(sweep: Sweep) -> int:
             return total
 
 
+MAX_BACKOFF_SECONDS = 30.0
+
+
+def backoff(interval: float, failures: int) -> float:
+    """The wait after ``failures`` consecutive failed sweeps: the loop's interval doubled per
+    failure, capped at ``MAX_BACKOFF_SECONDS`` (a loop slower than that keeps its own interval)."""
+    return min(interval * 2.0**failures, max(interval, MAX_BACKOFF_SECONDS))
+
+
 def _loop(sweep: Sweep, stop: threading.Event) -> None:
+    failures = 0
     while not stop.is_set():
         try:
             changed = run_sweep_once(sweep)
+        except Exception as exc:  # noqa: BLE001 - keep the loop alive; the next try may succeed
+            failures += 1
+            wait = backoff(sweep.interval(), failures)
+            if failures == 1:
+                logger.exception("%s sweep failed; retrying in %.2g s", sweep.name, wait)
+            else:
+                logger.warning(
+                    "%s sweep failed again (%d in a row: %s); retrying in %.2g s",
+                    sweep.name,
+                    failures,
+                    exc.__class__.__name__,
+                    wait,
+                )
+        else:
+            if failures:
+                logger.info("%s sweep recovered after %d failures", sweep.name, failures)
+            failures = 0
+            wait = sweep.interval()
             if changed:
                 logger.info("%s: %d %s", sweep.name, changed, sweep.unit)
-        except Exception:  # noqa: BLE001 - keep the loop alive; the next interval retries
-            logger.exception("%s sweep failed; retrying in %.0f s", sweep.name, sweep.interval())
-        stop.wait(sweep.interval())
+        stop.wait(wait)
 
 
 def start_loops(stop: threading.Event, sweeps: tuple[Sweep, ...] = SWEEPS) -> list[threading.Thread]:

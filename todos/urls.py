@@ -63,6 +63,7 @@ urlpatterns = [
     ],
     # periodic schedules
     path("schedules/", schedules.schedule_list, name="schedules"),
+    path("schedules/panel/", schedules.schedule_panel, name="schedules_panel"),
     path("schedules/new/", schedules.schedule_create, name="schedule_create"),
     path("schedules/preview/", schedules.schedule_preview, name="schedule_preview"),
     path("schedules/<str:schedule_id>/", schedules.schedule_detail, name="schedule_detail"),

@@ -156,6 +156,10 @@
     }
     var layout = document.querySelector(".todos-layout");
     if (layout) layout.classList.toggle("has-drawer", !!id);
+    /* on a phone the drawer covers the screen (board.css): what it hides takes no focus meanwhile */
+    var covered = !!id && !!layout && window.matchMedia("(max-width: 600px)").matches;
+    var hidden = document.querySelectorAll(".todos-main, .topbar");
+    for (var j = 0; j < hidden.length; j++) hidden[j].inert = covered;
   }
 
   /* The open drawer is in the URL (?open=<id>): opening one from the list pushes a history
@@ -213,8 +217,23 @@
     var panel = target.closest("[data-dismiss-panel]");
     if (panel) { var p = document.getElementById("bulk-panel"); if (p) p.innerHTML = ""; return; }
     var toggle = target.closest("[data-theme-toggle]");
-    if (toggle) { switchTheme(); }
+    if (toggle) { switchTheme(); return; }
+    var menu = target.closest("[data-nav-toggle]");
+    if (menu) { setNavOpen(menu.getAttribute("aria-expanded") !== "true"); return; }
+    if (!target.closest("#mainnav")) setNavOpen(false); /* a tap elsewhere folds the menu away */
   });
+
+  /* ---- the phone menu: at narrow widths the main navigation folds behind a Menu button
+   * (board.css shows the button and hides #mainnav until the top bar has .nav-open) --------- */
+  function setNavOpen(open) {
+    var button = document.querySelector("[data-nav-toggle]");
+    if (!button) return false;
+    var was = button.getAttribute("aria-expanded") === "true";
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    var bar = button.closest(".topbar");
+    if (bar) bar.classList.toggle("nav-open", open);
+    return was && !open;
+  }
 
   /* ---- selection for bulk actions -------------------------------------------------------- */
 
@@ -274,6 +293,7 @@
     if (evt.key === "Escape") {
       if (document.querySelector("dialog[open]")) return; /* Esc closes the dialog, not the drawer */
       if (typing && t.id === "q") { t.blur(); return; }
+      if (setNavOpen(false)) { evt.preventDefault(); document.querySelector("[data-nav-toggle]").focus(); return; }
       if (closeDrawer(false)) evt.preventDefault();
       return;
     }

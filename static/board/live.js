@@ -29,6 +29,7 @@
   var REGION_QUIET = {
     counts: ["heartbeat", "priority", "membership", "endpoint"],
     overview: ["heartbeat", "assign", "priority", "membership", "endpoint"],
+    schedules: ["heartbeat", "assign", "priority", "membership", "seen"],
     charts: ["create", "heartbeat", "assign", "priority", "membership", "endpoint", "pause", "resume", "retry",
              "requeue", "purge", "seen"]
   };
@@ -189,7 +190,7 @@
     var cursor = tbody.getAttribute("data-newest-cursor");
     if (cursor) url += (url.indexOf("?") >= 0 ? "&" : "?") + "newer_than=" + encodeURIComponent(cursor);
     fresh.busy = true;
-    fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true", "HX-Current-URL": window.location.href, "Accept": "text/html" } })
+    fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true", "HX-Current-URL": window.location.href, "Accept": "text/html", "X-Board-Live-Refresh": "1" } })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) { if (html !== null && listBody() === tbody) take(tbody, html); })
       .catch(function () { /* offline: the reconnect's resync fetches them */ })
@@ -337,6 +338,13 @@
     if (list) window.htmx.trigger(body, "board:refresh-list");
     else refreshAll("[data-todo-id]");
   }
+
+  /* A refresh that follows a change: with a read replica, the server reads it only once it has
+   * replayed the change (todos/replica.py); without one the header means nothing. */
+  body.addEventListener("htmx:configRequest", function (evt) {
+    var trigger = evt.detail && evt.detail.triggeringEvent;
+    if (trigger && trigger.type === "live-refresh") evt.detail.headers["X-Board-Live-Refresh"] = "1";
+  });
 
   function onMessage(msg) {
     if (msg.type === "changed") onChanged(msg);

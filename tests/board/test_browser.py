@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from tests import factories as f
 from tests.support.board import make
+from tests.support.browser_watch import EXPECTED_STATUS, watched
 from todos.db import connect, execute
 from todos.store import agent as A
 
@@ -59,7 +60,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = watched(p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True))
         yield browser
         browser.close()
 
@@ -77,9 +78,6 @@ def page(browser, asgi_server):
     # Any console error, CSP violation (Chromium reports them as console errors), uncaught
     # exception or browser-native dialog (the Board asks in its own) fails the test.
     assert page.problems == [], page.problems
-
-
-EXPECTED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|422) ")
 
 
 def watch(page) -> list[str]:

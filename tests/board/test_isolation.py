@@ -95,6 +95,7 @@ ROUTES = {
     "person_reactivate": ("POST", None, "own"),
     "person_password_reset": ("POST", None, "own"),
     "schedules": ("GET", {}, "listing"),
+    "schedules_panel": ("GET", {}, "listing"),
     "schedule_create": ("POST", "team_form", "object"),
     "schedule_preview": ("GET", None, "public"),  # cron arithmetic on what the caller typed, no data
     "schedule_detail": ("GET", "schedule", "object"),

@@ -190,3 +190,36 @@ def test_schedule_changes_are_in_the_activity_log(world, alice_client):
     assert "schedule.create" in page and "hourly sync" in page and "unknown action" not in page
     exact = alice_client.get(reverse("activity"), {"action": "schedule.create"}).content.decode()
     assert "schedule.create" in exact and "unknown action" not in exact
+
+
+def test_every_change_to_a_schedule_is_logged_for_its_teams_live_pages(world, alice_client):
+    from todos.live.relay import PASS_LOCK
+
+    with connect() as held:
+        held.execute("SELECT pg_advisory_lock(%s)", (PASS_LOCK,))  # the relay leaves the rows be
+        try:
+            made = acme_schedule(world)
+            url = reverse("schedule_detail", args=[made.id])
+            alice_client.post(url, form(world, name="renamed"))
+            alice_client.post(url, form(world, cron="not cron"))  # refused: logs nothing
+            alice_client.post(reverse("schedule_pause", args=[made.id]))
+            alice_client.post(reverse("schedule_pause", args=[made.id]))  # already paused: no change
+            alice_client.post(reverse("schedule_resume", args=[made.id]))
+            alice_client.post(reverse("schedule_delete", args=[made.id]))
+            rows = held.execute(
+                "SELECT team_id, endpoint_id, queue FROM change_log WHERE op = 'schedule' ORDER BY id"
+            ).fetchall()
+        finally:
+            held.execute("SELECT pg_advisory_unlock(%s)", (PASS_LOCK,))
+    assert rows == [{"team_id": world.acme.id, "endpoint_id": world.acme_ep.id, "queue": "email"}] * 5
+
+
+def test_the_list_is_a_live_region_served_alone(world, alice_client, bob_client):
+    acme_schedule(world)
+    page = alice_client.get(reverse("schedules")).content.decode()
+    assert 'data-live-page="schedules"' in page
+    assert f'data-live-region="schedules" hx-get="{reverse("schedules_panel")}"' in page
+    panel = alice_client.get(reverse("schedules_panel"), **htmx()).content.decode()
+    assert panel.startswith('<section id="schedules-panel"') and "hourly sync" in panel
+    assert "New schedule" not in panel  # the region only
+    assert "hourly sync" not in bob_client.get(reverse("schedules_panel"), **htmx()).content.decode()

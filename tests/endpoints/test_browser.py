@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.browser_watch import watched
 from tests.support.endpoints import endpoint
 from tests.support.live import session_cookie
 from tests.support.live_server import ROOT
@@ -51,7 +52,7 @@ def chromium():
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = watched(p.chromium.launch(executable_path=CHROMIUM, args=ARGS))
         yield browser
         browser.close()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import factories as f
+from tests.support.browser_watch import watched
 from tests.support.live import session_cookie
 from tests.support.live_server import (
     ROOT,
@@ -51,7 +52,7 @@ def chromium():
     if not Path(CHROMIUM).exists():
         pytest.skip("no /usr/bin/chromium (apt-get install -y chromium)")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = watched(p.chromium.launch(executable_path=CHROMIUM, args=ARGS))
         yield browser
         browser.close()
 
@@ -237,6 +238,8 @@ def test_a_burst_refreshes_the_counts_at_most_once_a_second_and_ends_exact(chrom
     page.context.close()
 
 
+# the server is away on purpose: the socket's reconnection attempts are refused meanwhile
+@pytest.mark.console_allows(r"WebSocket connection to '\S+/ws/board/' failed")
 def test_the_indicator_says_reconnecting_while_the_server_is_away_and_the_page_resyncs(chromium, world, tmp_path):
     todo = execute(A.create(world.agent_a, queue="default", title="changes while away")).todo
     port = free_port()

@@ -359,6 +359,43 @@ def test_a_todo_page_gets_only_its_todo_from_one_relay_pass_holding_several(tena
     assert rest == []
 
 
+def test_a_schedules_page_hears_of_its_teams_schedule_changes_only(tenancy):
+    from datetime import UTC, datetime
+
+    from todos.store import schedules as S
+
+    def schedule(team, agent, name):
+        return S.create(
+            None,
+            team.id,
+            now=datetime.now(UTC),
+            endpoint_id=agent.endpoint_id,
+            name=name,
+            cron="0 * * * *",
+            timezone="UTC",
+            queue="default",
+            title="nightly",
+            kind=None,
+            payload=None,
+            priority=0,
+            max_attempts=3,
+        )
+
+    async def scenario():
+        page = {"page": "schedules", "filter": "", "todo": None}
+        async with board_socket(tenancy.cookie_a, subscribe=page) as a:
+            await aexecute(schedule(tenancy.team_b, tenancy.agent_b, "theirs"))
+            made = await aexecute(schedule(tenancy.team_a, tenancy.agent_a, "ours"))
+            got = await next_message(a)
+            await aexecute(S.set_paused(None, made.id, True, now=datetime.now(UTC)))
+            return got, await next_message(a), await drain(a, 0.3)
+
+    created, paused, rest = run(scenario)
+    assert created["ops"] == ["schedule"] and created["teams"] == [str(tenancy.team_a.id)]
+    assert paused["ops"] == ["schedule"]
+    assert rest == []  # team b's schedule never reached team a's page
+
+
 def test_bad_client_messages_get_an_error_and_the_socket_keeps_working(tenancy):
     async def scenario():
         replies = []

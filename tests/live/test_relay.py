@@ -455,3 +455,29 @@ def test_recount_reports_and_corrects_drift(relay):
     assert "corrected 1 drifted" in out.getvalue()
     assert f"{ep.endpoint_id} default pending: 7 -> 3" in out.getvalue()
     exact_counts()
+
+
+def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
+    """Work finished in the minute that began just over an hour ago, after that instant, is rebuilt
+    into that minute's row (the delete and the rebuild share one boundary: no duplicate key)."""
+    team = f.team()
+    ep = f.agent(f.endpoint(team))
+    todo = execute(A.create(ep, queue="default", title="t")).todo
+    execute(A.claim(ep, todo.id))
+    execute(A.complete(ep, todo.id))
+    relayed()
+    with connect() as conn:
+        # finished 0.2 s after "an hour ago": its minute began before then (unless the hour-ago
+        # instant falls in a minute's first 0.2 s, when the row is the next minute's: still one)
+        conn.execute(
+            "UPDATE todos SET completed_at = now() - interval '1 hour' + interval '0.2 s' WHERE id = %s", (todo.id,)
+        )
+        conn.execute("DELETE FROM todo_finished_minutes")
+        conn.execute(
+            """INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
+               SELECT endpoint_id, queue, date_trunc('minute', completed_at), 1, 0 FROM todos WHERE id = %s""",
+            (todo.id,),
+        )
+        R.rebuild_counts(conn)
+        rows = conn.execute("SELECT done, dead FROM todo_finished_minutes").fetchall()
+    assert rows == [{"done": 1, "dead": 0}]

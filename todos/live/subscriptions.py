@@ -57,13 +57,16 @@ PAGE_OPS: dict[str, frozenset[str]] = {
     # A todo's own page: only its id matters (matched before this table is consulted).
     "drawer": frozenset(),
     # The audit trail: every human action; heartbeats are not actions.
-    "activity": (TODO_OPS - {"heartbeat"}) | QUEUE_OPS | {"endpoint", "membership"},
+    "activity": (TODO_OPS - {"heartbeat"}) | QUEUE_OPS | {"endpoint", "membership", "schedule"},
     "teams": frozenset({"membership", "endpoint"}),
     # Finished, failed and lapsed attempts and first claims (todo_flow, kept by the relay).
     "charts": frozenset({"claim", "complete", "fail", "release", "force_release", "cancel", "reap", "revoke"})
     | COUNT_OPS,
     # In-flight todos, last heartbeats, recent outcomes per endpoint, and when each was last seen.
     "agents": TODO_OPS | QUEUE_OPS | {"endpoint", "seen"},
+    # Schedules: one created, edited, paused, resumed or deleted ("schedule"), a tick fired
+    # ("create"), a fired todo's state in "last fires", an owner endpoint revoked.
+    "schedules": (TODO_OPS - {"heartbeat", "assign", "priority"}) | {"schedule", "endpoint"},
     # The endpoints list: vend, rotate, scopes, lease, delete ("endpoint"), revoke and expiry
     # ("revoke"), and the once-a-minute "last seen" stamp ("seen").
     "endpoints": frozenset({"endpoint", "revoke", "seen"}),

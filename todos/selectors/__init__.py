@@ -6,5 +6,8 @@ Each module answers one screen's questions. Every function takes a :class:`~todo
 restricted to them. Being a superuser does not widen that set.
 
 Reads go through the store's psycopg pool (:func:`todos.db.pool`) as raw SQL so each query can be
-written for the index that serves it; writes never happen here (they are store statements).
+written for the index that serves it; writes never happen here (they are store statements). In a
+Board page request they may read the read replica instead (:func:`todos.replica.read_connection`);
+``access`` (who may see what) and ``agent_api`` (an agent must see its own writes) always read the
+primary.
 """

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import LiteralString
 from urllib.parse import urlencode
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.rows import AUDIT_COLUMNS, AuditRow
 
@@ -127,7 +127,7 @@ CROSS JOIN LATERAL (
     ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s
 ) x
 ORDER BY x.at DESC, x.id DESC LIMIT %(limit)s"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = [AuditRow(**r) for r in conn.execute(sql, params).fetchall()]
     more = len(rows) > page_size
     rows = rows[:page_size]
@@ -140,5 +140,5 @@ def people(viewer: Viewer) -> list[str]:
         return []
     sql = """SELECT DISTINCT u.username FROM team_members m JOIN auth_user u ON u.id = m.user_id
 WHERE m.team_id = ANY(%(teams)s::uuid[]) ORDER BY 1"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return [r["username"] for r in conn.execute(sql, {"teams": viewer.team_ids}).fetchall()]

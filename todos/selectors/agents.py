@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import EndpointRef, Viewer
 
 IN_FLIGHT_SHOWN = 5
@@ -83,7 +83,7 @@ def agents(viewer: Viewer) -> list[AgentStatus]:
     statuses: dict[UUID, AgentStatus] = {
         e.id: AgentStatus(endpoint=e, team_name=viewer.team(e.team_id).name) for e in viewer.endpoints
     }
-    with pool().connection() as conn:
+    with read_connection() as conn:
         in_flight = conn.execute(IN_FLIGHT_SQL, {"eps": eps}).fetchall()
         outcomes = conn.execute(OUTCOMES_SQL, {"eps": eps}).fetchall()
         seen = conn.execute(SEEN_SQL, {"eps": eps}).fetchall()

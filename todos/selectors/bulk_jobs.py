@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.sql import compose
 
@@ -83,7 +83,7 @@ def get(viewer: Viewer, job_id) -> BulkJob | None:
     parsed = parse_id(job_id)
     if parsed is None:
         return None
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute(SQL, {"id": parsed, "user_id": viewer.user_id}).fetchone()
     if row is None:
         return None

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import LiteralString
 
-from todos.db import pool
 from todos.filters import Cursor, TodoFilter
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.scans import branches, keyset, scan_sql
 from todos.selectors.todo_counts import Count, capped_count_sql
@@ -36,7 +36,7 @@ def visible_ids(viewer: Viewer, ids: list) -> list[str]:
     ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and 0 < len(i) <= 64]
     if not ids or not viewer.endpoint_ids:
         return []
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(VISIBLE_IDS_SQL, (ids, viewer.endpoint_ids)).fetchall()
     found = {r["id"] for r in rows}
     return [i for i in ids if i in found]
@@ -49,7 +49,7 @@ def count_eligible(viewer: Viewer, ids: list[str], action: str) -> int:
         return 0
     sql: LiteralString = f"""SELECT count(*) AS n FROM todos t
 WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND {BULK_GUARDS[action]}"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return conn.execute(sql, (ids, acting)).fetchone()["n"]
 
 
@@ -65,7 +65,7 @@ def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> C
         where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *query.predicates))
         sql: LiteralString = f"""SELECT count(*) AS n FROM (
     SELECT 1 FROM {source} CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE {where}) x LIMIT %(cap)s) c"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         n = conn.execute(sql, Params(query.params, cap=cap + 1)).fetchone()["n"]
     return Count(min(n, cap), n > cap, cap)
 
@@ -86,7 +86,7 @@ def iter_matching_ids(
         sql = scan_sql(
             query, columns=columns, direction="DESC", keyset=after, limit="%(limit)s", select="t.id, t.created_at"
         )
-        with pool().connection() as conn:
+        with read_connection() as conn:
             rows = conn.execute(sql, params).fetchall()
         if not rows:
             return

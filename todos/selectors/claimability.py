@@ -37,7 +37,7 @@ from uuid import UUID
 
 from django.urls import reverse
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 
 CLAIM_VERBS = ("claim_next", "claim")
@@ -206,7 +206,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
     if not endpoints:
         return []
     params = {"eps": [e.id for e in endpoints], "queue": queue or None, "claim_verbs": list(CLAIM_VERBS)}
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(STUCK_SQL, params).fetchall()
         assigned = conn.execute(ASSIGNED_SQL, params).fetchall()
         bound = conn.execute(CAPABILITIES_SQL, params).fetchall()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import TeamAccess, Viewer
 from todos.sql import compose
 
@@ -70,7 +70,7 @@ def busy_keys(viewer: Viewer) -> list[BusyKey]:
     """The viewer's teams' keys at their limit, most waiting work first (at most BUSY_LIMIT)."""
     if not viewer.endpoint_ids:
         return []
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(BUSY_SQL, {"eps": viewer.endpoint_ids, "teams": viewer.team_ids}).fetchall()
     out = []
     for row in rows:
@@ -93,6 +93,6 @@ class KeyState:
 def team_keys(team_id: UUID) -> list[KeyState]:
     """Every key a team has used or configured, with its limit and slots in use (for
     ``manage.py concurrency list``)."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(LIMITS_SQL, {"team": team_id}).fetchall()
     return [KeyState(**row) for row in rows]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import LiteralString
 
-from todos.db import pool
 from todos.filters import Cursor, TodoFilter
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.scans import scan_sql
 from todos.selectors.todo_query import build_query
@@ -85,7 +85,7 @@ CROSS JOIN LATERAL (
 ORDER BY g.n DESC, g.newest DESC
 LIMIT {compose.integer(GROUPS_SHOWN)}"""
     )
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(sql, params).fetchall()
     capped = bool(rows) and rows[0]["scanned"] >= GROUP_SCAN_ROWS
     return [
@@ -106,7 +106,7 @@ def group_ids(viewer: Viewer, f: TodoFilter, fingerprint: str, *, acting_only: b
     head, params = built
     fingerprint_is = params.bind("fingerprint", fingerprint)
     members = f"{head}\nSELECT id FROM r WHERE fingerprint = {fingerprint_is} ORDER BY created_at DESC"
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(members, params).fetchall()
     ids = [r["id"] for r in rows]
     for start in range(0, len(ids), 5000):
@@ -150,7 +150,7 @@ FROM r m JOIN todos t ON t.id = m.id
 WHERE m.fingerprint = {fingerprint_is} AND {keyset}
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT {params.bind("limit", limit + 1)}"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(sql, params).fetchall()
     members = [Member(**row) for row in rows[:limit]]
     more = len(rows) > limit
@@ -168,5 +168,5 @@ def reasons(ids: list[str]) -> dict[str, str]:
     for the list's rows: one query for a page. The caller passes ids it has already read."""
     if not ids:
         return {}
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return {row["id"]: row["reason"] for row in conn.execute(REASONS_SQL, {"ids": ids}).fetchall()}

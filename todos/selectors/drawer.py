@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import LiteralString
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.rows import AUDIT_COLUMNS, LAPSED, ROW_SELECT, AttemptRow, AuditRow, TodoDetail, TodoRow
 
@@ -27,7 +27,7 @@ WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"""
 def get_detail(viewer: Viewer, todo_id: str) -> TodoDetail | None:
     if not viewer.endpoint_ids or not isinstance(todo_id, str) or len(todo_id) > 64:
         return None
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute(DETAIL_SQL, {"id": todo_id, "eps": viewer.endpoint_ids}).fetchone()
     return TodoDetail(**{f.name: row[f.name] for f in dataclasses.fields(TodoDetail)}) if row else None
 
@@ -46,7 +46,7 @@ LIMIT %(limit)s"""
 def attempts(todo: TodoRow, *, limit: int = ATTEMPTS_SHOWN) -> list[AttemptRow]:
     """The attempt history, newest first, open attempt included. ``todo`` comes from
     :func:`get_detail`, which already checked that the viewer may see it."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(ATTEMPTS_SQL, {"id": todo.id, "limit": limit}).fetchall()
     return [AttemptRow(**row) for row in rows]
 
@@ -58,6 +58,6 @@ ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s"""
 
 def todo_audit(viewer: Viewer, todo: TodoRow, *, limit: int = AUDIT_SHOWN) -> list[AuditRow]:
     """Human actions on one todo (served by ``audit_log_todo``), scoped to the viewer's teams."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(AUDIT_SQL, {"id": todo.id, "teams": viewer.team_ids, "limit": limit}).fetchall()
     return [AuditRow(**row) for row in rows]

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import TeamAccess, Viewer
 
 ENDPOINT_SQL: LiteralString = """
@@ -138,7 +138,7 @@ def manages(viewer: Viewer, team: TeamAccess) -> bool:
 
 def by_team(viewer: Viewer) -> list[TeamEndpoints]:
     """Every team of the viewer with its endpoints (active first, then revoked; by name)."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(
             ENDPOINT_SQL
             + """ WHERE e.team_id = ANY(%(teams)s::uuid[])
@@ -155,7 +155,7 @@ def by_team(viewer: Viewer) -> list[TeamEndpoints]:
 
 def endpoint_for(viewer: Viewer, slug: str) -> EndpointRow | None:
     """An endpoint of one of the viewer's teams; ``None`` for an unknown or foreign slug alike."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute(
             ENDPOINT_SQL + " WHERE e.slug = %(slug)s AND e.team_id = ANY(%(teams)s::uuid[])",
             {"slug": slug, "teams": viewer.team_ids},
@@ -165,14 +165,14 @@ def endpoint_for(viewer: Viewer, slug: str) -> EndpointRow | None:
 
 def known_queues(team_id: UUID) -> list[str]:
     """Queues the team has used: its endpoints' scopes and its todos' queues, sorted."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(KNOWN_QUEUES_SQL, {"team_id": team_id, "max": KNOWN_QUEUES_MAX}).fetchall()
     return [row["queue"] for row in rows]
 
 
 def live_work(endpoint_id: UUID) -> LiveWork:
     counts: dict[str, dict[str, int]] = {}
-    with pool().connection() as conn:
+    with read_connection() as conn:
         for row in conn.execute(LIVE_SQL, {"endpoint_id": endpoint_id}).fetchall():
             counts.setdefault(row["queue"], {})[row["state"]] = row["n"]
     return LiveWork(counts)
@@ -180,7 +180,7 @@ def live_work(endpoint_id: UUID) -> LiveWork:
 
 def todo_total(endpoint_id: UUID, cap: int = TOTAL_CAP) -> tuple[int, bool]:
     """How many todos the endpoint owns, counted up to ``cap`` (``(cap, True)`` beyond it)."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         n = conn.execute(
             "SELECT count(*) AS n FROM "
             "(SELECT 1 FROM todos t WHERE t.endpoint_id = %s ORDER BY t.created_at LIMIT %s) c",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import LiteralString
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.sql import compose
 
@@ -164,7 +164,7 @@ def flow(viewer: Viewer, *, range_key: str = DEFAULT_RANGE, queue: str = ALL_QUE
     """One chart's data for ``viewer``: its teams (or those of ``teams`` among them), one queue or
     all. ``range_key`` is one of RANGES (the view checks it)."""
     span = RANGES[range_key]
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(FLOW_SQL, flow_params(viewer, range_key=range_key, queue=queue, teams=teams)).fetchall()
     now, current = rows[0]["now"], rows[0]["current"]
     step_seconds = span.step.total_seconds()
@@ -185,7 +185,7 @@ def flow(viewer: Viewer, *, range_key: str = DEFAULT_RANGE, queue: str = ALL_QUE
 
 def queues(viewer: Viewer) -> list[str]:
     """The queue names the viewer's teams have chart rows for in the last week, to choose from."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(QUEUES_SQL, {"teams": viewer.team_ids}).fetchall()
     return [row["queue"] for row in rows]
 

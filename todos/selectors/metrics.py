@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import LiteralString
 
-from todos.db import pool
+from todos.replica import read_connection
 
 SQL: dict[str, LiteralString] = {
     "live": """
@@ -48,7 +48,7 @@ GROUP BY o.outcome""",
 
 
 def snapshot() -> dict:
-    with pool().connection() as conn:
+    with read_connection() as conn:
         live = conn.execute(SQL["live"]).fetchone()
         oldest = conn.execute(SQL["oldest"]).fetchone()["age"]
         finished = {r["state"]: r["n"] for r in conn.execute(SQL["finished"]).fetchall()}

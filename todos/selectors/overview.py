@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import TeamAccess, Viewer
 from todos.sql import compose
 
@@ -144,7 +144,7 @@ def overview(viewer: Viewer) -> Overview:
         "scope_eps": [e for e, _ in scope],
         "scope_queues": [q for _, q in scope],
     }
-    with pool().connection() as conn:
+    with read_connection() as conn:
         counted = conn.execute(ROW_SQL, params).fetchall()
         recent = conn.execute(RECENT_SQL, params).fetchall()
         pauses = conn.execute(PAUSES_SQL, params).fetchall()

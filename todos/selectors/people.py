@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import LiteralString
 
-from todos.db import pool
+from todos.replica import read_connection
 
 PEOPLE_LIMIT = 500
 
@@ -57,7 +57,7 @@ class PersonChange:
 
 
 def people(limit: int = PEOPLE_LIMIT) -> list[Person]:
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(PEOPLE_SQL, {"limit": limit}).fetchall()
     return [
         Person(**{**row, "teams": tuple(tuple(t.split(":", 1)) for t in row["teams"])})  # type: ignore[arg-type]
@@ -66,11 +66,11 @@ def people(limit: int = PEOPLE_LIMIT) -> list[Person]:
 
 
 def recent_changes(limit: int = 20) -> list[PersonChange]:
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return [PersonChange(**row) for row in conn.execute(CHANGES_SQL, {"limit": limit}).fetchall()]
 
 
 def person_by_username(username: str) -> dict | None:
     """``{id, username, is_active}`` of any person, active or not (the shell's lookups)."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return conn.execute(PERSON_SQL, {"username": username}).fetchone()

@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import LiteralString
 
-from todos.db import pool
 from todos.filters import Cursor
+from todos.replica import read_connection
 from todos.selectors.todo_query import TodoQuery
 from todos.sql import compose
 from todos.sql.compose import TODO_STATES, Params
@@ -176,7 +176,7 @@ def by_queue(query: TodoQuery) -> TodoQuery:
     """The query branched per (endpoint, queue), so priority order comes straight from
     ``todos_pending (endpoint_id, queue, priority, created_at)``. The queues holding pending work
     are found with a loose index scan: one index probe per distinct queue, not per row."""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(QUEUE_PAIRS_SQL, {"eps": list(query.endpoint_ids)}).fetchall()
     query = query.bind(eps=[r["endpoint_id"] for r in rows], queues=[r["queue"] for r in rows])
     return dataclasses.replace(query, by_queue=True)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.sql import compose
 
 RECENT_FIRES = 5
@@ -81,7 +81,7 @@ def schedules_of(team_ids: list[UUID], schedule_id: UUID | None = None) -> list[
     """The schedules of ``team_ids`` (one of them when ``schedule_id`` is given), by team and name."""
     if not team_ids:
         return []
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(SCHEDULES_SQL, {"teams": team_ids, "id": schedule_id}).fetchall()
     names = ScheduleView.__dataclass_fields__
     return [

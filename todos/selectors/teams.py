@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from todos.db import pool
+from todos.replica import read_connection
 from todos.selectors.access import TeamAccess, Viewer
 
 
@@ -54,7 +54,7 @@ SELECT t.id, t.slug, t.name, t.created_at,
        (SELECT count(*) FROM endpoints e WHERE e.team_id = t.id) AS endpoints,
        (SELECT role FROM team_members m WHERE m.team_id = t.id AND m.user_id = %(user_id)s) AS role
 FROM teams t WHERE {where} ORDER BY t.name, t.slug"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(sql, {"teams": viewer.team_ids, "user_id": viewer.user_id}).fetchall()
     return [TeamSummary(**row) for row in rows]
 
@@ -66,7 +66,7 @@ def team_for(viewer: Viewer, slug: str) -> TeamAccess | None:
         return team
     if not viewer.is_superuser:
         return None
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute("SELECT id, slug, name FROM teams WHERE slug = %s", (slug,)).fetchone()
     return TeamAccess(row["id"], row["slug"], row["name"], "site-admin") if row else None
 
@@ -76,7 +76,7 @@ def members(team_id: UUID) -> list[Member]:
     sql = """SELECT m.user_id, u.username, m.role, m.created_at AS since
 FROM team_members m JOIN auth_user u ON u.id = m.user_id
 WHERE m.team_id = %s ORDER BY u.username"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return [Member(**row) for row in conn.execute(sql, (team_id,)).fetchall()]
 
 
@@ -85,7 +85,7 @@ def endpoints(team_id: UUID) -> list[EndpointListing]:
        e.expires_at, e.last_seen_at, e.credential_prefix, u.username AS created_by, e.created_at
 FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by
 WHERE e.team_id = %s ORDER BY e.name, e.slug"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(sql, (team_id,)).fetchall()
     return [
         EndpointListing(**{**row, "scope_verbs": tuple(row["scope_verbs"]), "scope_queues": tuple(row["scope_queues"])})
@@ -94,6 +94,6 @@ WHERE e.team_id = %s ORDER BY e.name, e.slug"""
 
 
 def user_id_by_username(username: str) -> int | None:
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute("SELECT id FROM auth_user WHERE username = %s AND is_active", (username,)).fetchone()
     return row["id"] if row else None

@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import LiteralString
 
-from todos.db import pool
 from todos.filters import TodoFilter
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.scans import ORDERS, scan_sql
 from todos.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query, search_predicate
@@ -96,7 +96,7 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
         query = build_query(viewer, dataclasses.replace(unsearched, state="all"))
         if not query.endpoint_ids:
             return {key: Count(0, False) for key in keys}
-        with pool().connection() as conn:
+        with read_connection() as conn:
             rows = conn.execute(COUNTS_SQL, {"eps": list(query.endpoint_ids), "queue": f.queue or None}).fetchall()
         by_state = {row["state"]: row["n"] for row in rows}
         exact = {key: Count(by_state.get(key, 0), False) for key in STATE_PREDICATES}
@@ -134,7 +134,7 @@ def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
             sql = capped_count_sql(query)  # the retry tab: a flat scan of todos_retry_due (build_query)
         parts.append(f"({sql}) AS {TAB_COLUMNS[key]}")
     if parts:
-        with pool().connection() as conn:
+        with read_connection() as conn:
             row = conn.execute(f"SELECT {compose.join(COLUMN_SEPARATOR, parts)}", params).fetchone()
         for key in keys:
             if key in counts:
@@ -177,7 +177,7 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
        {per_state}
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE {matches}"""
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute(sql, params).fetchone()
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}

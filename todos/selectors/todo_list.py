@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import LiteralString
 from uuid import UUID
 
-from todos.db import pool
 from todos.filters import Cursor, TodoFilter
+from todos.replica import read_connection
 from todos.selectors.access import Viewer
 from todos.selectors.rows import LAPSED, ROW_SELECT, TodoRow
 from todos.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql
@@ -59,7 +59,7 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
         sql = scan_sql(
             query, columns=columns, direction=scan_direction, keyset=after, limit="%(limit)s", select=SELECT_ROW
         )
-        with pool().connection() as conn:
+        with read_connection() as conn:
             rows = [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
         more = len(rows) > page_size
         rows = rows[:page_size]
@@ -94,7 +94,7 @@ edge AS (
     ORDER BY {order_by(columns, flip(scan_direction), "w")} LIMIT 1
 )
 SELECT * FROM matched UNION ALL SELECT * FROM edge"""
-        with pool().connection() as conn:
+        with read_connection() as conn:
             raw = conn.execute(sql, params).fetchall()
         edge_rows = [r for r in raw if r["is_edge"]]
         rows = sorted(
@@ -143,7 +143,7 @@ def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int
     columns: tuple[LiteralString, ...] = ("created_at", "id")
     newer = keyset(columns, ">", Cursor(cursor.created_at, cursor.id), params, "n")
     sql = scan_sql(query, columns=columns, direction="DESC", keyset=newer, limit="%(limit)s", select=SELECT_ROW)
-    with pool().connection() as conn:
+    with read_connection() as conn:
         return [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
 
 
@@ -155,7 +155,7 @@ def get_row(viewer: Viewer, todo_id: str) -> TodoRow | None:
     """One row of the list, or None when it does not exist or belongs to another team."""
     if not viewer.endpoint_ids or not isinstance(todo_id, str) or len(todo_id) > 64:
         return None
-    with pool().connection() as conn:
+    with read_connection() as conn:
         row = conn.execute(GET_ROW_SQL, {"id": todo_id, "eps": viewer.endpoint_ids}).fetchone()
     return TodoRow.from_row(row) if row else None
 
@@ -164,7 +164,7 @@ def paused_queues(viewer: Viewer) -> set[tuple[UUID, str]]:
     """(team id, queue) pairs paused for the viewer's teams: the list marks their rows."""
     if not viewer.team_ids:
         return set()
-    with pool().connection() as conn:
+    with read_connection() as conn:
         rows = conn.execute(
             "SELECT team_id, queue FROM queue_pauses WHERE team_id = ANY(%s::uuid[])", (viewer.team_ids,)
         ).fetchall()

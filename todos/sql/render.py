@@ -152,7 +152,7 @@ SELECTOR_PACKAGE: LiteralString = "todos.selectors"
 
 
 def capture(function: Callable[..., Any], *args: Any, nth: int = 0, **kwargs: Any) -> Captured:
-    """The ``nth`` statement (0-based) ``function`` runs through ``pool()``.
+    """The ``nth`` statement (0-based) ``function`` runs through ``pool()`` (or ``read_connection()``).
 
     Every module of ``todos.selectors`` (and the function's own) gets the recording pool for the
     call and its own back after: meant for the render command and the test, not for a process
@@ -160,12 +160,16 @@ def capture(function: Callable[..., Any], *args: Any, nth: int = 0, **kwargs: An
     """
     conn = _RecordingConnection(nth)
     stand_in = _RecordingPool(conn)
+    # Selectors take their connection from ``pool()`` or ``read_connection()`` (todos/replica.py).
+    stand_ins: dict[str, Any] = {"pool": lambda: stand_in, "read_connection": stand_in.connection}
     modules = [function.__globals__] + [
-        vars(m) for m in _selector_modules() if "pool" in vars(m) and vars(m) is not function.__globals__
+        vars(m)
+        for m in _selector_modules()
+        if stand_ins.keys() & vars(m).keys() and vars(m) is not function.__globals__
     ]
-    saved = [(g, g.get("pool")) for g in modules if "pool" in g]
-    for g, _ in saved:
-        g["pool"] = lambda: stand_in
+    saved = [(g, name, g[name]) for g in modules for name in stand_ins if name in g]
+    for g, name, _ in saved:
+        g[name] = stand_ins[name]
     try:
         result = function(*args, **kwargs)
         if inspect.isgenerator(result):
@@ -173,12 +177,16 @@ def capture(function: Callable[..., Any], *args: Any, nth: int = 0, **kwargs: An
     except _Stop:
         return conn.seen[nth]
     finally:
-        for g, original in saved:
-            g["pool"] = original
+        for g, name, original in saved:
+            g[name] = original
     raise CaptureError(
         f"{function.__module__}.{function.__qualname__} ran {len(conn.seen)} statement(s); "
         f"the catalog asks for statement {nth}"
     )
+
+
+def _uses_a_stand_in(module: dict, stand_ins: dict, function: Callable[..., Any]) -> bool:
+    return bool(stand_ins.keys() & module.keys()) and module is not function.__globals__
 
 
 def _selector_modules() -> list:

@@ -15,7 +15,7 @@ Layout:
   (scopes, the fence, the change-log rows, the agents' wake-up NOTIFY); ``inputs.py`` – cleaning
   and validation; ``records.py`` – results.
 
-Every statement that changes todos, endpoints, pauses or memberships writes its change-log rows in
+Every statement that changes todos, endpoints, pauses, memberships or schedules writes its change-log rows in
 the same statement; the relay (``todos/live/relay.py``) turns them into Board notifications and
 exact counts.
 

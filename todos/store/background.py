@@ -111,7 +111,7 @@ WITH cand AS (
 ),
 purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id
-    RETURNING t.id, t.queue, t.endpoint_id, {board_state("t")} AS state_before
+    RETURNING t.id, t.queue, t.endpoint_id, t.claimed_at, {board_state("t")} AS state_before
 ),
 logged AS ({log_todos("purge", "purged", before="r.state_before", after="NULL")})
 SELECT p.id FROM purged p"""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import LiteralString
 
 from todos.sql import compose
-from todos.store.fragments import log_todos
+from todos.store.fragments import OPEN_ATTEMPT_CLAIMED_AT, log_todos
 from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 
 PRIOR_ATTEMPTS_LIMIT = 5
@@ -60,6 +60,7 @@ def claim_sql(
         # the first claim ends the todo's wait; a takeover ends the lapsed attempt
         waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
         ended="r.prior_state = 'claimed'",
+        ran_since=OPEN_ATTEMPT_CLAIMED_AT,  # ``r.claimed_at`` is this claim's, not the lapsed one's
     )
     return f"""
 WITH {cand},

@@ -147,13 +147,20 @@ def log_change(
     FROM {source}"""
 
 
-def attempt_ran(ended: LiteralString) -> LiteralString:
+def attempt_ran(ended: LiteralString, since: LiteralString = "r.claimed_at") -> LiteralString:
     """Seconds the open attempt of todo ``r`` ran until now, where ``ended`` (SQL) says this change
-    ends it. The statement's snapshot still shows the attempt open (the statement closes it in
-    another CTE), and there is at most one open attempt per todo, so this is the attempt it ends."""
-    return f"""CASE WHEN {ended} THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END"""
+    ends it. ``since`` is when that attempt began: by default the todo's own ``claimed_at``, which
+    the claim sets to the attempt's ``claimed_at`` (one ``now()``, one statement) and nothing
+    changes while the todo stays claimed, so ending an attempt costs no lookup of its row. A claim
+    that takes over a lapsed lease has already overwritten ``claimed_at`` and passes
+    ``OPEN_ATTEMPT_CLAIMED_AT`` instead."""
+    return f"""CASE WHEN {ended} THEN extract(epoch FROM now() - {since})::double precision END"""
+
+
+# When the open attempt of todo ``r`` began, read from the attempt itself (the statement's snapshot
+# still shows it open; there is at most one open attempt per todo).
+OPEN_ATTEMPT_CLAIMED_AT: LiteralString = """(
+        SELECT ra.claimed_at FROM todo_attempts ra WHERE ra.todo_id = r.id AND ra.ended_at IS NULL)"""
 
 
 def audit_row(
@@ -202,13 +209,15 @@ def log_todos(
     after: LiteralString | None = None,
     waited: LiteralString = "NULL",
     ended: LiteralString | None = None,
+    ran_since: LiteralString = "r.claimed_at",
 ) -> LiteralString:
     """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
     is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
     states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
     The team is the owning endpoint's (the statement's rows are its own, so the join always hits).
     ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt; by
-    default, a todo that leaves ``claimed``) feed the charts' timings.
+    default, a todo that leaves ``claimed``) feed the charts' timings; ``ran_since`` is when the
+    ended attempt began (``attempt_ran``).
     """
     after = board_state("r") if after is None else after
     if ended is None:
@@ -223,7 +232,7 @@ def log_todos(
         before=before,
         after=after,
         waited=waited,
-        ran=attempt_ran(ended),
+        ran=attempt_ran(ended, ran_since),
     )
 
 

@@ -23,7 +23,7 @@ from todos.db import Statement, pooled_connection
 from todos.store import inputs
 from todos.store.agent import DEDUPE_PREDICATE
 from todos.store.errors import Forbidden, Invalid, NotFound
-from todos.store.fragments import ACTING_ROLES, audit_row, log_todos, member_of, notify_ready
+from todos.store.fragments import ACTING_ROLES, audit_row, log_change, log_todos, member_of, notify_ready
 from todos.store.scopes import OperatorScope
 
 SWEEP_LIMIT = 500
@@ -131,6 +131,12 @@ QUEUE_OK: LiteralString = """EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(
         AND %(queue)s = ANY(qe.scope_queues))"""
 
 
+def log_schedules(rows: LiteralString) -> LiteralString:
+    """The change-log row of a schedule a person created, edited, paused, resumed or deleted
+    (``rows``: ``team_id, endpoint_id, queue``): the relay tells the team's Schedules pages."""
+    return log_change("schedule", rows, team="l.team_id", endpoint="l.endpoint_id", queue="l.queue")
+
+
 def _may(op: OperatorScope | None, team: LiteralString) -> tuple[LiteralString, LiteralString]:
     """(acts, sees): SQL predicates over the team expression for the caller."""
     if op is None:
@@ -186,7 +192,8 @@ audit AS ({
             note="m.name",
             detail="jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)",
         )
-    })
+    }),
+logged AS ({log_schedules("made l")})
 SELECT m.*, c.* FROM checks c LEFT JOIN made m ON true"""
     return Statement(sql, params, lambda rows: _finish(rows, "team"))
 
@@ -234,7 +241,8 @@ audit AS ({
             note="m.name",
             detail=EDIT_DETAIL,
         )
-    })
+    }),
+logged AS ({log_schedules("made l")})
 SELECT m.*, coalesce(c.found, false) AS found, c.acts, c.owner_ok, c.queue_ok, c.name_free
 FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN made m ON true"""
     return Statement(sql, params, lambda rows: _finish(rows, "schedule"))
@@ -250,6 +258,9 @@ def set_paused(op: OperatorScope | None, schedule_id: Any, paused: bool, *, now:
     return _flag(params, acts, sees, now, "schedule.pause" if paused else "schedule.resume")
 
 
+SCHEDULE_DETAIL: LiteralString = "jsonb_build_object('schedule', m.id)"
+
+
 def _flag(params: dict, acts: LiteralString, sees: LiteralString, now: datetime, action: LiteralString):
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
@@ -260,7 +271,8 @@ made AS (
     FROM checks c WHERE u.id = %(id)s AND c.found AND c.acts AND u.paused IS DISTINCT FROM %(paused)s
     RETURNING u.*
 ),
-audit AS ({audit_row(action, "made m", team="m.team_id", note="m.name", detail="jsonb_build_object('schedule', m.id)")})
+audit AS ({audit_row(action, "made m", team="m.team_id", note="m.name", detail=SCHEDULE_DETAIL)}),
+logged AS ({log_schedules("made l")})
 SELECT coalesce(m.id, s.id) AS id, coalesce(c.found, false) AS found, c.acts,
        (SELECT to_jsonb(x) FROM (SELECT * FROM made) x) AS made, to_jsonb(s) AS was
 FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN checks c ON true LEFT JOIN made m ON true"""
@@ -307,7 +319,8 @@ audit AS ({
             note="g.name",
             detail="jsonb_build_object('schedule', g.id)",
         )
-    })
+    }),
+logged AS ({log_schedules("gone l")})
 SELECT g.name, coalesce(c.found, false) AS found, c.acts
 FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN gone g ON true"""
 

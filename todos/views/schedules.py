@@ -110,6 +110,14 @@ def schedule_list(request):
 
 @require_GET
 @board_view
+def schedule_panel(request):
+    """The list alone (a live region): refreshed when a schedule changes, fires, or a fired todo
+    moves on."""
+    return render(request, "schedules/_panel.html", {"schedules": schedules_of(request.viewer.team_ids)})
+
+
+@require_GET
+@board_view
 def schedule_preview(request):
     """The htmx fragment under the cron field: the next five ticks, computed here by cronsim."""
     context = _preview(request.GET.get("cron", ""), request.GET.get("timezone", ""))

@@ -138,9 +138,8 @@ logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN extract(epoch FROM now() - (
+        SELECT ra.claimed_at FROM todo_attempts ra WHERE ra.todo_id = r.id AND ra.ended_at IS NULL))::double precision END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id
 ),
 opened AS (

@@ -13,12 +13,10 @@ WITH cand AS (
 ),
 purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id
-    RETURNING t.id, t.queue, t.endpoint_id, todo_board_state(t.state, t.next_retry_at) AS state_before
+    RETURNING t.id, t.queue, t.endpoint_id, t.claimed_at, todo_board_state(t.state, t.next_retry_at) AS state_before
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'purge', r.state_before, NULL, NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (NULL) IS DISTINCT FROM 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'purge', r.state_before, NULL, NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (NULL) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM purged r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT p.id FROM purged p

@@ -17,9 +17,7 @@ requeued AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue', CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue', CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM requeued r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT r.id, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM requeued WHERE TRUE) w) AS notified

@@ -41,9 +41,7 @@ closed AS (
 ),
 logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM dead r JOIN endpoints le ON le.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -31,5 +31,9 @@ made AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.create', NULL, m.endpoint_id, m.queue, m.name, jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)
-    FROM made m)
+    FROM made m),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT l.team_id, l.endpoint_id, NULL, l.queue, 'schedule', NULL, NULL, NULL, NULL, NULL
+    FROM made l)
 SELECT m.*, c.* FROM checks c LEFT JOIN made m ON true

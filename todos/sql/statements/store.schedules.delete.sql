@@ -13,6 +13,10 @@ gone AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT g.team_id, %(user_id)s, %(actor)s, 'schedule.delete', NULL, g.endpoint_id, g.queue, g.name, jsonb_build_object('schedule', g.id)
-    FROM gone g)
+    FROM gone g),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT l.team_id, l.endpoint_id, NULL, l.queue, 'schedule', NULL, NULL, NULL, NULL, NULL
+    FROM gone l)
 SELECT g.name, coalesce(c.found, false) AS found, c.acts
 FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN gone g ON true

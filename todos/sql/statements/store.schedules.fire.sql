@@ -36,9 +36,7 @@ ins AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM ins r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified

@@ -17,7 +17,11 @@ made AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.pause', NULL, NULL, NULL, m.name, jsonb_build_object('schedule', m.id)
-    FROM made m)
+    FROM made m),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT l.team_id, l.endpoint_id, NULL, l.queue, 'schedule', NULL, NULL, NULL, NULL, NULL
+    FROM made l)
 SELECT coalesce(m.id, s.id) AS id, coalesce(c.found, false) AS found, c.acts,
        (SELECT to_jsonb(x) FROM (SELECT * FROM made) x) AS made, to_jsonb(s) AS was
 FROM (SELECT 1) one LEFT JOIN s ON true LEFT JOIN checks c ON true LEFT JOIN made m ON true

@@ -39,6 +39,10 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
         FROM jsonb_each(to_jsonb(m) - 'updated_at' - 'next_fire_at') n
         JOIN jsonb_each(to_jsonb(s) - 'updated_at' - 'next_fire_at') o ON o.key = n.key
         WHERE o.value IS DISTINCT FROM n.value), '{}'::jsonb) || jsonb_build_object('schedule', m.id)
-    FROM made m JOIN s ON s.id = m.id)
+    FROM made m JOIN s ON s.id = m.id),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT l.team_id, l.endpoint_id, NULL, l.queue, 'schedule', NULL, NULL, NULL, NULL, NULL
+    FROM made l)
 SELECT m.*, coalesce(c.found, false) AS found, c.acts, c.owner_ok, c.queue_ok, c.name_free
 FROM (SELECT 1) one LEFT JOIN checks c ON true LEFT JOIN made m ON true

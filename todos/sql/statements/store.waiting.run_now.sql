@@ -35,9 +35,7 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
     FROM upd u JOIN endpoints ae ON ae.id = u.endpoint_id JOIN changed c ON c.id = u.id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'run_now', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN (
-        SELECT extract(epoch FROM now() - ra.claimed_at)::double precision FROM todo_attempts ra
-        WHERE ra.todo_id = r.id AND ra.ended_at IS NULL) END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'run_now', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
 result AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE next_retry_at IS NULL) w) AS notified FROM upd)

@@ -1,0 +1,168 @@
+"""axe-core finds no accessibility violation on any Board page, in light and in dark mode
+(issue 16).
+
+axe is vendored for the tests only (``tests/support/vendor/axe-core``, its version and licence
+there). The Board's CSP allows scripts from its own origin only, so the test serves axe from a
+path of that origin (a Playwright route) instead of loosening the policy: the pages are checked
+exactly as they are served, and the ``page`` fixture's rule (no console error, no CSP
+violation) holds here too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import factories as f
+from tests.board import test_browser as base
+from tests.board.test_browser import sign_in
+from tests.board.test_schedules import acme_schedule
+from tests.support.board import make
+from todos.db import execute
+from todos.store import human as O
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
+
+allow_sync_orm_beside_playwright = base.allow_sync_orm_beside_playwright
+fast_passwords = base.fast_passwords
+browser = base.browser
+
+AXE = Path(__file__).resolve().parents[1] / "support" / "vendor" / "axe-core" / "axe.min.js"
+AXE_PATH = "/__tests__/axe.min.js"  # never a Board URL: the route below answers it
+# Every rule axe ships except the experimental ones (axe's default), WCAG 2.x A/AA and its best
+# practices included.
+RUN = "() => axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)"
+
+
+@pytest.fixture(params=["light", "dark"])
+def scheme(request):
+    return request.param
+
+
+@pytest.fixture
+def axe_page(browser, asgi_server, scheme):
+    context = browser.new_context(
+        base_url=asgi_server.url, viewport={"width": 1440, "height": 900}, color_scheme=scheme
+    )
+    context.route(f"**{AXE_PATH}", lambda route: route.fulfill(path=str(AXE), content_type="text/javascript"))
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.problems = base.watch(page)
+    yield page
+    context.close()
+    assert page.problems == [], page.problems
+
+
+def violations(page) -> list[dict]:
+    page.add_script_tag(url=AXE_PATH)
+    return page.evaluate(RUN)
+
+
+def readable(found: dict[str, list[dict]]) -> str:
+    lines = []
+    for where, items in found.items():
+        for v in items:
+            lines.append(f"{where}: [{v['impact']}] {v['id']}: {v['help']} ({v['helpUrl']})")
+            for node in v["nodes"][:6]:
+                lines.append(f"    {' '.join(map(str, node['target']))}: {node['failureSummary']!r}")
+                lines.append(f"      {node['html'][:200]}")
+            if len(v["nodes"]) > 6:
+                lines.append(f"    … and {len(v['nodes']) - 6} more")
+    return "\n".join(lines)
+
+
+def seed(world):
+    """Something on every page: todos in each state, a paused queue, a schedule, a viewer."""
+    todos = {
+        state: make(world, state, title=f"An example {state} todo")
+        for state in ("pending", "scheduled", "claimed", "retry", "dead", "done", "canceled", "mine")
+    }
+    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    make(world, "pending", title="Waiting in a paused queue", queue="email")
+    schedule = acme_schedule(world)
+    sue = f.user("sue", superuser=True)
+    f.member(world.acme, sue, "admin")
+    return todos, schedule
+
+
+def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme):
+    todos, schedule = seed(world)
+    page = axe_page
+    found: dict[str, list[dict]] = {}
+
+    def check(name: str) -> None:
+        result = violations(page)
+        if result:
+            found[f"{scheme} {name} ({page.url})"] = result
+
+    page.goto("/accounts/login/")
+    check("login")
+    page.fill("#id_username", "sue")
+    page.fill("#id_password", "not her password")
+    page.click("button[type=submit]")
+    expect(page.locator("main .form-error")).to_contain_text("did not match")
+    check("login refused")
+    sign_in(page, "sue")
+    for name, path in (
+        ("overview", "/"),
+        ("todos", "/todos/"),
+        ("todos search", "/todos/?q=example&state=all"),
+        ("dead letters list", "/todos/?state=dead"),
+        ("dead letters by reason", "/todos/dead-letters/"),
+        ("new todo", "/todos/new/"),
+        ("todo page (claimed)", f"/todos/{todos['claimed'].id}/"),
+        ("todo page (dead)", f"/todos/{todos['dead'].id}/"),
+        ("charts", "/charts/"),
+        ("schedules", "/schedules/"),
+        ("schedule", f"/schedules/{schedule.id}/"),
+        ("agents", "/agents/"),
+        ("endpoints", "/endpoints/"),
+        ("vend an endpoint", "/endpoints/new/"),
+        ("edit an endpoint", "/endpoints/acme-worker/edit/"),
+        ("activity", "/activity/"),
+        ("teams", "/teams/"),
+        ("team", "/teams/acme/"),
+        ("people", "/people/"),
+        ("change password", "/accounts/password_change/"),
+    ):
+        page.goto(path)
+        page.locator("main").wait_for()
+        check(name)
+
+    # the drawer open over the list, with its forms unfolded
+    page.goto("/todos/")
+    page.click(f"#todo-{todos['retry'].id} a.todo-link")
+    drawer = page.locator(f'#drawer[data-todo-id="{todos["retry"].id}"]')
+    expect(drawer).to_be_visible()
+    check("drawer (retry)")
+    page.goto(f"/todos/?open={todos['pending'].id}")
+    expect(page.locator(f'#drawer[data-todo-id="{todos["pending"].id}"]')).to_be_visible()
+    for summary in page.locator("#drawer details.action-form > summary").all():
+        summary.click()
+    check("drawer (pending, forms open)")
+
+    # a bulk preview
+    page.goto("/todos/?state=dead")
+    page.locator("button", has_text="Retry all matching").click()
+    page.locator("#bulk-panel .bulk-preview").wait_for()
+    check("bulk preview")
+
+    # the Board's own confirmation dialog, and on a phone the menu and the drawer's sheet
+    page.goto(f"/todos/?open={todos['claimed'].id}")
+    page.locator("#drawer [data-confirm]").first.click()
+    expect(page.locator("dialog[open]")).to_be_visible()
+    check("confirmation dialog")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/todos/")
+    page.locator("[data-nav-toggle]").click()
+    expect(page.locator("#mainnav")).to_be_visible()
+    check("phone menu open")
+    page.keyboard.press("Escape")
+    page.click(f"#todo-{todos['dead'].id} a.todo-link")
+    expect(page.locator(f'#drawer[data-todo-id="{todos["dead"].id}"]')).to_be_in_viewport()
+    check("phone drawer sheet")
+
+    assert found == {}, "axe found violations:\n" + readable(found)
+    print(json.dumps({"scheme": scheme, "pages": "all clean"}))
