@@ -132,6 +132,16 @@ def test_work_needing_capabilities_its_owner_lacks_is_flagged_with_the_missing_l
     assert stuck_of(world.alice_user) == {}
 
 
+def test_scheduled_work_needing_capabilities_its_owner_lacks_is_flagged(world, alice_client):
+    later = make(world, "scheduled", title="gpu, later", requires=["gpu"])
+    make(world, "scheduled", title="plain, later")
+    f.relayed()
+    group = stuck_of(world.alice_user)[("acme-worker", "default", "missing_capabilities")]
+    assert (group.pending, group.retry, group.scheduled, group.missing) == (0, 0, 1, ("gpu",))
+    body = page(alice_client.get(reverse("todo_list"), {"state": "scheduled"}))
+    assert "⚠ no agent can claim" in row_of(body, later.id)
+
+
 def test_people_of_another_team_do_not_see_it(world, bob_client):
     make(world, "pending", requires=["gpu"])
     assert stuck_of(world.bob_user) == {}

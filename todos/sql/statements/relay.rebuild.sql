@@ -41,13 +41,14 @@ DELETE FROM todo_counts;
 INSERT INTO todo_counts (endpoint_id, queue, state, n)
        SELECT endpoint_id, queue, todo_board_state(state, next_retry_at), count(*) FROM todos GROUP BY 1, 2, 3;
 
-DELETE FROM todo_finished_minutes WHERE minute > now() - interval '1 hour';
+DELETE FROM todo_finished_minutes WHERE minute >= date_trunc('minute', now() - interval '1 hour');
 
 INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
        SELECT endpoint_id, queue, date_trunc('minute', completed_at),
               count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed')
        FROM todos
-       WHERE completed_at > now() - interval '1 hour' AND todo_board_state(state, next_retry_at) IN ('done', 'dead')
+       WHERE completed_at >= date_trunc('minute', now() - interval '1 hour')
+         AND todo_board_state(state, next_retry_at) IN ('done', 'dead')
        GROUP BY 1, 2, 3;
 
 UPDATE relay_state SET counts_stale = false, rebuilt_at = now();
