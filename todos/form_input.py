@@ -142,6 +142,8 @@ def edit_changes(data) -> dict:
         changes["max_attempts"] = integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE)
     if "assignee" in data:
         changes["assignee"] = assignee(data)
+    if "requires" in data:
+        changes["requires"] = inputs.capability_text("requires", data.get("requires") or "")
     if "run_at" in data:
         changes["run_at"] = run_at(data)
     return changes
