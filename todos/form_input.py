@@ -108,6 +108,7 @@ def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
         "idempotency_key": (data.get("idempotency_key") or "").strip() or None,
         "priority": integer(data, "priority", *inputs.PRIORITY_RANGE, required=False),
         "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
+        "requires": inputs.capability_text("requires", data.get("requires") or ""),
         "note": note(data),
     }
 
@@ -141,6 +142,8 @@ def edit_changes(data) -> dict:
         changes["max_attempts"] = integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE)
     if "assignee" in data:
         changes["assignee"] = assignee(data)
+    if "requires" in data:
+        changes["requires"] = inputs.capability_text("requires", data.get("requires") or "")
     if "run_at" in data:
         changes["run_at"] = run_at(data)
     return changes

@@ -104,3 +104,13 @@ def test_revoke_unknown_or_already_revoked_is_an_error(store_db):
     call_command("revoke", "once", stdout=io.StringIO())
     with pytest.raises(CommandError, match="already revoked"):
         call_command("revoke", "once", stdout=io.StringIO())
+
+
+def test_vend_sets_default_capabilities_and_refuses_bad_ones_naming_the_option(store_db):
+    f.team("acme")
+    out, _ = vend("--team", "acme", "--name", "GPU box", "--queues", "ci", "--capabilities", "gpu, cuda")
+    assert re.search(r"^capabilities: cuda,gpu$", out, re.M)
+    assert execute(credential_for(token_hash(token_of(out)))).capabilities == ("cuda", "gpu")
+    with pytest.raises(CommandError, match=r"--capabilities\[0\]: must be at most 64 characters"):
+        vend("--team", "acme", "--name", "Bad", "--queues", "ci", "--capabilities", "x" * 65)
+    assert not Endpoint.objects.filter(slug="bad").exists()

@@ -132,6 +132,16 @@ def test_work_needing_capabilities_its_owner_lacks_is_flagged_with_the_missing_l
     assert stuck_of(world.alice_user) == {}
 
 
+def test_scheduled_work_needing_capabilities_its_owner_lacks_is_flagged(world, alice_client):
+    later = make(world, "scheduled", title="gpu, later", requires=["gpu"])
+    make(world, "scheduled", title="plain, later")
+    f.relayed()
+    group = stuck_of(world.alice_user)[("acme-worker", "default", "missing_capabilities")]
+    assert (group.pending, group.retry, group.scheduled, group.missing) == (0, 0, 1, ("gpu",))
+    body = page(alice_client.get(reverse("todo_list"), {"state": "scheduled"}))
+    assert "⚠ no agent can claim" in row_of(body, later.id)
+
+
 def test_people_of_another_team_do_not_see_it(world, bob_client):
     make(world, "pending", requires=["gpu"])
     assert stuck_of(world.bob_user) == {}
@@ -155,3 +165,22 @@ def test_the_capability_check_reads_only_capability_bound_waiting_rows(world):
         plan = conn.execute("EXPLAIN (FORMAT JSON) " + claimability.CAPABILITIES_SQL, params).fetchone()
     text = json.dumps(plan)
     assert "todos_requires_waiting" in text and "todos_pending" not in text, text
+
+
+# --- a todo made by hand -----------------------------------------------------------------------
+
+
+def test_a_todo_made_by_hand_may_require_capabilities(world, alice_client):
+    target = f"{world.acme_ep.id}|default"
+    assert 'name="requires"' in page(alice_client.get(reverse("todo_new")))
+    response = alice_client.post(reverse("todo_new"), {"target": target, "title": "render", "requires": "gpu, cuda"})
+    assert response.status_code == 302
+    todo_id = response["Location"].split("/")[2]
+    assert sql("SELECT requires FROM todos WHERE id = %s", (todo_id,))[0]["requires"] == ["cuda", "gpu"]
+    for value, problem in (
+        (" ".join(f"l{n}" for n in range(17)), "requires: must list at most 16 labels, got 17"),
+        ("gpu " + "x" * 65, "requires: label 2: must be at most 64 characters, got 65"),
+    ):
+        bad = alice_client.post(reverse("todo_new"), {"target": target, "title": "x", "requires": value})
+        assert bad.status_code == 422 and f'role="alert">{problem}' in page(bad)
+    assert sql("SELECT count(*) AS n FROM todos")[0]["n"] == 1

@@ -223,3 +223,38 @@ def test_the_list_is_a_live_region_served_alone(world, alice_client, bob_client)
     assert panel.startswith('<section id="schedules-panel"') and "hourly sync" in panel
     assert "New schedule" not in panel  # the region only
     assert "hourly sync" not in bob_client.get(reverse("schedules_panel"), **htmx()).content.decode()
+
+
+def test_requires_is_kept_edited_audited_and_carried_by_the_fired_todo(world, alice_client):
+    assert alice_client.post(reverse("schedule_create"), form(world, requires="gpu, region:eu gpu")).status_code == 302
+    with connect() as conn:
+        made = conn.execute("SELECT id, requires FROM schedules").fetchone()
+    assert made["requires"] == ["gpu", "region:eu"]
+    url = reverse("schedule_detail", args=[made["id"]])
+    assert 'name="requires"' in (page := alice_client.get(url).content.decode()) and 'value="gpu region:eu"' in page
+    assert alice_client.post(url, form(world, requires="arm64")).status_code == 302
+    alice_client.post(reverse("schedule_fire", args=[made["id"]]))
+    with connect() as conn:
+        todo = conn.execute("SELECT requires FROM todos WHERE source = 'schedule'").fetchone()
+        edit = conn.execute("SELECT detail FROM audit_log WHERE action = 'schedule.edit'").fetchone()
+    assert todo["requires"] == ["arm64"]
+    assert edit["detail"]["requires"] == {"old": ["gpu", "region:eu"], "new": ["arm64"]}
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("gpu ,bad!label", "requires: label 2: must be letters, digits"),
+        (" ".join(f"l{n}" for n in range(17)), "requires: must list at most 16 labels, got 17"),
+        ("x" * 65, "requires: label 1: must be at most 64 characters, got 65"),
+    ],
+)
+def test_bad_requires_is_named_and_nothing_is_written(world, alice_client, value, problem):
+    response = alice_client.post(reverse("schedule_create"), form(world, requires=value))
+    assert response.status_code == 422 and problem in response.content.decode()
+    assert count("schedules") == 0
+    made = acme_schedule(world, requires=None)
+    edited = alice_client.post(reverse("schedule_detail", args=[made.id]), form(world, requires=value))
+    assert edited.status_code == 422 and problem in edited.content.decode()
+    with connect() as conn:
+        assert conn.execute("SELECT requires FROM schedules").fetchone()["requires"] == []

@@ -236,3 +236,30 @@ def test_reservations_are_read_from_the_assignee_index(world):
         plan = conn.execute("EXPLAIN (FORMAT JSON) " + claimability.ASSIGNED_SQL, params).fetchone()
     text = json.dumps(plan)
     assert "todos_assignee_state_created" in text and "todos_pending" not in text, text
+
+
+def test_work_scheduled_to_run_later_is_stuck_as_well(world, alice_client):
+    """Scheduled work (pending with a time ahead) of an owner that cannot claim it waits forever
+    once it comes due: it is flagged now, counted apart, and its row carries the mark."""
+    producer = f.agent(f.endpoint(world.acme, slug="acme-producer", queues=("default",), verbs=PRODUCER_VERBS))
+    later = make(world, "scheduled", agent=producer, title="run later")
+    f.relayed()
+    stuck = stuck_of(world.alice_user)[("acme-producer", "default")]
+    assert (stuck.reason, stuck.pending, stuck.retry, stuck.scheduled, stuck.waiting) == ("no_claim_verb", 0, 0, 1, 1)
+    assert stuck.todos_url.endswith("state=scheduled")
+    overview = alice_client.get(reverse("overview")).content.decode()
+    assert "1 scheduled: stuck when they come due" in overview
+    listed = alice_client.get(reverse("todo_list"), {"state": "scheduled"}).content.decode()
+    assert "Work no agent can claim" in listed
+    row = listed[listed.index(f'id="todo-{later.id}"') :]
+    assert "⚠ no agent can claim" in row[: row.index("</tr>")]
+
+
+def test_scheduled_work_reserved_elsewhere_is_stuck_as_well(world):
+    from todos.store import human as O
+
+    other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
+    later = make(world, "scheduled", title="reserved, later")
+    execute(O.assign(world.alice, later.id, f"endpoint:{other.endpoint.id}"))
+    group = stuck_of(world.alice_user)[("acme-worker", "default")]
+    assert (group.reason, group.pending, group.scheduled) == ("assigned_elsewhere", 0, 1)

@@ -121,6 +121,46 @@ def test_edit_refuses_bad_json_naming_the_field_and_writes_nothing(world, alice_
     assert todo(t.id)["title"] == "keep"
 
 
+def test_edit_sets_and_clears_the_requirements_of_a_scheduled_todo_audited(world, alice_client):
+    t = make(world, "scheduled", title="later", requires=["gpu"])
+    drawer = alice_client.get(reverse("todo_drawer", args=[t.id]), **htmx("drawer")).content.decode()
+    assert 'name="requires"' in drawer and 'value="gpu"' in drawer
+    form = {"fragment": "drawer", "title": "later", "requires": "region:eu, gpu arm64"}
+    response = post(alice_client, "todo_edit", t.id, form, **htmx("drawer"))
+    assert response.status_code == 200, response.content.decode()[:500]
+    row = todo(t.id)
+    assert row["requires"] == ["arm64", "gpu", "region:eu"] and row["next_retry_at"] is not None
+    assert last_audit(t.id)["detail"] == {
+        "old": {"requires": ["gpu"]},
+        "new": {"requires": ["arm64", "gpu", "region:eu"]},
+    }
+    cleared = post(alice_client, "todo_edit", t.id, {"fragment": "drawer", "requires": ""}, **htmx("drawer"))
+    assert cleared.status_code == 200
+    assert todo(t.id)["requires"] == []
+
+
+def test_edit_refuses_bad_requirements_naming_the_field_and_writes_nothing(world, alice_client):
+    from todos.store import waiting
+    from todos.store.errors import Invalid
+
+    t = make(world, "pending", title="keep", requires=["gpu"])
+    form = {"fragment": "drawer", "title": "changed", "requires": "gpu bad!label"}
+    response = post(alice_client, "todo_edit", t.id, form, **htmx("drawer"))
+    assert response.status_code == 422 and "requires: label 2: must be letters, digits" in response.content.decode()
+    assert (todo(t.id)["title"], todo(t.id)["requires"]) == ("keep", ["gpu"])
+    with pytest.raises(Invalid) as refused:
+        execute(waiting.edit(world.alice, t.id, {"requires": "gpu"}))
+    assert (refused.value.field, refused.value.problem) == ("requires", "must be a list of labels")
+    with pytest.raises(Invalid) as refused:
+        execute(waiting.edit(world.alice, t.id, {"requires": ["ok", ""]}))
+    assert refused.value.field == "requires[1]"
+    # once claimed, the worker holds what it read: no edit
+    claimed = make(world, "claimed", requires=["gpu"])
+    clear = {"fragment": "drawer", "requires": ""}
+    refused_claimed = post(alice_client, "todo_edit", claimed.id, clear, **htmx("drawer"))
+    assert refused_claimed.status_code == 409 and todo(claimed.id)["requires"] == ["gpu"]
+
+
 def test_a_payload_with_secrets_is_not_offered_for_editing(world, alice_client):
     t = make(world, "pending", payload={"api_key": "s3cret"})
     drawer = alice_client.get(reverse("todo_drawer", args=[t.id]), **htmx("drawer")).content.decode()

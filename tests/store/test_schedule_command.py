@@ -42,6 +42,17 @@ def test_create_list_pause_resume_fire_delete(world):
     assert {r["actor"] for r in audit() if r["action"].startswith("schedule.")} == {"system"}
 
 
+def test_create_with_required_capabilities(world):
+    run(*CREATE, *TARGET, "--requires", "gpu", "--requires", "region:eu")
+    sid = one("SELECT id, requires FROM schedules")
+    assert sid["requires"] == ["gpu", "region:eu"]
+    run("fire", str(sid["id"]))
+    assert one("SELECT requires FROM todos")["requires"] == ["gpu", "region:eu"]
+    with pytest.raises(CommandError, match=r"requires\[0\]: must be letters"):
+        run(*CREATE[:3], "other", *CREATE[4:], *TARGET, "--requires", "bad!label")
+    assert len(sql("SELECT * FROM schedules")) == 1
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [

@@ -245,3 +245,15 @@ def test_delete_keeps_the_todos(world):
     assert sql("SELECT * FROM schedules") == [] and one("SELECT id FROM todos")["id"] == fired.todo_id
     with pytest.raises(NotFound):
         execute(S.delete(world.admin, made.id))
+
+
+@pytest.mark.parametrize("labels", [[f"l{n}" for n in range(17)], ["gpu", None]])
+def test_the_database_refuses_requirements_the_store_would(world, labels):
+    """The CHECK is the backstop behind inputs.capability_labels, as on todos.requires."""
+    import psycopg
+
+    made = make(world, requires=["gpu"])
+    assert made.requires == ["gpu"]
+    with pytest.raises(psycopg.errors.CheckViolation), pooled_connection() as conn:
+        conn.execute("UPDATE schedules SET requires = %s WHERE id = %s", (labels, made.id))
+    assert one("SELECT requires FROM schedules")["requires"] == ["gpu"]

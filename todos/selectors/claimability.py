@@ -1,5 +1,7 @@
-"""Work no agent can claim: waiting todos (pending, or failed with a retry scheduled) whose owning
-endpoint cannot take them, with the reason and the fix.
+"""Work no agent can claim: waiting todos (pending, scheduled to run later, or failed with a retry
+scheduled) whose owning endpoint cannot take them, with the reason and the fix. Scheduled work is
+not claimable *yet*, but once it comes due it is just as stuck as pending work, so it is counted
+(separately: the Board says it waits for its time as well).
 
 A todo belongs to one endpoint (``todos.endpoint_id``: the caller of ``create_for``, or the
 endpoint it named as ``endpoint``), and only that endpoint's credential claims it: ``claim_next``
@@ -47,6 +49,7 @@ STUCK_SQL: LiteralString = """
 SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
+       coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
        CASE WHEN e.state = 'revoked' THEN 'revoked'
             WHEN e.expires_at <= now() THEN 'expired'
             WHEN NOT (e.scope_verbs && %(claim_verbs)s::text[]) THEN 'no_claim_verb'
@@ -57,17 +60,20 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
                AND o.scope_verbs && %(claim_verbs)s::text[] AND c.queue = ANY(o.scope_queues)
              ORDER BY o.slug) AS claimers
 FROM todo_counts c JOIN endpoints e ON e.id = c.endpoint_id
-WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'retry') AND c.n > 0
+WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'retry') AND c.n > 0
   AND (%(queue)s::text IS NULL OR c.queue = %(queue)s::text)
   AND (e.state = 'revoked' OR e.expires_at <= now()
        OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues)))
 GROUP BY c.endpoint_id, c.queue, e.id
 ORDER BY e.slug, c.queue"""
 
-# Pending todos reserved for an endpoint other than their owner, per (owner, queue, assignee).
+# Pending todos (scheduled ones counted apart) reserved for an endpoint other than their owner, per
+# (owner, queue, assignee).
 # The range on assignee is the 'endpoint:' prefix, served by todos_assignee_state_created.
 ASSIGNED_SQL: LiteralString = """
-SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues, count(*)::bigint AS pending,
+SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues,
+       count(*) FILTER (WHERE t.next_retry_at IS NULL)::bigint AS pending,
+       count(*) FILTER (WHERE t.next_retry_at IS NOT NULL)::bigint AS scheduled,
        (SELECT o.slug FROM endpoints o WHERE 'endpoint:' || o.id::text = t.assignee) AS assignee_slug
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 WHERE t.assignee >= 'endpoint:' AND t.assignee < 'endpoint;' AND t.state = 'pending'
@@ -82,14 +88,15 @@ ORDER BY e.slug, t.queue, t.assignee"""
 # capabilities, per (owner, queue), with the labels it lacks. Served by todos_requires_waiting.
 CAPABILITIES_SQL: LiteralString = """
 WITH waiting AS (
-    SELECT t.endpoint_id, t.queue, t.state, t.requires FROM todos t
+    SELECT t.endpoint_id, t.queue, t.state, t.next_retry_at, t.requires FROM todos t
     WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.requires <> '{}' AND t.state IN ('pending', 'failed')
-      AND ((t.state = 'pending' AND t.next_retry_at IS NULL) OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
+      AND (t.state = 'pending' OR t.next_retry_at IS NOT NULL)  -- pending, scheduled or a retry: not dead
       AND (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
 )
 SELECT w.endpoint_id, w.queue, e.slug, e.team_id, e.scope_queues, e.capabilities,
-       count(*) FILTER (WHERE w.state = 'pending')::bigint AS pending,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NULL)::bigint AS pending,
        count(*) FILTER (WHERE w.state = 'failed')::bigint AS retry,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NOT NULL)::bigint AS scheduled,
        (SELECT array_agg(DISTINCT l ORDER BY l) FROM waiting m CROSS JOIN LATERAL unnest(m.requires) l
         WHERE m.endpoint_id = w.endpoint_id AND m.queue = w.queue AND NOT (l = ANY(e.capabilities))) AS missing
 FROM waiting w JOIN endpoints e ON e.id = w.endpoint_id
@@ -123,10 +130,11 @@ class Stuck:
     # missing_capabilities: the labels the todos need beyond the owner's default capabilities
     missing: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()  # the owner's default capabilities
+    scheduled: int = 0  # of them, scheduled to run later: stuck the same way once they come due
 
     @property
     def waiting(self) -> int:
-        return self.pending + self.retry
+        return self.pending + self.retry + self.scheduled
 
     @property
     def explanation(self) -> str:
@@ -158,7 +166,11 @@ class Stuck:
                 "team": self.team_slug,
                 "endpoint": self.endpoint_slug,
                 "queue": self.queue,
-                "state": "pending" if self.pending or not self.retry else "retry",
+                "state": "pending"
+                if self.pending or not (self.retry or self.scheduled)
+                else "retry"
+                if self.retry
+                else "scheduled",
             }
         )
         return f"{reverse('todo_list')}?{query}"
@@ -223,6 +235,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 queue=row["queue"],
                 pending=row["pending"],
                 retry=row["retry"],
+                scheduled=row["scheduled"],
                 reason=row["reason"],
                 scope_queues=tuple(row["scope_queues"]),
                 claimers=tuple(row["claimers"]),
@@ -242,6 +255,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 queue=row["queue"],
                 pending=row["pending"],
                 retry=0,
+                scheduled=row["scheduled"],
                 reason="assigned_elsewhere",
                 scope_queues=tuple(row["scope_queues"]),
                 claimers=(),
@@ -262,6 +276,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 queue=row["queue"],
                 pending=row["pending"],
                 retry=row["retry"],
+                scheduled=row["scheduled"],
                 reason="missing_capabilities",
                 scope_queues=tuple(row["scope_queues"]),
                 claimers=(),

@@ -69,6 +69,7 @@ class ScheduleView:
     priority: int
     max_attempts: int
     missed: str
+    requires: list[str]
     paused: bool
     next_fire_at: datetime
     fires: tuple[FireView, ...]

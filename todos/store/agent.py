@@ -358,7 +358,8 @@ cand AS (
         cand,
         with_prior=True,
         miss=agent_miss(),
-        extra="(SELECT tg.requires FROM target tg) AS target_requires",
+        # read only on a miss, as agent_miss reads ``target``
+        extra="CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires",
     )
 
     def finish(rows: list[dict]) -> Claim:

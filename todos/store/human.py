@@ -417,9 +417,10 @@ def create(
     priority: Any = None,
     max_attempts: Any = None,
     note: Any = None,
+    requires: Any = None,
 ) -> Statement[Created]:
     """A human enqueues a todo on one of their teams' endpoints, in a queue of its scope.
-    Idempotent by key exactly as the agent's create. Attempt rows: none."""
+    Idempotent by key exactly as the agent's create; ``requires`` as the agent's. Attempt rows: none."""
     try:
         endpoint = UUID(str(endpoint_id))
     except ValueError:
@@ -435,6 +436,7 @@ def create(
         key=inputs.idempotency_key(idempotency_key),
         priority=inputs.priority(priority),
         max_attempts=inputs.max_attempts(max_attempts),
+        requires=inputs.capability_labels("requires", requires),
     )
     sql = f"""
 WITH target AS (
@@ -448,9 +450,9 @@ allowed AS (
 ),
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       priority, max_attempts)
+                       priority, max_attempts, requires)
     SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
-           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
     FROM allowed a
     ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
     DO NOTHING

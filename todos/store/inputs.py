@@ -437,6 +437,13 @@ def capability_labels(field: str, value: Any) -> list[str]:
 
 
 def capability_text(field: str, text: Any) -> list[str]:
-    """The Board's one-line field: labels separated by commas or spaces."""
+    """The Board's one-line field: labels separated by commas or spaces. A problem with one label
+    is the field's, saying which label (counted from 1): the form has one field, not a list."""
     raw = require_str(field, text or "")
-    return capability_labels(field, [part for part in re.split(r"[\s,]+", raw) if part])
+    try:
+        return capability_labels(field, [part for part in re.split(r"[\s,]+", raw) if part])
+    except Invalid as exc:
+        if exc.field == field:
+            raise
+        label = int(exc.field.removeprefix(f"{field}[").rstrip("]")) + 1
+        raise Invalid(field, f"label {label}: {exc.problem}") from None

@@ -36,7 +36,7 @@ PREVIEW_COUNT = 5
 
 SCHEDULE_COLUMNS: LiteralString = (
     "id, team_id, name, cron, timezone, endpoint_id, queue, title, kind, payload, priority, max_attempts,"
-    " missed, paused, next_fire_at, created_at, updated_at"
+    " requires, missed, paused, next_fire_at, created_at, updated_at"
 )
 
 
@@ -54,6 +54,7 @@ class Schedule:
     payload: Any
     priority: int
     max_attempts: int
+    requires: list[str]
     missed: str
     paused: bool
     next_fire_at: datetime
@@ -92,6 +93,7 @@ def template(
     payload: Any = None,
     priority: Any = None,
     max_attempts: Any = None,
+    requires: Any = None,
     missed: Any = None,
     now: datetime,
 ) -> dict[str, Any]:
@@ -109,6 +111,7 @@ def template(
         "payload": inputs.json_value("payload", payload),
         "priority": inputs.priority(priority),
         "max_attempts": inputs.max_attempts(max_attempts),
+        "requires": inputs.capability_labels("requires", requires),
         "missed": schedule_times.policy(missed),
         "next_fire_at": schedule_times.next_tick(expr, tz, now),
     }
@@ -192,9 +195,9 @@ WITH checks AS (
 ),
 made AS (
     INSERT INTO schedules (team_id, name, cron, timezone, endpoint_id, queue, title, kind, payload, priority,
-                           max_attempts, missed, next_fire_at)
+                           max_attempts, requires, missed, next_fire_at)
     SELECT %(team_id)s, %(name)s, %(cron)s, %(timezone)s, %(endpoint_id)s, %(queue)s, %(title)s, %(kind)s,
-           %(payload)s, %(priority)s, %(max_attempts)s, %(missed)s, %(next_fire_at)s
+           %(payload)s, %(priority)s, %(max_attempts)s, %(requires)s, %(missed)s, %(next_fire_at)s
     FROM checks c WHERE c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
     RETURNING *
 ),
@@ -243,7 +246,7 @@ made AS (
     UPDATE schedules u SET name = %(name)s, cron = %(cron)s, timezone = %(timezone)s,
            endpoint_id = %(endpoint_id)s, queue = %(queue)s, title = %(title)s, kind = %(kind)s,
            payload = %(payload)s, priority = %(priority)s, max_attempts = %(max_attempts)s,
-           missed = %(missed)s, next_fire_at = %(next_fire_at)s, updated_at = now()
+           requires = %(requires)s, missed = %(missed)s, next_fire_at = %(next_fire_at)s, updated_at = now()
     FROM checks c WHERE u.id = %(id)s AND c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
     RETURNING u.*
 ),
@@ -375,9 +378,10 @@ fired AS (
     RETURNING schedule_id, tick, todo_id, how
 ),
 ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key, priority, max_attempts)
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key, priority, max_attempts,
+                       requires)
     SELECT f.todo_id, s.endpoint_id, s.queue, 'schedule', s.kind, s.title, s.payload, {TICK_KEY},
-           s.priority, s.max_attempts
+           s.priority, s.max_attempts, s.requires
     FROM fired f JOIN schedules s ON s.id = f.schedule_id
     ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE} DO NOTHING
     RETURNING *

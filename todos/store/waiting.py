@@ -33,6 +33,7 @@ EDITABLE: dict[str, LiteralString] = {
     "priority": "priority = %(priority)s",
     "max_attempts": "max_attempts = %(max_attempts)s",
     "assignee": "assignee = %(assignee)s",
+    "requires": "requires = %(requires)s",
     "run_at": "next_retry_at = CASE WHEN %(run_at)s::timestamptz > now() THEN %(run_at)s::timestamptz END",
 }
 # Each field's value in the audit row, over a todo row alias: the payload as JSON, the time as
@@ -43,6 +44,7 @@ AUDITED: dict[LiteralString, Callable[[LiteralString], LiteralString]] = {
     "priority": lambda r: f"to_jsonb({r}.priority)",
     "max_attempts": lambda r: f"to_jsonb({r}.max_attempts)",
     "assignee": lambda r: f"to_jsonb({r}.assignee)",
+    "requires": lambda r: f"to_jsonb({r}.requires)",
     "run_at": lambda r: f"to_jsonb({r}.next_retry_at)",
 }
 WAITING: LiteralString = "t.state = 'pending'"
@@ -145,7 +147,8 @@ def reschedule(
 
 def edit(op: OperatorScope, todo_id: Any, changes: Any, *, note: Any = None) -> Statement[Todo]:
     """Edit a todo before it runs: any of ``title``, ``payload``, ``priority``, ``max_attempts``,
-    ``assignee`` (``human:<id>``, ``endpoint:<uuid>`` or empty), ``run_at`` (RFC 3339, or empty
+    ``assignee`` (``human:<id>``, ``endpoint:<uuid>`` or empty), ``requires`` (capability
+    labels; empty: none), ``run_at`` (RFC 3339, or empty
     for now). Only the fields in ``changes`` change.
 
     Guard: pending (scheduled or not): once claimed, the worker holds what it read. Attempt rows:
@@ -170,6 +173,8 @@ def edit(op: OperatorScope, todo_id: Any, changes: Any, *, note: Any = None) -> 
         if value is not None and not (value.startswith("human:") or value.startswith("endpoint:")):
             raise Invalid("assignee", "must be human:<user id> or endpoint:<endpoint id>")
         params["assignee"] = value
+    if "requires" in changes:
+        params["requires"] = inputs.capability_labels("requires", changes["requires"])
     if "run_at" in changes:
         raw = changes["run_at"]
         params["run_at"] = None if raw in (None, "") else inputs.run_at(raw)

@@ -120,13 +120,7 @@ def _values(data) -> dict:
 def _capabilities(data) -> list[str]:
     """The default capabilities field (labels separated by commas or spaces), cleaned as the
     store would; an ``Invalid`` names the field (and which label, counted from 1)."""
-    try:
-        return inputs.capability_text("capabilities", data.get("capabilities", ""))
-    except Invalid as exc:
-        if exc.field == "capabilities":
-            raise
-        label = int(exc.field.removeprefix("capabilities[").rstrip("]")) + 1
-        raise Invalid("capabilities", f"label {label}: {exc.problem}") from None
+    return inputs.capability_text("capabilities", data.get("capabilities", ""))
 
 
 def _scopes(data) -> tuple[list[str], list[str], int | None]:

@@ -21,13 +21,26 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from todos import schedule_times
 from todos.db import execute
 from todos.selectors.schedules import schedule_of, schedules_of
+from todos.store import inputs
 from todos.store import schedules as store
 from todos.store.errors import Invalid
 from todos.views.common import board_view, not_found, store_refusals
 from todos.views.teams import _scope
 
 READ_ONLY = "Your role on this team is read-only: viewers see schedules but do not change them."
-FIELDS = ("name", "cron", "timezone", "endpoint", "queue", "title", "kind", "payload", "priority", "max_attempts")
+FIELDS = (
+    "name",
+    "cron",
+    "timezone",
+    "endpoint",
+    "queue",
+    "title",
+    "kind",
+    "payload",
+    "priority",
+    "max_attempts",
+    "requires",
+)
 DEFAULTS = {"timezone": "UTC", "cron": "0 * * * *", "missed": "skip", "max_attempts": "5", "priority": "0"}
 
 
@@ -55,6 +68,7 @@ def _fields(post) -> dict:
         "payload": payload,
         "priority": _int(post, "priority"),
         "max_attempts": _int(post, "max_attempts"),
+        "requires": inputs.capability_text("requires", post.get("requires", "")),
         "missed": post.get("missed") or None,
     }
 
@@ -156,6 +170,7 @@ def _detail_values(schedule) -> dict:
         "payload": "" if schedule.payload is None else json.dumps(schedule.payload, indent=2),
         "priority": schedule.priority,
         "max_attempts": schedule.max_attempts,
+        "requires": " ".join(schedule.requires),
         "missed": schedule.missed,
     }
 

@@ -41,7 +41,7 @@ def _list_context(request, f: TodoFilter) -> dict:
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused, stuck=stuck),
-        "stuck": claimability.matching(stuck, f) if f.state in ("all", "pending", "retry") else [],
+        "stuck": claimability.matching(stuck, f) if f.state in ("all", "pending", "scheduled", "retry") else [],
         "counts": counts,
         "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,

@@ -43,6 +43,12 @@ class Command(BaseCommand):
         make.add_argument("--payload", help="JSON")
         make.add_argument("--priority", type=int)
         make.add_argument("--max-attempts", type=int, dest="max_attempts")
+        make.add_argument(
+            "--requires",
+            action="append",
+            metavar="LABEL",
+            help="a capability label the fired todos require (repeatable): only a claim presenting all takes them",
+        )
         make.add_argument("--missed", choices=schedules.schedule_times.POLICIES, default="skip")
         for verb in ("pause", "resume", "fire", "delete"):
             one = sub.add_parser(verb)
@@ -92,6 +98,7 @@ class Command(BaseCommand):
                 endpoint_id=endpoint_id,
                 payload=payload,
                 max_attempts=options.get("max_attempts"),
+                requires=options.get("requires"),
                 missed=options.get("missed"),
                 **fields,
             )

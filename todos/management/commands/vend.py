@@ -2,7 +2,7 @@
 
     manage.py vend --team acme --name "CI fixer" --verbs claim_next,heartbeat,complete,fail \\
         --queues ci-failures [--slug ci-fixer] [--expires-in 24h | --expires-at 2027-01-01T00:00Z] \\
-        [--default-lease 600]
+        [--default-lease 600] [--capabilities gpu,region:eu]
 
 The token is printed once and never stored (only its SHA-256 is): copy it now.
 """
@@ -66,6 +66,10 @@ class Command(BaseCommand):
         expiry.add_argument("--expires-in", help="lifetime such as 30m, 24h, 7d")
         expiry.add_argument("--expires-at", help="ISO 8601 instant the token stops working")
         parser.add_argument("--default-lease", type=int, help="default lease in seconds (60..86400)")
+        parser.add_argument(
+            "--capabilities",
+            help="comma-separated default capabilities: what its claims present when they present none",
+        )
 
     def handle(self, *args, **options):
         team = Team.objects.filter(slug=options["team"]).values_list("id", flat=True).first()
@@ -98,6 +102,7 @@ class Command(BaseCommand):
                     queues=split_list(options["queues"]),
                     default_lease_ttl_seconds=options["default_lease"],
                     expires_at=expires_at,
+                    capabilities=split_list(options["capabilities"]),
                 )
             )
         except StoreError as exc:
@@ -106,6 +111,8 @@ class Command(BaseCommand):
         self.stdout.write(f"slug:    {ep.slug}")
         self.stdout.write(f"verbs:   {','.join(ep.scope_verbs)}")
         self.stdout.write(f"queues:  {','.join(ep.scope_queues)}")
+        if ep.capabilities:
+            self.stdout.write(f"capabilities: {','.join(ep.capabilities)}")
         if ep.expires_at:
             self.stdout.write(f"expires: {ep.expires_at.isoformat()}")
         self.stdout.write(f"token:   {vended.token}")
@@ -124,4 +131,6 @@ def _option_message(exc: StoreError) -> str:
     field = getattr(exc, "field", None)
     if field in options:
         return f"{options[field]}: {exc.problem}"
+    if field and field.startswith("capabilities"):
+        return f"--capabilities{field.removeprefix('capabilities')}: {exc.problem}"
     return exc.message

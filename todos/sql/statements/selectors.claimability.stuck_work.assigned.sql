@@ -17,7 +17,9 @@
 --       state='active', scope_queues=('default',), capabilities=())))
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues, count(*)::bigint AS pending,
+SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues,
+       count(*) FILTER (WHERE t.next_retry_at IS NULL)::bigint AS pending,
+       count(*) FILTER (WHERE t.next_retry_at IS NOT NULL)::bigint AS scheduled,
        (SELECT o.slug FROM endpoints o WHERE 'endpoint:' || o.id::text = t.assignee) AS assignee_slug
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 WHERE t.assignee >= 'endpoint:' AND t.assignee < 'endpoint;' AND t.state = 'pending'

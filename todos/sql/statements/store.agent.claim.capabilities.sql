@@ -128,4 +128,4 @@ SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
         WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END AS miss, (SELECT tg.requires FROM target tg) AS target_requires FROM (SELECT 1) one LEFT JOIN result r ON true
+        ELSE 'conflict' END AS miss, CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires FROM (SELECT 1) one LEFT JOIN result r ON true

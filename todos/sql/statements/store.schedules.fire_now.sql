@@ -23,10 +23,11 @@ fired AS (
     RETURNING schedule_id, tick, todo_id, how
 ),
 ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key, priority, max_attempts)
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key, priority, max_attempts,
+                       requires)
     SELECT f.todo_id, s.endpoint_id, s.queue, 'schedule', s.kind, s.title, s.payload, 'schedule:' || s.id || ':'
         || to_char(f.tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-           s.priority, s.max_attempts
+           s.priority, s.max_attempts, s.requires
     FROM fired f JOIN schedules s ON s.id = f.schedule_id
     ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) DO NOTHING
     RETURNING *

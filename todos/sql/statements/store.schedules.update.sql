@@ -29,7 +29,7 @@ made AS (
     UPDATE schedules u SET name = %(name)s, cron = %(cron)s, timezone = %(timezone)s,
            endpoint_id = %(endpoint_id)s, queue = %(queue)s, title = %(title)s, kind = %(kind)s,
            payload = %(payload)s, priority = %(priority)s, max_attempts = %(max_attempts)s,
-           missed = %(missed)s, next_fire_at = %(next_fire_at)s, updated_at = now()
+           requires = %(requires)s, missed = %(missed)s, next_fire_at = %(next_fire_at)s, updated_at = now()
     FROM checks c WHERE u.id = %(id)s AND c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
     RETURNING u.*
 ),

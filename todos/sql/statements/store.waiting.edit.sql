@@ -4,7 +4,7 @@
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'
 --   changes = {'title': 'Renamed', 'payload': {'a': 1}, 'priority': 5, 'max_attempts': 3,
---       'assignee': None, 'run_at': ''}
+--       'assignee': None, 'requires': ['gpu'], 'run_at': ''}
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH prior AS (
@@ -14,10 +14,10 @@ WITH prior AS (
     FOR UPDATE
 ),
 old AS (
-    SELECT p.id, jsonb_build_object('title', to_jsonb(p.title), 'payload', p.payload, 'priority', to_jsonb(p.priority), 'max_attempts', to_jsonb(p.max_attempts), 'assignee', to_jsonb(p.assignee), 'run_at', to_jsonb(p.next_retry_at)) AS vals FROM todos p JOIN prior ON prior.id = p.id
+    SELECT p.id, jsonb_build_object('title', to_jsonb(p.title), 'payload', p.payload, 'priority', to_jsonb(p.priority), 'max_attempts', to_jsonb(p.max_attempts), 'assignee', to_jsonb(p.assignee), 'requires', to_jsonb(p.requires), 'run_at', to_jsonb(p.next_retry_at)) AS vals FROM todos p JOIN prior ON prior.id = p.id
 ),
 upd AS (
-    UPDATE todos t SET title = %(title)s, payload = %(payload)s, priority = %(priority)s, max_attempts = %(max_attempts)s, assignee = %(assignee)s, next_retry_at = CASE WHEN %(run_at)s::timestamptz > now() THEN %(run_at)s::timestamptz END, updated_at = now()
+    UPDATE todos t SET title = %(title)s, payload = %(payload)s, priority = %(priority)s, max_attempts = %(max_attempts)s, assignee = %(assignee)s, requires = %(requires)s, next_retry_at = CASE WHEN %(run_at)s::timestamptz > now() THEN %(run_at)s::timestamptz END, updated_at = now()
     FROM prior p
     WHERE t.id = p.id AND t.state = 'pending'
     RETURNING t.*, p.state_before
@@ -29,7 +29,7 @@ changed AS (
            coalesce(jsonb_object_agg(n.key, n.value) FILTER (WHERE o.value IS DISTINCT FROM n.value), '{}') AS new
     FROM upd u JOIN old ON old.id = u.id
     CROSS JOIN LATERAL jsonb_each(old.vals) o
-    JOIN LATERAL jsonb_each(jsonb_build_object('title', to_jsonb(u.title), 'payload', u.payload, 'priority', to_jsonb(u.priority), 'max_attempts', to_jsonb(u.max_attempts), 'assignee', to_jsonb(u.assignee), 'run_at', to_jsonb(u.next_retry_at))) n ON n.key = o.key
+    JOIN LATERAL jsonb_each(jsonb_build_object('title', to_jsonb(u.title), 'payload', u.payload, 'priority', to_jsonb(u.priority), 'max_attempts', to_jsonb(u.max_attempts), 'assignee', to_jsonb(u.assignee), 'requires', to_jsonb(u.requires), 'run_at', to_jsonb(u.next_retry_at))) n ON n.key = o.key
     GROUP BY u.id
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
