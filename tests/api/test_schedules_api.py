@@ -22,6 +22,7 @@ NIGHTLY = {
     "payload": {"scope": "all"},
     "priority": 3,
     "max_attempts": 2,
+    "requires": ["gpu", "region:eu"],
 }
 
 
@@ -78,6 +79,9 @@ def test_round_trip(api, tenancy, changes):
     (listed,) = api.ok(token, "list_schedules")["schedules"]
     assert listed["fires"][0]["todo_id"] == fired.todo_id and listed["fires"][0]["state"] == "pending"
     assert listed["fires"][0]["how"] == "manual"
+    with db.connect() as conn:
+        todo = conn.execute("SELECT requires, priority FROM todos WHERE id = %s", (fired.todo_id,)).fetchone()
+    assert todo == {"requires": ["gpu", "region:eu"], "priority": 3}
 
     gone = api.ok(token, "delete_schedule", {"id": made["id"]})
     assert gone == {"id": made["id"], "name": "nightly", "deleted": True}
@@ -135,6 +139,7 @@ def test_a_schedule_is_owned_by_its_creator_whatever_the_body_says(api, tenancy)
         ({"title": ""}, "title"),
         ({"priority": 40_000}, "priority"),
         ({"max_attempts": 0}, "max_attempts"),
+        ({"requires": ["no spaces"]}, "requires"),
         ({"missed": "sometimes"}, "missed"),
         ({"payload": {"a": "\u0000"}}, "payload"),
         ({"bogus": 1}, "bogus"),

@@ -470,6 +470,11 @@ SCHEDULE = closed(
         "payload": ANY_JSON,
         "priority": {"type": "integer"},
         "max_attempts": {"type": "integer"},
+        "requires": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "capability labels each fired todo requires of its claim (sorted; empty: any claim)",
+        },
         "missed": {"type": "string", "enum": ["skip", "catch_up"]},
         "paused": {"type": "boolean"},
         "next_fire_at": {**TIMESTAMP, "description": "its next tick (for a paused schedule: when it was due)"},
@@ -514,6 +519,7 @@ CREATE_SCHEDULE_IN = obj(
         "payload": PAYLOAD,
         "priority": CREATE_FOR_IN["properties"]["priority"],
         "max_attempts": CREATE_FOR_IN["properties"]["max_attempts"],
+        "requires": CREATE_FOR_IN["properties"]["requires"],
         "missed": optional(
             {
                 "type": "string",

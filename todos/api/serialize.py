@@ -91,6 +91,7 @@ def schedule(view: ScheduleView) -> dict:
         "payload": view.payload,
         "priority": view.priority,
         "max_attempts": view.max_attempts,
+        "requires": list(view.requires or ()),
         "missed": view.missed,
         "paused": view.paused,
         "next_fire_at": timestamp(view.next_fire_at),

@@ -25,9 +25,9 @@ WITH checks AS (
 ),
 made AS (
     INSERT INTO schedules (team_id, name, cron, timezone, endpoint_id, queue, title, kind, payload, priority,
-                           max_attempts, missed, next_fire_at)
+                           max_attempts, requires, missed, next_fire_at)
     SELECT %(team_id)s, %(name)s, %(cron)s, %(timezone)s, %(endpoint_id)s, %(queue)s, %(title)s, %(kind)s,
-           %(payload)s, %(priority)s, %(max_attempts)s, %(missed)s, %(next_fire_at)s
+           %(payload)s, %(priority)s, %(max_attempts)s, %(requires)s, %(missed)s, %(next_fire_at)s
     FROM checks c WHERE c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
     RETURNING *
 ),
