@@ -9,6 +9,10 @@ import logging
 
 import pytest
 
+# At import, not inside a test: the first import sets Django's logging up (dictConfig), which
+# would drop the handler caplog had just attached (the test passed only after another module
+# had imported it first).
+from board.asgi import application
 from tests.support.api import asgi_call
 from todos.api import http as api_http
 from todos.api import verbs as api_verbs
@@ -264,8 +268,6 @@ def test_every_answer_has_a_distinct_request_id(api, tenancy):
 
 
 def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_db, tenancy, monkeypatch, caplog):
-    from board.asgi import application
-
     async def broken(call, args):
         raise RuntimeError("database password is hunter2")
 
@@ -286,8 +288,6 @@ def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_
 
 
 def test_in_process_calls_enforce_the_body_limit_too(store_db, tenancy, settings):
-    from board.asgi import application
-
     settings.BOARD_MAX_BODY_BYTES = 1024
     (status, _, content), _ = asgi_call(
         application, "/api/v1/list_todos", b"{" + b" " * 2000 + b"}", token=tenancy.worker_token
