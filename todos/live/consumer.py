@@ -179,12 +179,15 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         if self.outbox is None or event["team"] not in self._team_keys:
             return  # no longer a member: whatever was still queued for that team is dropped
         if self.subscription.wants(event):
+            ids = self.subscription.shown_ids(event)
+            trimmed = len(ids) != len(event["ids"])
             await self.outbox.push(
-                ids=self.subscription.shown_ids(event),
+                ids=ids,
                 queues=event["queues"],
                 ops=event["ops"],
                 teams=[event["team"]],
-                text=event.get("text"),
+                # the fan-out's encoding is of every id: a page shown fewer is encoded anew
+                text=None if trimmed else event.get("text"),
             )
 
     async def board_resync(self, event):
