@@ -222,42 +222,48 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
         rows = conn.execute(STUCK_SQL, params).fetchall()
         assigned = conn.execute(ASSIGNED_SQL, params).fetchall()
         bound = conn.execute(CAPABILITIES_SQL, params).fetchall()
+
+    def group(row, team, **fields) -> Stuck:
+        """One (endpoint, queue) group of a row: the fields every reason shares, then its own."""
+        return Stuck(
+            endpoint_id=row["endpoint_id"],
+            endpoint_slug=row["slug"],
+            team_slug=team.slug,
+            queue=row["queue"],
+            pending=row["pending"],
+            scheduled=row["scheduled"],
+            scope_queues=tuple(row["scope_queues"]),
+            **fields,
+        )
+
+    admin = viewer.is_superuser  # endpoints are their team admins' (or a site admin's) to change
     stuck = []
     for row in rows:
         owning_team = viewer.team(row["team_id"])
         if owning_team is None:  # pragma: no cover - every row is one of the viewer's endpoints
             continue
         stuck.append(
-            Stuck(
-                endpoint_id=row["endpoint_id"],
-                endpoint_slug=row["slug"],
-                team_slug=owning_team.slug,
-                queue=row["queue"],
-                pending=row["pending"],
+            group(
+                row,
+                owning_team,
                 retry=row["retry"],
-                scheduled=row["scheduled"],
                 reason=row["reason"],
-                scope_queues=tuple(row["scope_queues"]),
                 claimers=tuple(row["claimers"]),
-                can_fix=owning_team.is_admin or viewer.is_superuser,
+                can_fix=owning_team.is_admin or admin,
             )
         )
+    # An owner that cannot claim the queue at all is already flagged, with its fix.
     flagged = {(s.endpoint_id, s.queue) for s in stuck}
     for row in assigned:
         owning_team = viewer.team(row["team_id"])
         if owning_team is None or (row["endpoint_id"], row["queue"]) in flagged:
-            continue  # the owner cannot claim the queue at all: already said, with its fix
+            continue
         stuck.append(
-            Stuck(
-                endpoint_id=row["endpoint_id"],
-                endpoint_slug=row["slug"],
-                team_slug=owning_team.slug,
-                queue=row["queue"],
-                pending=row["pending"],
+            group(
+                row,
+                owning_team,
                 retry=0,
-                scheduled=row["scheduled"],
                 reason="assigned_elsewhere",
-                scope_queues=tuple(row["scope_queues"]),
                 claimers=(),
                 assignee=row["assignee"],
                 assignee_slug=row["assignee_slug"],
@@ -269,20 +275,15 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
         if owning_team is None or (row["endpoint_id"], row["queue"]) in flagged:
             continue
         stuck.append(
-            Stuck(
-                endpoint_id=row["endpoint_id"],
-                endpoint_slug=row["slug"],
-                team_slug=owning_team.slug,
-                queue=row["queue"],
-                pending=row["pending"],
+            group(
+                row,
+                owning_team,
                 retry=row["retry"],
-                scheduled=row["scheduled"],
                 reason="missing_capabilities",
-                scope_queues=tuple(row["scope_queues"]),
                 claimers=(),
                 missing=tuple(row["missing"] or ()),
                 capabilities=tuple(row["capabilities"]),
-                can_fix=owning_team.is_admin or viewer.is_superuser,  # endpoints are the admins'
+                can_fix=owning_team.is_admin or admin,
             )
         )
     return stuck
