@@ -333,14 +333,34 @@ def primary_lsn() -> str:
         return conn.execute(PRIMARY_LSN_SQL).fetchone()["lsn"]  # type: ignore[index]
 
 
+# Kept when the primary's position could not be read after an action (the primary went away
+# just after it committed): no replica has replayed this far, so the human reads the primary
+# until a later request learns a real position. The action's answer is never turned into an error.
+UNKNOWN_LSN = "FFFFFFFF/FFFFFFFF"
+
+
+def _primary_lsn_or_unknown() -> str:
+    from todos.unavailable import classify, describe
+
+    try:
+        return primary_lsn()
+    except Exception as exc:
+        if classify(exc) is None:
+            raise
+        logger.warning("read replica: the primary's position is unknown (%s): reading the primary", describe(exc))
+        return UNKNOWN_LSN
+
+
 def read_after_lsn(session) -> str | None:
     value = session.get(SESSION_KEY)
+    if value == UNKNOWN_LSN:
+        value = session[SESSION_KEY] = _primary_lsn_or_unknown()
     return value if isinstance(value, str) else None
 
 
 def remember_write(session) -> None:
     """After a human's action: their next reads wait for the replica to replay past here."""
-    session[SESSION_KEY] = primary_lsn()
+    session[SESSION_KEY] = _primary_lsn_or_unknown()
 
 
 def forget_write(session) -> None:
