@@ -26,11 +26,16 @@ ratio to ``no Board load`` (the issue asks ≥ 0.95× with the pages on the repl
 per scenario (the issue asks p95 unchanged within noise).
 
 On one machine the standby shares the primary's CPU cores and disk, so the replica's page queries
-still compete with the drain for the machine; on separate machines they would not.
+still compete with the drain for the machine; on separate machines they would not. ``--split-cores``
+stands in for the second machine: the primary's processes, the Board server and the drain's
+workers run on the first half of the CPUs, the standby's processes and the page renderer on the
+other half (``sched_setaffinity``; PostgreSQL's backends inherit their postmaster's). The drain
+alone then has only its half too, so every scenario's drain runs on the same CPUs.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import threading
@@ -60,16 +65,20 @@ class Result:
 class PageLoad:
     """One human rendering pages in turn in a thread, until stopped."""
 
-    def __init__(self, client, pages: list, interval: float):
-        self.client, self.pages, self.interval = client, pages, interval
+    def __init__(self, client, pages: list, interval: float, cpus: set[int] | None = None):
+        self.client, self.pages, self.interval, self.cpus = client, pages, interval, cpus
         self.times: list[float] = []
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
+        self.ran_on: set[int] | None = None  # the CPUs the thread ran on (``--split-cores``)
 
     def _run(self) -> None:
         from django.db import connections
 
+        if self.cpus:
+            os.sched_setaffinity(0, self.cpus)  # this thread only (Linux: 0 is the calling thread)
+        self.ran_on = os.sched_getaffinity(0)
         rng = random.Random(17)
         order = list(self.pages)
         try:
@@ -119,6 +128,45 @@ def drain(conninfo: str, server, scope, token: str, n: int, k: int) -> float:
     return n / (last - ready["t0"])
 
 
+def server_processes(conn) -> list[int]:
+    """The PostgreSQL server's postmaster (the parent of ``conn``'s backend) and its children."""
+    row = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+    backend = row["pid"] if isinstance(row, dict) else row[0]
+    postmaster = _parent(backend)
+    children = [pid for pid in _pids() if _parent(pid) == postmaster]
+    return [postmaster, *children]
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def pin(pids: list[int], cpus: set[int]) -> None:
+    for pid in pids:
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                os.sched_setaffinity(int(task), cpus)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # it ended meanwhile
+
+
+def split_cpus() -> tuple[set[int], set[int]]:
+    """The primary's half and the standby's half of the CPUs this process may use."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--split-cores needs at least two CPUs")
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
+
+
 def use_replica(url: str) -> None:
     from django.conf import settings
 
@@ -145,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=DEFAULT_PAGE_INTERVAL,
         help=f"pause between two page renders, seconds (default {DEFAULT_PAGE_INTERVAL})",
+    )
+    parser.add_argument(
+        "--split-cores",
+        action="store_true",
+        help="the standby and the page renderer on half the CPUs, everything else on the other half",
     )
     args = parser.parse_args(argv)
     rows = 3_000 if args.smoke else args.rows
@@ -173,6 +226,19 @@ def main(argv: list[str] | None = None) -> int:
         standby = start_replica(conninfo)
         dbname = str(psycopg.conninfo.conninfo_to_dict(conninfo)["dbname"])
         print(f"replica made and started in {time.monotonic() - started:.0f} s", flush=True)
+        primary_cpus, replica_cpus = split_cpus() if args.split_cores else (None, None)
+        if primary_cpus and replica_cpus:
+            # this thread, and so the Board server and the drain's worker processes it starts
+            os.sched_setaffinity(0, primary_cpus)
+            with connect(conninfo) as conn:
+                pin(server_processes(conn), primary_cpus)
+            with standby.connect(dbname) as conn:
+                pin(server_processes(conn), replica_cpus)
+            print(
+                f"primary, Board server and drain on CPUs {sorted(primary_cpus)}; "
+                f"standby and pages on {sorted(replica_cpus)}",
+                flush=True,
+            )
         server = start_board(conninfo, label="agents")
         client = Client()
         client.force_login(user)
@@ -187,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                     if name == ALONE:
                         rate = drain(conninfo, server, scope, token, n, args.k)
                     else:
-                        with PageLoad(client, pages, args.page_interval) as load:
+                        with PageLoad(client, pages, args.page_interval, replica_cpus) as load:
                             time.sleep(1.0)  # the pages are under way when the drain starts
                             rate = drain(conninfo, server, scope, token, n, args.k)
                         result.pages += load.times
@@ -195,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"round {r + 1}: {name:<22} {rate:>7,.0f} jobs/s; load {load_average()}", flush=True)
                 standby.wait_caught_up(timeout=120)
                 use_replica(standby.url(dbname))
-                with PageLoad(client, pages, args.page_interval) as load:
+                with PageLoad(client, pages, args.page_interval, replica_cpus) as load:
                     time.sleep(5.0 if not args.smoke else 1.0)
                 results.setdefault(PAGES_ONLY, Result()).pages += load.times
             from todos import replica

@@ -291,12 +291,16 @@ def drain_store_in(
     conninfo: str, n: int, k: int, *, mode: str, batch: int = 1, variant: str | None = None, label: str | None = None
 ) -> Outcome:
     """Load, drain and verify the store in an existing database (the smoke test's)."""
+    from bench import variants
+
     scope = load_store(conninfo, n, variant)
-    with relaying(conninfo):
+    v = variants.get(variant)
+    with relaying(conninfo) if v is None or v.relay else contextlib.nullcontext():
         seconds, gang = _timed_gang(
             conninfo, store_worker, k, (conninfo, scope, batch, variant), mode, "SELECT max(completed_at) FROM todos"
         )
-        wait_relayed(conninfo)
+        if v is None or v.relay:
+            wait_relayed(conninfo)
     verify_store(conninfo, n)
     return Outcome(label or "store", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
 

@@ -21,6 +21,7 @@ class Variant:
     doc: str
     session: tuple[str, ...] = ()  # run once on each worker connection
     schema: tuple[str, ...] = ()  # run once on the fresh store database, after migrate
+    relay: bool = True  # the change-log relay runs beside the workers, as in a Board process
 
 
 VARIANTS: dict[str, Variant] = {
@@ -32,6 +33,11 @@ VARIANTS: dict[str, Variant] = {
             "DROP TRIGGER todos_concurrency_slot_deleted ON todos",
             "DROP INDEX todos_concurrency_key",
         ),
+    ),
+    "no-relay": Variant(
+        "measurement only: no change-log relay beside the workers (what the relay's passes take "
+        "from the drain on the same machine; the change log is left to grow)",
+        relay=False,
     ),
     "no-claimer-fk": Variant(
         "todo_attempts without the claimer_endpoint_id foreign key (an agent's claimer is always the "

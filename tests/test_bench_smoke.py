@@ -108,3 +108,42 @@ def test_keyed_drain_drains_holds_the_limit_and_verifies():
 
     out = keyed_drain.drain_keyed_in(db.conninfo(), 60, 4, 10)
     assert out["done"] == 60 and out["keys_seen"] == 10 and out["worst"] == 1 and out["over"] == 0
+
+
+def test_the_no_relay_variant_leaves_the_change_log_unrelayed(relay):
+    with relay.stopped():  # the run's own relay would take the log otherwise; it resumes after
+        out = systems.drain_store_in(db.conninfo(), 20, 2, mode="threads", variant="no-relay")
+        assert sum(out.per_worker) == 20
+        with db.connect() as conn:
+            logged = conn.execute("SELECT count(*) AS n FROM change_log").fetchone()["n"]
+        assert logged >= 40  # every claim and complete is still in the log: no relay took it
+
+
+def test_split_cores_pins_a_server_and_a_thread():
+    """bench.replica_reads --split-cores: the server's postmaster and children are found and
+    pinned (new backends inherit it), and the page renderer's thread runs on its half."""
+    from bench import replica_reads
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    first, second = replica_reads.split_cpus()
+    assert first and second and not first & second
+    everything = first | second
+    with db.connect() as conn:
+        backend = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        if not os.path.exists(f"/proc/{backend}"):
+            pytest.skip("the test server is not on this machine")
+        pids = replica_reads.server_processes(conn)
+        assert backend in pids and len(pids) > 2  # the postmaster, this backend, the server's own
+        try:
+            replica_reads.pin(pids, second)
+            with db.connect() as fresh:  # forked after the pin: inherits the postmaster's CPUs
+                pid = fresh.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+                assert os.sched_getaffinity(pid) == second
+        finally:
+            replica_reads.pin(replica_reads.server_processes(conn), everything)
+    load = replica_reads.PageLoad(client=None, pages=[], interval=0.01, cpus=first)
+    load.stop_event.set()  # no pages: the thread pins itself, then ends
+    with load:
+        pass
+    assert load.ran_on == first
