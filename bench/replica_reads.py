@@ -131,8 +131,14 @@ def drain(conninfo: str, server, scope, token: str, n: int, k: int) -> float:
 def server_processes(conn) -> list[int]:
     """The PostgreSQL server's postmaster (the parent of ``conn``'s backend) and its children."""
     row = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
-    backend = row["pid"] if isinstance(row, dict) else row[0]
+    return server_tree(row["pid"] if isinstance(row, dict) else row[0])
+
+
+def server_tree(backend: int) -> list[int]:
+    """The postmaster of ``backend`` (a server process on this machine) and its children."""
     postmaster = _parent(backend)
+    if postmaster is None:
+        raise SystemExit("--split-cores needs the PostgreSQL servers on this machine")
     children = [pid for pid in _pids() if _parent(pid) == postmaster]
     return [postmaster, *children]
 

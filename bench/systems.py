@@ -295,11 +295,12 @@ def drain_store_in(
 
     scope = load_store(conninfo, n, variant)
     v = variants.get(variant)
-    with relaying(conninfo) if v is None or v.relay else contextlib.nullcontext():
+    relayed = v is None or v.relay
+    with relaying(conninfo) if relayed else contextlib.nullcontext():
         seconds, gang = _timed_gang(
             conninfo, store_worker, k, (conninfo, scope, batch, variant), mode, "SELECT max(completed_at) FROM todos"
         )
-        if v is None or v.relay:
+        if relayed:
             wait_relayed(conninfo)
     verify_store(conninfo, n)
     return Outcome(label or "store", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))

@@ -147,3 +147,11 @@ def test_split_cores_pins_a_server_and_a_thread():
     with load:
         pass
     assert load.ran_on == first
+
+
+def test_split_cores_refuses_a_server_it_cannot_see():
+    from bench import replica_reads
+
+    not_here = 2**22 + 12345  # above Linux's largest pid: no such process on this machine
+    with pytest.raises(SystemExit, match="needs the PostgreSQL servers on this machine"):
+        replica_reads.server_tree(not_here)
