@@ -223,12 +223,12 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
         assigned = conn.execute(ASSIGNED_SQL, params).fetchall()
         bound = conn.execute(CAPABILITIES_SQL, params).fetchall()
 
-    def group(row, team, **fields) -> Stuck:
+    def group(row, owning_team, **fields) -> Stuck:
         """One (endpoint, queue) group of a row: the fields every reason shares, then its own."""
         return Stuck(
             endpoint_id=row["endpoint_id"],
             endpoint_slug=row["slug"],
-            team_slug=team.slug,
+            team_slug=owning_team.slug,
             queue=row["queue"],
             pending=row["pending"],
             scheduled=row["scheduled"],
@@ -236,7 +236,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
             **fields,
         )
 
-    admin = viewer.is_superuser  # endpoints are their team admins' (or a site admin's) to change
+    site_admin = viewer.is_superuser  # endpoints are their team admins' (or a site admin's) to change
     stuck = []
     for row in rows:
         owning_team = viewer.team(row["team_id"])
@@ -249,7 +249,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 retry=row["retry"],
                 reason=row["reason"],
                 claimers=tuple(row["claimers"]),
-                can_fix=owning_team.is_admin or admin,
+                can_fix=owning_team.is_admin or site_admin,
             )
         )
     # An owner that cannot claim the queue at all is already flagged, with its fix.
@@ -283,7 +283,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 claimers=(),
                 missing=tuple(row["missing"] or ()),
                 capabilities=tuple(row["capabilities"]),
-                can_fix=owning_team.is_admin or admin,
+                can_fix=owning_team.is_admin or site_admin,
             )
         )
     return stuck
