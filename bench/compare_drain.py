@@ -4,16 +4,17 @@
     uv run --group bench python -m bench.compare_drain --base <before> --this <after> --system store-batch
 
 One PostgreSQL server for the whole run (``bench_server``); each round runs ``python -m
-bench.drain --systems <system>`` once from the base checkout and once from this one (the order
-alternates between rounds, so drift in the machine's load hits both alike), each in a fresh
-database migrated by its own code. It prints every round's jobs/s, the per-round ratio
-(this / base) and the median ratio. The issue's criterion: with no todo scheduled and none keyed,
+bench.drain --systems <system>`` twice from the base checkout and twice from this one, mirrored
+(``round_order``), each in a fresh database migrated by its own code, after a CHECKPOINT. It
+prints every drain's jobs/s, the per-round ratio (this / base, of the pairs' sums) and the median
+and geometric mean of those ratios. The issue's criterion: with no todo scheduled and none keyed,
 this checkout drains within 5 % of the base (ratio ≥ 0.95).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import statistics
@@ -24,6 +25,16 @@ from pathlib import Path
 from bench.common import bench_server, print_table
 
 HERE = Path(__file__).resolve().parent.parent
+
+
+def round_order(r: int) -> list[str]:
+    """Each round drains both checkouts twice, mirrored (base this this base, then this base base
+    this): a drift in the machine's speed across a round, and any cost of going second (the
+    previous drain's dropped database, its WAL), fall on both alike. With one drain each and the
+    order merely alternating, the second drain of a pair ran 10-15 % slower on this machine
+    whichever it was, so the per-round ratios split into two clusters and their median depended
+    on which cluster held the middle (bench/README.md, issue 15)."""
+    return ["base", "this", "this", "base"] if r % 2 == 0 else ["this", "base", "base", "this"]
 
 
 def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store") -> float:
@@ -40,6 +51,42 @@ def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store"
     if out.returncode != 0 or not match:
         raise SystemExit(f"drain failed in {checkout}:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
     return float(match.group(1).replace(",", ""))
+
+
+def steady_server(admin: str, naptime: float) -> None:
+    """Take two sources of noise out of the shared server, alike for both checkouts.
+
+    ANALYZE within ``naptime`` seconds (default 60): each drain starts on empty tables, and the
+    workers' generic plans are built in its first milliseconds, when ``todo_attempts`` is nearly
+    empty and a sequential scan of it looks cheapest; they keep that plan until the next ANALYZE
+    invalidates it. With the default naptime that is most of a drain in about one drain of five,
+    on either checkout (bench/README.md, issue 15). And no checkpoint inside a drain: each round
+    writes hundreds of MB of WAL, so with the defaults a checkpoint (and the full-page images
+    after it) lands in whichever drain is running; ``between_drains`` checkpoints instead.
+    Skipped, with a note, where the server refuses ALTER SYSTEM.
+    """
+    import psycopg
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("ALTER SYSTEM SET autovacuum_naptime = {}").format(sql.Literal(f"{naptime:g}s")))
+            conn.execute("ALTER SYSTEM SET max_wal_size = '16GB'")
+            conn.execute("ALTER SYSTEM SET checkpoint_timeout = '1h'")
+            conn.execute("SELECT pg_reload_conf()")
+    except psycopg.Error as exc:
+        print(f"note: server settings left as they are ({' '.join(str(exc).split())[:120]})", flush=True)
+
+
+def between_drains(admin: str) -> None:
+    """A CHECKPOINT before each drain: every drain starts from the same state of the WAL."""
+    import psycopg
+
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+    except psycopg.Error as exc:
+        print(f"note: no checkpoint between drains ({' '.join(str(exc).split())[:120]})", flush=True)
 
 
 def _url(conninfo: str) -> str:
@@ -64,25 +111,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--system", default="store", help="bench.drain's system: store (one todo per claim) or store-batch"
     )
+    parser.add_argument(
+        "--naptime", type=float, default=1.0, help="autovacuum_naptime in seconds for the run (see steady_server)"
+    )
     args = parser.parse_args(argv)
     rows, ratios = [], []
     with bench_server() as admin:
+        steady_server(admin, args.naptime)
         for r in range(args.rounds):
-            order = [("base", args.base), ("this", args.this)]
-            if r % 2:
-                order.reverse()
-            rates = {}
-            for name, checkout in order:
-                rates[name] = drain_once(checkout, admin, args.n, args.k, args.system)
-                print(f"round {r + 1}: {name:<4} {rates[name]:>8,.0f} jobs/s", flush=True)
-            ratios.append(rates["this"] / rates["base"])
-            rows.append([r + 1, " then ".join(n for n, _ in order), rates["base"], rates["this"], f"{ratios[-1]:.3f}"])
+            order = round_order(r)
+            rates: dict[str, list[float]] = {"base": [], "this": []}
+            for name in order:
+                between_drains(admin)
+                rate = drain_once(args.base if name == "base" else args.this, admin, args.n, args.k, args.system)
+                rates[name].append(rate)
+                print(f"round {r + 1}: {name:<4} {rate:>8,.0f} jobs/s", flush=True)
+            ratios.append(sum(rates["this"]) / sum(rates["base"]))
+            rows.append(
+                [
+                    r + 1,
+                    " ".join(order),
+                    " / ".join(f"{x:,.0f}" for x in rates["base"]),
+                    " / ".join(f"{x:,.0f}" for x in rates["this"]),
+                    f"{ratios[-1]:.3f}",
+                ]
+            )
     print_table(
         ["round", "order", "base jobs/s", "this jobs/s", "this / base"],
         rows,
         title=f"{args.system}: N={args.n:,}, K={args.k}",
     )
-    print(f"median ratio this / base: {statistics.median(ratios):.3f} (criterion: >= 0.95)")
+    geometric = math.exp(statistics.fmean(math.log(x) for x in ratios))
+    print(
+        f"median ratio this / base: {statistics.median(ratios):.3f}, geometric mean {geometric:.3f} "
+        "(criterion: >= 0.95)"
+    )
     return 0
 
 

@@ -155,3 +155,33 @@ def test_split_cores_refuses_a_server_it_cannot_see():
     not_here = 2**22 + 12345  # above Linux's largest pid: no such process on this machine
     with pytest.raises(SystemExit, match="needs the PostgreSQL servers on this machine"):
         replica_reads.server_tree(not_here)
+
+
+def test_compare_drain_mirrors_each_round_so_order_falls_on_both_checkouts():
+    from collections import Counter
+
+    from bench.compare_drain import round_order
+
+    positions: dict[str, Counter] = {"base": Counter(), "this": Counter()}
+    for r in range(2):
+        order = round_order(r)
+        assert Counter(order) == {"base": 2, "this": 2} and order == order[::-1]
+        for i, name in enumerate(order):
+            positions[name][i] += 1
+    # over two rounds each checkout drains once in every position: first, second, third, last
+    assert positions["base"] == positions["this"] == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+def test_compare_drain_reads_the_rate_a_checkout_prints(tmp_path):
+    """drain_once runs the other checkout's ``bench.drain`` and reads its rate from its output; a
+    checkout whose drain fails is reported with what it printed, not as a rate of zero."""
+    from bench.compare_drain import drain_once
+
+    fake = tmp_path / "checkout" / "bench"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "drain.py").write_text("print('round 1: store     1,234 jobs/s (verified)')\n")
+    assert drain_once(fake.parent, db.conninfo(), 10, 1) == 1234.0
+    (fake / "drain.py").write_text("import sys\nprint('boom')\nsys.exit(3)\n")
+    with pytest.raises(SystemExit, match="(?s)drain failed in .*boom"):
+        drain_once(fake.parent, db.conninfo(), 10, 1)

@@ -259,9 +259,24 @@ def reset_pools() -> None:
 
 
 # How often a statement that lost a race to a row committed after its snapshot runs again
-# (:class:`~todos.store.errors.StaleSnapshot`). Each run takes a new snapshot, so one more is
-# almost always enough; the bound only stops a pathological churn on one key.
+# (:class:`~todos.store.errors.StaleSnapshot`), or that PostgreSQL chose as a deadlock's victim.
+# Each run takes a new snapshot, so one more is almost always enough; the bound only stops a
+# pathological churn on one key.
 STALE_SNAPSHOT_RUNS = 3
+
+
+def _rerun_deadlock(exc: psycopg.errors.DeadlockDetected, autocommit: bool, run: int) -> None:
+    """Re-raise ``exc`` unless the statement may simply run again.
+
+    Two statements that take several concurrency keys' rows (a claim batch taking slots, a
+    complete batch whose trigger gives them back) can wait on each other; PostgreSQL then rolls
+    one back whole. On an autocommit connection that statement was its own transaction, so it
+    wrote nothing and running it again is the documented answer. Inside a caller's transaction
+    the transaction is aborted and only the caller can start over.
+    """
+    if not autocommit or run == STALE_SNAPSHOT_RUNS:
+        raise exc
+    logger.info("statement chosen as a deadlock victim; running it again (%s)", " ".join(str(exc).split())[:200])
 
 
 def _classify(exc: psycopg.Error) -> None:
@@ -288,6 +303,9 @@ def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
             else:
                 with pooled_connection() as pooled:
                     rows = pooled.execute(stmt.sql, stmt.params).fetchall()
+        except psycopg.errors.DeadlockDetected as exc:
+            _rerun_deadlock(exc, conn is None or conn.autocommit, run)
+            continue
         except (
             psycopg.errors.ExclusionViolation,
             psycopg.errors.UniqueViolation,
@@ -314,6 +332,9 @@ async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) 
                 async with apooled_connection() as pooled:
                     cur = await pooled.execute(stmt.sql, stmt.params)
                     rows = await cur.fetchall()
+        except psycopg.errors.DeadlockDetected as exc:
+            _rerun_deadlock(exc, conn is None or conn.autocommit, run)
+            continue
         except (
             psycopg.errors.ExclusionViolation,
             psycopg.errors.UniqueViolation,

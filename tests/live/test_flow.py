@@ -116,6 +116,33 @@ def test_percentiles_from_the_histogram_are_within_a_bucket_of_the_exact_value()
     assert F.percentile([0] * 50, 0.5) is None
 
 
+@pytest.mark.parametrize(
+    "buckets",
+    [None, [], [1], [50, 50, 1], [0, 51, -3, None, 7], [(i * 7) % 50 + 1 for i in range(300)]],
+    ids=["null", "empty", "one", "edges", "out-of-range-and-null", "many"],
+)
+def test_the_histogram_counts_each_bucket_and_ignores_what_is_not_one(buckets):
+    expected = [0] * 50
+    for b in buckets or ():
+        if b is not None and 1 <= b <= 50:
+            expected[b - 1] += 1
+    with connect() as conn:
+        got = conn.execute("SELECT flow_histogram(%s::integer[]) AS h", (buckets,)).fetchone()["h"]
+    assert got == expected
+
+
+def test_two_histograms_add_bucket_by_bucket():
+    a = [i % 5 for i in range(50)]
+    b = [(i * 3) % 11 for i in range(50)]
+    with connect() as conn:
+        row = conn.execute(
+            "SELECT flow_add(%(a)s::integer[], %(b)s::integer[]) AS s, flow_add(NULL, %(b)s::integer[]) AS from_null",
+            {"a": a, "b": b},
+        ).fetchone()
+    assert row["s"] == [x + y for x, y in zip(a, b, strict=True)]
+    assert row["from_null"] == b
+
+
 # --- the rollup -----------------------------------------------------------------------------------
 
 

@@ -93,6 +93,25 @@ def test_a_batch_takes_one_todo_per_key_at_limit_one(agent):
     assert sorted(c.todo.id for c in claims) == sorted([ids[0], ids[2], ids[3]])
 
 
+def test_a_batch_takes_as_many_todos_of_a_key_as_it_has_free_slots(agent, human):
+    execute(C.set_limit(human, agent.team_id, "pair", 2))
+    ids = [new(agent, "pair") for _ in range(3)]
+    claims = execute(A.claim_batch(agent, max=10))
+    assert sorted(c.todo.id for c in claims) == sorted(ids[:2])
+    assert slots(agent.team_id, "pair")["claimed"] == 2
+
+
+def test_a_batch_gives_no_slot_to_a_key_it_does_not_take(agent):
+    """A takeover keeps its slot and an unkeyed todo needs none: a batch of both asks no key."""
+    taken_over = new(agent, "held")
+    execute(A.claim_next(agent))
+    lapse(taken_over)
+    plain = new(agent)
+    claims = execute(A.claim_batch(agent, max=10))
+    assert sorted(c.todo.id for c in claims) == sorted([taken_over, plain])
+    assert slots(agent.team_id, "held")["claimed"] == 1
+
+
 def test_a_higher_limit_lets_that_many_run(world, agent, human):
     ids = [new(agent, "wide") for _ in range(4)]
     limit = execute(C.set_limit(human, agent.team_id, "wide", 3))
@@ -206,4 +225,62 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
     assert one("SELECT count(*) AS n FROM todos WHERE state = 'done'")["n"] == len(ids)
     assert all(worst[k] <= limits[k] for k in worst), worst
     assert worst["k5"] >= 1 and not sampled_over
+    assert sql("SELECT key, claimed FROM concurrency_keys WHERE claimed <> 0") == []
+
+
+def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit(agent, human):
+    """Six real workers take batches of up to five from 120 todos spread over 12 keys (two with
+    limit 3), created in an order that puts the keys differently in every batch. Each batch asks
+    its keys for slots in (team, key) order, so no two batches wait on each other's key rows in
+    opposite orders: PostgreSQL never reports a deadlock, no key is ever over its limit, and
+    everything finishes."""
+    limits = {f"k{i:02}": (3 if i < 2 else 1) for i in range(12)}
+    for key, limit in limits.items():
+        if limit != 1:
+            execute(C.set_limit(human, agent.team_id, key, limit))
+    order = list(range(120))
+    random.shuffle(order)
+    for i in order:
+        new(agent, f"k{i % 12:02}")
+    stop = threading.Event()
+    sampled_over: list = []
+
+    def monitor() -> None:
+        with db.connect() as conn:
+            while not stop.is_set():
+                rows = conn.execute(
+                    """SELECT concurrency_key AS key, count(*) AS n FROM todos
+                       WHERE state = 'claimed' GROUP BY 1"""
+                ).fetchall()
+                sampled_over.extend(r for r in rows if r["n"] > limits[r["key"]])
+                time.sleep(0.002)
+
+    def worker(i, barrier):
+        done = 0
+        with db.connect() as conn:
+            barrier.wait()
+            idle_since = None
+            while True:
+                claims = execute(A.claim_batch(agent, max=5, claimant=f"w{i}"), conn)
+                if not claims:
+                    if one("SELECT count(*) AS n FROM todos WHERE state <> 'done'")["n"] == 0:
+                        return done
+                    idle_since = idle_since or time.monotonic()
+                    assert time.monotonic() - idle_since < 20, "work starved"
+                    time.sleep(0.005)
+                    continue
+                idle_since = None
+                time.sleep(random.uniform(0, 0.005))
+                execute(A.complete_batch(agent, [{"id": c.todo.id} for c in claims]), conn)
+                done += len(claims)
+
+    watcher = threading.Thread(target=monitor)
+    watcher.start()
+    try:
+        outcomes = run_threads(6, worker, timeout=120)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
+    assert sum(outcomes) == 120 and not sampled_over
     assert sql("SELECT key, claimed FROM concurrency_keys WHERE claimed <> 0") == []

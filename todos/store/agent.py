@@ -101,6 +101,7 @@ def create(
     """
     params = {
         "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
         "queue": inputs.queue(queue),
         "title": inputs.title(title),
         "kind": inputs.label("kind", kind),
@@ -130,7 +131,7 @@ WITH ins AS (
     DO NOTHING
     RETURNING *
 ),
-logged AS ({log_todos("create", "ins", before="NULL")})
+logged AS ({log_todos("create", "ins", before="NULL", team="%(team_id)s")})
 SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins", "next_retry_at IS NULL")} AS notified
 FROM ins
 UNION ALL
@@ -166,6 +167,7 @@ def _claim_params(
             hashes.append(digest)
     params = {
         "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
         "owner": agent.owner,
         "ttl": inputs.lease_ttl(ttl, agent.default_lease_ttl_seconds),
         "claimant": inputs.claimant(claimant),
@@ -224,10 +226,11 @@ queue_order AS (
     WHERE {queue_not_paused("q.name")}
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.concurrency_key, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at
+        FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {capable}
@@ -239,7 +242,7 @@ fresh AS (
     LIMIT {limit}
 ),
 recoverable AS (
-    SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
       AND {CLAIMABLE}
@@ -252,8 +255,9 @@ recoverable AS (
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
-    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, concurrency_key,
-           row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
+           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
     LIMIT {limit}
@@ -344,7 +348,8 @@ def claim(
     cand = f"""
 target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
-    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.concurrency_key, 1 AS ord
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
+           t.concurrency_key, 1 AS ord, %(team_id)s::uuid AS team_id
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}
@@ -394,6 +399,7 @@ def _report_params(
     params = {
         "id": inputs.todo_id(todo_id),
         "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
         "owner": agent.owner,
         "queues": list(agent.queues),
         "token_hash": inputs.lease_token_hash(lease_token),
@@ -421,7 +427,10 @@ def _report_statement(
     close_attempt: LiteralString,
     params: dict,
     ready_when: LiteralString | None,
+    after: LiteralString | None = None,
 ) -> Statement[Todo]:
+    """One report on a held lease. ``after`` is the Board state the report leaves, where it is
+    one constant (the log then computes nothing per row); by default it is read from the row."""
     ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
@@ -436,7 +445,7 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
-logged AS ({log_todos(verb, "upd", before="'claimed'")}),
+logged AS ({log_todos(verb, "upd", before="'claimed'", after=after, team="%(team_id)s")}),
 result AS (
     SELECT {TODO_COLUMNS}, (SELECT count(*) FROM closed) AS closed{ready} AS notified
     FROM upd
@@ -466,6 +475,7 @@ def heartbeat(
         "last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
         params,
         ready_when=None,
+        after="'claimed'",
     )
 
 
@@ -493,6 +503,7 @@ def complete(
         f"ended_at = now(), outcome = 'completed', disposition = 'done', {REPORT_FIELDS}",
         params,
         ready_when=None,
+        after="'done'",
     )
 
 
@@ -547,6 +558,7 @@ def release(
         f"ended_at = now(), outcome = 'released', disposition = 'requeued', {REPORT_FIELDS}",
         params,
         ready_when="TRUE",
+        after="'pending'",
     )
 
 
@@ -587,6 +599,7 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
 
     params = {
         "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
         "owner": agent.owner,
         "queues": list(agent.queues),
         "ids": ids,
@@ -620,7 +633,7 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos("complete", "upd", before="'claimed'")})
+logged AS ({log_todos("complete", "upd", before="'claimed'", after="'done'", team="%(team_id)s")})
 SELECT i.id AS item_id, i.n, u.*,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'

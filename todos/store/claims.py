@@ -1,8 +1,9 @@
 """The claim statement, shared by every way of taking a lease (agent, batch, human).
 
 A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
-wraps a candidate CTE (``cand(id, prior_state, prior_not_before, concurrency_key, ord)``, rows
-already locked) in the rest of the statement:
+wraps a candidate CTE (``cand(id, prior_state, prior_not_before, prior_claimed_at,
+concurrency_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
+agent's claim binds and a person's reads) in the rest of the statement:
 
 * a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
   ``lease_expired`` / ``requeued``;
@@ -22,7 +23,7 @@ from __future__ import annotations
 from typing import LiteralString
 
 from todos.sql import compose
-from todos.store.fragments import OPEN_ATTEMPT_CLAIMED_AT, log_todos
+from todos.store.fragments import log_todos
 from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 
 PRIOR_ATTEMPTS_LIMIT = 5
@@ -60,42 +61,25 @@ def claim_sql(
         # the first claim ends the todo's wait; a takeover ends the lapsed attempt
         waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
         ended="r.prior_state = 'claimed'",
-        ran_since=OPEN_ATTEMPT_CLAIMED_AT,  # ``r.claimed_at`` is this claim's, not the lapsed one's
+        # ``r.claimed_at`` is this claim's; the lapsed attempt began at the todo's claimed_at before it
+        ran_since="r.prior_claimed_at",
+        team="r.claim_team",
     )
     return f"""
 WITH {cand},
-keyed AS (
-    -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
-    -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
-    FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
-),
-slots AS (
-    -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
-    -- the key's row and re-checks the guard on its newest version, so of concurrent claimers only
-    -- as many as the limit allows get one. Rows are taken in (team, key) order, so two batch
-    -- claims cannot deadlock on each other.
-    INSERT INTO concurrency_keys AS k (team_id, key, claimed)
-    SELECT DISTINCT ON (team_id, key) team_id, key, 1 FROM keyed ORDER BY team_id, key, ord
-    ON CONFLICT (team_id, key) DO UPDATE SET claimed = k.claimed + 1, updated_at = now()
-    WHERE k.claimed < k.max_claimed
-    RETURNING k.team_id, k.key
-),
-slotted AS (
-    -- the keyed candidate that got its key's slot: the first of its key in claim order
-    SELECT DISTINCT ON (kd.team_id, kd.key) kd.id
-    FROM keyed kd JOIN slots s ON s.team_id = kd.team_id AND s.key = kd.key
-    ORDER BY kd.team_id, kd.key, kd.ord
-),
-taken AS (
-    -- the candidates this claim takes: unkeyed ones, takeovers, and keyed ones that got a slot
-    SELECT c.id, c.prior_state, c.ord,
+taken AS MATERIALIZED (
+    -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
+    -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
+    -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
+    -- order, so two batch claims cannot deadlock on each other's key rows; MATERIALIZED, so each
+    -- candidate asks once.
+    SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
                 WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
-    FROM cand c
-    WHERE c.id NOT IN (SELECT kc.id FROM keyed kc) OR c.id IN (SELECT sd.id FROM slotted sd)
+    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
+    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+       OR take_concurrency_slot(c.team_id, c.concurrency_key)
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
@@ -123,7 +107,7 @@ upd AS (
         updated_at = now()
     FROM taken c
     WHERE t.id = c.id
-    RETURNING t.*, c.prior_state, c.prior_board_state, c.ord
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
 ),
 pruned AS (
     -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)

@@ -1,10 +1,10 @@
 """Concurrency-key limits: how many todos of a team carrying one key may be claimed at once.
 
 A team's key is one row of ``concurrency_keys`` (0011): ``max_claimed`` (default 1, so a key
-nobody configured means "one at a time") and ``claimed``, the slots in use, which the claim
-statement takes (``claims.py``) and a trigger gives back. Setting a limit is one upsert of
-``max_claimed`` that leaves ``claimed`` alone: lowering a limit below what is running stops new
-claims until enough finish, never the running ones.
+nobody configured means "one at a time") and ``claimed``, the slots in use, which a claim takes
+(``take_concurrency_slot``, 0017, called from ``claims.py``) and a trigger (0011) gives back.
+Setting a limit is one upsert of ``max_claimed`` that leaves ``claimed`` alone: lowering a limit
+below what is running stops new claims until enough finish, never the running ones.
 """
 
 from __future__ import annotations

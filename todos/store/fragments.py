@@ -47,12 +47,18 @@ CLAIMABLE: LiteralString = f"""(
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND {DUE} AND t.attempt < t.max_attempts))"""
 
+# The fragments below that name ``%(team_id)s`` are the agent's: every todo an agent statement
+# touches is its own endpoint's (``t.endpoint_id = %(endpoint_id)s``), so the team is the one its
+# credential resolved to (``AgentScope.team_id``, an endpoint never changes team), bound rather
+# than joined through ``endpoints`` on every call.
+
 # The todo's concurrency key (if any) has a free slot, as of the statement's snapshot. A claim's
 # scans use it to skip keys at their limit without locking anything; the slot itself is taken
-# (and the limit enforced under concurrency) by the claim's ``slots`` CTE (``claims.py``).
+# (and the limit enforced under concurrency) by ``take_concurrency_slot`` (0017) in the claim's
+# ``taken`` CTE (``claims.py``).
 KEY_HAS_ROOM: LiteralString = """(t.concurrency_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
-        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))"""
+        SELECT 1 FROM concurrency_keys ck
+        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))"""
 
 # The lease-token fence: the open attempt (seq = attempts_total, so a takeover committed while this
 # statement waited on the row lock is seen through the re-read todo row) holds the presented
@@ -73,22 +79,20 @@ LEASE_SEEN: LiteralString = """EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)"""
 
-# A team is paused on a queue: agents' claims skip it.
+# The agent's team has not paused the todo's queue: agents' claims skip a paused queue.
 NOT_PAUSED: LiteralString = """NOT EXISTS (
-        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
-        WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)"""
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)"""
 
 
 def queue_not_paused(queue: LiteralString) -> LiteralString:
-    """The endpoint's team has not paused ``queue`` (an expression naming a queue).
+    """The agent's team has not paused ``queue`` (an expression naming a queue).
 
     A check per queue, for scans that go queue by queue: tested against every row (as
     ``NOT_PAUSED`` is), it stops the planner from walking the claim index in order and makes it
     fetch and sort the queue's whole backlog instead.
     """
     return f"""NOT EXISTS (
-        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
-        WHERE pe.id = %(endpoint_id)s AND qp.queue = {queue})"""
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = {queue})"""
 
 
 # The roles of a team, by what they may do: viewers see, operators and admins act on todos,
@@ -152,15 +156,9 @@ def attempt_ran(ended: LiteralString, since: LiteralString = "r.claimed_at") -> 
     ends it. ``since`` is when that attempt began: by default the todo's own ``claimed_at``, which
     the claim sets to the attempt's ``claimed_at`` (one ``now()``, one statement) and nothing
     changes while the todo stays claimed, so ending an attempt costs no lookup of its row. A claim
-    that takes over a lapsed lease has already overwritten ``claimed_at`` and passes
-    ``OPEN_ATTEMPT_CLAIMED_AT`` instead."""
+    that takes over a lapsed lease has already overwritten ``claimed_at`` and passes the value
+    its candidate read before the update instead."""
     return f"""CASE WHEN {ended} THEN extract(epoch FROM now() - {since})::double precision END"""
-
-
-# When the open attempt of todo ``r`` began, read from the attempt itself (the statement's snapshot
-# still shows it open; there is at most one open attempt per todo).
-OPEN_ATTEMPT_CLAIMED_AT: LiteralString = """(
-        SELECT ra.claimed_at FROM todo_attempts ra WHERE ra.todo_id = r.id AND ra.ended_at IS NULL)"""
 
 
 def audit_row(
@@ -210,11 +208,14 @@ def log_todos(
     waited: LiteralString = "NULL",
     ended: LiteralString | None = None,
     ran_since: LiteralString = "r.claimed_at",
+    team: LiteralString | None = None,
 ) -> LiteralString:
     """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
     is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
     states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
-    The team is the owning endpoint's (the statement's rows are its own, so the join always hits).
+    The team is the owning endpoint's: ``team`` (SQL over ``r``) where the statement knows it (an
+    agent's: ``%(team_id)s``), else read through a join (the statement's rows are its own, so the
+    join always hits).
     ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt; by
     default, a todo that leaves ``claimed``) feed the charts' timings; ``ran_since`` is when the
     ended attempt began (``attempt_ran``).
@@ -224,8 +225,8 @@ def log_todos(
         ended = f"({before}) = 'claimed' AND ({after}) IS DISTINCT FROM 'claimed'"
     return log_change(
         op,
-        f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id",
-        team="le.team_id",
+        f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id" if team is None else f"{rows} r",
+        team="le.team_id" if team is None else team,
         endpoint="r.endpoint_id",
         todo="r.id",
         queue="r.queue",

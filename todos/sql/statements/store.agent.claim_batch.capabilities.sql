@@ -21,20 +21,20 @@ queue_order AS (
         LIMIT 1
     ) head
     WHERE NOT EXISTS (
-        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
-        WHERE pe.id = %(endpoint_id)s AND qp.queue = q.name)
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = q.name)
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.concurrency_key, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at
+        FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND t.requires <@ %(capabilities)s::text[]
           AND (t.concurrency_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
-        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
+        SELECT 1 FROM concurrency_keys ck
+        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
         ORDER BY t.priority, t.created_at
         LIMIT 10
         FOR UPDATE SKIP LOCKED
@@ -42,7 +42,7 @@ fresh AS (
     LIMIT 10
 ),
 recoverable AS (
-    SELECT t.id, t.state, t.next_retry_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
       AND (
@@ -52,54 +52,35 @@ recoverable AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND t.requires <@ %(capabilities)s::text[]
       AND (t.state = 'claimed' OR (t.concurrency_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM concurrency_keys ck JOIN endpoints ce ON ce.team_id = ck.team_id
-        WHERE ce.id = t.endpoint_id AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed)))
+        SELECT 1 FROM concurrency_keys ck
+        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed)))
       AND NOT EXISTS (
-        SELECT 1 FROM queue_pauses qp JOIN endpoints pe ON pe.team_id = qp.team_id
-        WHERE pe.id = t.endpoint_id AND qp.queue = t.queue)
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
     ORDER BY t.priority, t.created_at
     LIMIT 10
     FOR UPDATE SKIP LOCKED
 ),
 cand AS (
-    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, concurrency_key,
-           row_number() OVER (ORDER BY priority, created_at, id)::int AS ord
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
+           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
     ORDER BY priority, created_at, id
     LIMIT 10
 ),
-keyed AS (
-    -- concurrency keys: each keyed candidate needs a slot of its key, except a takeover (the
-    -- lapsed holder's slot passes to it)
-    SELECT c.id, c.ord, ke.team_id, c.concurrency_key AS key
-    FROM cand c JOIN todos kt ON kt.id = c.id JOIN endpoints ke ON ke.id = kt.endpoint_id
-    WHERE c.concurrency_key IS NOT NULL AND c.prior_state <> 'claimed'
-),
-slots AS (
-    -- take one slot per key (a statement takes at most one todo of a key): the upsert waits for
-    -- the key's row and re-checks the guard on its newest version, so of concurrent claimers only
-    -- as many as the limit allows get one. Rows are taken in (team, key) order, so two batch
-    -- claims cannot deadlock on each other.
-    INSERT INTO concurrency_keys AS k (team_id, key, claimed)
-    SELECT DISTINCT ON (team_id, key) team_id, key, 1 FROM keyed ORDER BY team_id, key, ord
-    ON CONFLICT (team_id, key) DO UPDATE SET claimed = k.claimed + 1, updated_at = now()
-    WHERE k.claimed < k.max_claimed
-    RETURNING k.team_id, k.key
-),
-slotted AS (
-    -- the keyed candidate that got its key's slot: the first of its key in claim order
-    SELECT DISTINCT ON (kd.team_id, kd.key) kd.id
-    FROM keyed kd JOIN slots s ON s.team_id = kd.team_id AND s.key = kd.key
-    ORDER BY kd.team_id, kd.key, kd.ord
-),
-taken AS (
-    -- the candidates this claim takes: unkeyed ones, takeovers, and keyed ones that got a slot
-    SELECT c.id, c.prior_state, c.ord,
+taken AS MATERIALIZED (
+    -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
+    -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
+    -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
+    -- order, so two batch claims cannot deadlock on each other's key rows; MATERIALIZED, so each
+    -- candidate asks once.
+    SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
                 WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
-    FROM cand c
-    WHERE c.id NOT IN (SELECT kc.id FROM keyed kc) OR c.id IN (SELECT sd.id FROM slotted sd)
+    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
+    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+       OR take_concurrency_slot(c.team_id, c.concurrency_key)
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
@@ -127,7 +108,7 @@ upd AS (
         updated_at = now()
     FROM taken c
     WHERE t.id = c.id
-    RETURNING t.*, c.prior_state, c.prior_board_state, c.ord
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
 ),
 pruned AS (
     -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
@@ -139,9 +120,8 @@ logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN extract(epoch FROM now() - (
-        SELECT ra.claimed_at FROM todo_attempts ra WHERE ra.todo_id = r.id AND ra.ended_at IS NULL))::double precision END
-    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id
+    SELECT r.claim_team, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN extract(epoch FROM now() - r.prior_claimed_at)::double precision END
+    FROM upd r
 ),
 opened AS (
     -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
