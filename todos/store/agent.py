@@ -206,8 +206,8 @@ def capable(params: dict) -> LiteralString:
 # soon as enough rows are locked, so a claim locks only what it takes: locking every queue's head
 # (the per-queue scan this replaced) made concurrent multi-queue claimers skip each other's
 # untaken heads and come back empty while work was waiting. Under contention the order across
-# queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases and due
-# retries (few rows, found through their own partial indexes).
+# queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases, and due
+# retries and schedules (few rows, each found through its own partial index).
 def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
     """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
     ``capable`` (the capability guard, :func:`capable`)."""
@@ -241,14 +241,27 @@ fresh AS (
     ) f
     LIMIT {limit}
 ),
-recoverable AS (
+lapsed AS (
+    -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
+    -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
     SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
-      AND {CLAIMABLE}
+      AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
-      AND (t.state = 'claimed' OR {KEY_HAS_ROOM})
+      AND {NOT_PAUSED}
+    ORDER BY t.priority, t.created_at
+    LIMIT {limit}
+    FOR UPDATE SKIP LOCKED
+),
+due AS (
+    -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
+      AND {KEY_HAS_ROOM}
       AND {NOT_PAUSED}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
@@ -258,7 +271,7 @@ cand AS (
     SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
            concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
-    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
+    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
     ORDER BY priority, created_at, id
     LIMIT {limit}
 )"""

@@ -40,19 +40,30 @@ fresh AS (
     ) f
     LIMIT 1
 ),
-recoverable AS (
+lapsed AS (
+    -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
+    -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
     SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND (t.state = 'claimed' OR ((t.state = 'failed' OR t.state = 'pending') AND t.next_retry_at IS NOT NULL))
-      AND (
-        (t.state = 'pending' AND (t.next_retry_at IS NULL OR t.next_retry_at <= now()))
-     OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
-     OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
+      AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND t.requires <@ %(capabilities)s::text[]
-      AND (t.state = 'claimed' OR (t.concurrency_key IS NULL OR NOT EXISTS (
+      AND NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
+    ORDER BY t.priority, t.created_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+),
+due AS (
+    -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND t.requires <@ %(capabilities)s::text[]
+      AND (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck
-        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed)))
+        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
     ORDER BY t.priority, t.created_at
@@ -63,7 +74,7 @@ cand AS (
     SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
            concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
-    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM recoverable) c
+    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
     ORDER BY priority, created_at, id
     LIMIT 1
 ),
