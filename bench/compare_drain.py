@@ -20,6 +20,7 @@ import re
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import bench_server, print_table
@@ -37,7 +38,13 @@ def round_order(r: int) -> list[str]:
     return ["base", "this", "this", "base"] if r % 2 == 0 else ["this", "base", "base", "this"]
 
 
-def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store") -> float:
+@dataclass(frozen=True)
+class Drain:
+    rate: float  # jobs/s
+    cpu_ms: float | None  # the machine's CPU per job, server plus client, where the drain prints it
+
+
+def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store") -> Drain:
     env = {**os.environ, "DATABASE_URL": _url(admin), "PYTHONPATH": str(checkout)}
     out = subprocess.run(
         [sys.executable, "-m", "bench.drain", "--systems", system, "--n", str(n), "--k", str(k)],
@@ -50,7 +57,8 @@ def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store"
     match = re.search(rf"round 1: {re.escape(system)}\s+([0-9,]+) jobs/s", out.stdout)
     if out.returncode != 0 or not match:
         raise SystemExit(f"drain failed in {checkout}:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
-    return float(match.group(1).replace(",", ""))
+    cpu = re.search(r"CPU/job server ([0-9.]+) ms client ([0-9.]+) ms", out.stdout[match.start() :])
+    return Drain(float(match.group(1).replace(",", "")), float(cpu.group(1)) + float(cpu.group(2)) if cpu else None)
 
 
 def steady_server(admin: str, naptime: float) -> None:
@@ -115,29 +123,36 @@ def main(argv: list[str] | None = None) -> int:
         "--naptime", type=float, default=1.0, help="autovacuum_naptime in seconds for the run (see steady_server)"
     )
     args = parser.parse_args(argv)
-    rows, ratios = [], []
+    rows, ratios, cpu_ratios = [], [], []
     with bench_server() as admin:
         steady_server(admin, args.naptime)
         for r in range(args.rounds):
             order = round_order(r)
-            rates: dict[str, list[float]] = {"base": [], "this": []}
+            drains: dict[str, list[Drain]] = {"base": [], "this": []}
             for name in order:
                 between_drains(admin)
-                rate = drain_once(args.base if name == "base" else args.this, admin, args.n, args.k, args.system)
-                rates[name].append(rate)
-                print(f"round {r + 1}: {name:<4} {rate:>8,.0f} jobs/s", flush=True)
-            ratios.append(sum(rates["this"]) / sum(rates["base"]))
+                d = drain_once(args.base if name == "base" else args.this, admin, args.n, args.k, args.system)
+                drains[name].append(d)
+                cpu = f", {d.cpu_ms:.2f} ms CPU/job" if d.cpu_ms is not None else ""
+                print(f"round {r + 1}: {name:<4} {d.rate:>8,.0f} jobs/s{cpu}", flush=True)
+            ratios.append(sum(d.rate for d in drains["this"]) / sum(d.rate for d in drains["base"]))
+            cpus = [d.cpu_ms for d in drains["base"] + drains["this"]]
+            cpu_ratio = None
+            if all(c is not None for c in cpus):
+                cpu_ratio = sum(d.cpu_ms or 0 for d in drains["this"]) / sum(d.cpu_ms or 0 for d in drains["base"])
+                cpu_ratios.append(cpu_ratio)
             rows.append(
                 [
                     r + 1,
                     " ".join(order),
-                    " / ".join(f"{x:,.0f}" for x in rates["base"]),
-                    " / ".join(f"{x:,.0f}" for x in rates["this"]),
+                    " / ".join(f"{d.rate:,.0f}" for d in drains["base"]),
+                    " / ".join(f"{d.rate:,.0f}" for d in drains["this"]),
                     f"{ratios[-1]:.3f}",
+                    "-" if cpu_ratio is None else f"{cpu_ratio:.3f}",
                 ]
             )
     print_table(
-        ["round", "order", "base jobs/s", "this jobs/s", "this / base"],
+        ["round", "order", "base jobs/s", "this jobs/s", "this / base", "CPU/job this / base"],
         rows,
         title=f"{args.system}: N={args.n:,}, K={args.k}",
     )
@@ -146,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         f"median ratio this / base: {statistics.median(ratios):.3f}, geometric mean {geometric:.3f} "
         "(criterion: >= 0.95)"
     )
+    if cpu_ratios:
+        print(f"median CPU per job this / base: {statistics.median(cpu_ratios):.3f} (server and client)")
     return 0
 
 
