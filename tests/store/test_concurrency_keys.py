@@ -8,6 +8,8 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -28,6 +30,44 @@ def new(agent, key=None, queue="default", **kw) -> str:
 def slots(team_id, key) -> dict | None:
     rows = sql("SELECT * FROM concurrency_keys WHERE team_id = %s AND key = %s", (team_id, key))
     return rows[0] if rows else None
+
+
+@contextmanager
+def watching_limits(limits: dict[str, int]) -> Iterator[list]:
+    """A monitor thread sampling the database every 2 ms while the block runs; yields the list
+    of every (key, claimed) it saw over the key's limit."""
+    stop = threading.Event()
+    over: list = []
+
+    def monitor() -> None:
+        with db.connect() as conn:
+            while not stop.is_set():
+                rows = conn.execute(
+                    """SELECT t.concurrency_key AS key, count(*) AS n FROM todos t
+                       WHERE t.state = 'claimed' AND t.concurrency_key IS NOT NULL GROUP BY 1"""
+                ).fetchall()
+                over.extend(r for r in rows if r["n"] > limits[r["key"]])
+                time.sleep(0.002)
+
+    watcher = threading.Thread(target=monitor)
+    watcher.start()
+    try:
+        yield over
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def waited_in_vain(idle_since: float | None) -> float:
+    """Between empty claims: the moment the worker first came back empty. Fails the test when
+    that was 20 s ago while work remained (a starved key)."""
+    idle_since = idle_since or time.monotonic()
+    assert time.monotonic() - idle_since < 20, "work starved"
+    return idle_since
+
+
+def all_done() -> bool:
+    return one("SELECT count(*) AS n FROM todos WHERE state <> 'done'")["n"] == 0
 
 
 def test_a_key_at_its_limit_is_skipped_and_its_next_todo_goes_as_soon_as_it_frees(agent):
@@ -173,18 +213,6 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
     held: Counter = Counter()
     worst: Counter = Counter()
     guard = threading.Lock()
-    stop = threading.Event()
-    sampled_over: list = []
-
-    def monitor() -> None:
-        with db.connect() as conn:
-            while not stop.is_set():
-                rows = conn.execute(
-                    """SELECT t.concurrency_key AS key, count(*) AS n FROM todos t
-                       WHERE t.state = 'claimed' AND t.concurrency_key IS NOT NULL GROUP BY 1"""
-                ).fetchall()
-                sampled_over.extend(r for r in rows if r["n"] > limits[r["key"]])
-                time.sleep(0.002)
 
     def worker(i, barrier):
         done = 0
@@ -194,10 +222,9 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
             while True:
                 claim = execute(A.claim_next(agent, claimant=f"w{i}"), conn)
                 if claim is None:
-                    if one("SELECT count(*) AS n FROM todos WHERE state <> 'done'")["n"] == 0:
+                    if all_done():
                         return done
-                    idle_since = idle_since or time.monotonic()
-                    assert time.monotonic() - idle_since < 20, "work starved"
+                    idle_since = waited_in_vain(idle_since)
                     time.sleep(0.005)
                     continue
                 idle_since = None
@@ -213,13 +240,8 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
                 execute(A.complete(agent, claim.todo.id), conn)
                 done += 1
 
-    watcher = threading.Thread(target=monitor)
-    watcher.start()
-    try:
+    with watching_limits(limits) as sampled_over:
         outcomes = run_threads(8, worker, timeout=120)
-    finally:
-        stop.set()
-        watcher.join()
     assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
     assert sum(outcomes) == len(ids)
     assert one("SELECT count(*) AS n FROM todos WHERE state = 'done'")["n"] == len(ids)
@@ -242,18 +264,6 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
     random.shuffle(order)
     for i in order:
         new(agent, f"k{i % 12:02}")
-    stop = threading.Event()
-    sampled_over: list = []
-
-    def monitor() -> None:
-        with db.connect() as conn:
-            while not stop.is_set():
-                rows = conn.execute(
-                    """SELECT concurrency_key AS key, count(*) AS n FROM todos
-                       WHERE state = 'claimed' GROUP BY 1"""
-                ).fetchall()
-                sampled_over.extend(r for r in rows if r["n"] > limits[r["key"]])
-                time.sleep(0.002)
 
     def worker(i, barrier):
         done = 0
@@ -263,10 +273,9 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
             while True:
                 claims = execute(A.claim_batch(agent, max=5, claimant=f"w{i}"), conn)
                 if not claims:
-                    if one("SELECT count(*) AS n FROM todos WHERE state <> 'done'")["n"] == 0:
+                    if all_done():
                         return done
-                    idle_since = idle_since or time.monotonic()
-                    assert time.monotonic() - idle_since < 20, "work starved"
+                    idle_since = waited_in_vain(idle_since)
                     time.sleep(0.005)
                     continue
                 idle_since = None
@@ -274,13 +283,8 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
                 execute(A.complete_batch(agent, [{"id": c.todo.id} for c in claims]), conn)
                 done += len(claims)
 
-    watcher = threading.Thread(target=monitor)
-    watcher.start()
-    try:
+    with watching_limits(limits) as sampled_over:
         outcomes = run_threads(6, worker, timeout=120)
-    finally:
-        stop.set()
-        watcher.join()
     assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
     assert sum(outcomes) == 120 and not sampled_over
     assert sql("SELECT key, claimed FROM concurrency_keys WHERE claimed <> 0") == []
