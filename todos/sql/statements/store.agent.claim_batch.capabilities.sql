@@ -83,8 +83,9 @@ taken AS MATERIALIZED (
     -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
     -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
-    -- order, so two batch claims cannot deadlock on each other's key rows; MATERIALIZED, so each
-    -- candidate asks once.
+    -- order, so two claims never wait on each other's key rows in opposite orders (a batch
+    -- completion giving slots back can: todos.db.execute runs a deadlock's victim again);
+    -- MATERIALIZED, so each candidate asks once.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
                 WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
