@@ -4,6 +4,7 @@ the field and write nothing; viewers see but do not change."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -129,6 +130,18 @@ def test_edit_pause_resume_fire_delete(world, alice_client):
         "schedule.fire",
         "schedule.delete",
     ]
+
+
+def test_delete_asks_in_the_boards_own_dialog_and_no_page_carries_an_inline_handler(world, alice_client):
+    """The Content-Security-Policy allows no inline script, so an ``onsubmit="return confirm(…)"``
+    is blocked by the browser and the form goes without asking. Delete asks the way every other
+    destructive action does: a button naming a <dialog> that board.js opens."""
+    made = acme_schedule(world)
+    page = alice_client.get(reverse("schedule_detail", args=[made.id])).content.decode()
+    assert not re.search(r"\son[a-z]+\s*=", page), "an inline event handler"
+    opener = re.search(r'data-confirm="([^"]+)"', page)
+    assert opener is not None and f'<dialog id="{opener.group(1)}"' in page
+    assert "Delete this schedule? Its todos stay." in page
 
 
 def test_viewer_sees_but_cannot_change(world, vera_client):
