@@ -208,6 +208,13 @@ def capable(params: dict) -> LiteralString:
 # untaken heads and come back empty while work was waiting. Under contention the order across
 # queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases, and due
 # retries and schedules (few rows, each found through its own partial index).
+# What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
+# and numbers them; one list, so the three scans' UNION cannot drift apart.
+CANDIDATE_COLUMNS: LiteralString = (
+    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at"
+)
+
+
 def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
     """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
     ``capable`` (the capability guard, :func:`capable`)."""
@@ -229,7 +236,7 @@ fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at
+        SELECT {CANDIDATE_COLUMNS}
         FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -244,7 +251,7 @@ fresh AS (
 lapsed AS (
     -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
     -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT {CANDIDATE_COLUMNS} FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -256,7 +263,7 @@ lapsed AS (
 ),
 due AS (
     -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT {CANDIDATE_COLUMNS} FROM todos t
     WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
