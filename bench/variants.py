@@ -34,6 +34,18 @@ VARIANTS: dict[str, Variant] = {
             "DROP INDEX todos_concurrency_key",
         ),
     ),
+    "no-checks": Variant(
+        "measurement only: todos, todo_attempts and change_log without a table CHECK (what the ones "
+        "left after 0018 cost each claim and complete; before 0018, what they all cost)",
+        schema=(
+            """DO $$ DECLARE r record; BEGIN
+                 FOR r IN SELECT conrelid::regclass AS rel, conname FROM pg_constraint
+                          WHERE contype = 'c' AND conrelid IN ('todos'::regclass, 'todo_attempts'::regclass,
+                                                               'change_log'::regclass)
+                 LOOP EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname); END LOOP;
+               END $$""",
+        ),
+    ),
     "no-relay": Variant(
         "measurement only: no change-log relay beside the workers (what the relay's passes take "
         "from the drain on the same machine; the change log is left to grow)",

@@ -30,8 +30,11 @@ def _seed(agent) -> None:
 
 
 def _plan(conn, text: str, params: dict) -> list[str]:
+    """The plan's lines; ``requires`` is of the capability_labels domain (0018), which EXPLAIN
+    prints as read through its base type, ``(requires)::text[]``: written plainly here."""
     rows = conn.execute("EXPLAIN (COSTS OFF) " + render.sql_text(text, conn), params).fetchall()
-    return [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
+    lines = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
+    return [line.replace("(requires)::text[]", "requires") for line in lines]
 
 
 def _shape(lines: list[str], *, without_requires: bool = False) -> list[str]:
