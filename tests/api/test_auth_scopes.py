@@ -12,7 +12,15 @@ from todos.store import endpoints
 from todos.store.endpoints import SCOPE_VERBS
 from todos.store.scopes import AgentScope
 
-SCHEDULE_VERBS = ("list_schedules", "create_schedule", "pause_schedule", "resume_schedule", "delete_schedule")
+SCHEDULE_VERBS = (
+    "list_schedules",
+    "create_schedule",
+    "update_schedule",
+    "fire_schedule",
+    "pause_schedule",
+    "resume_schedule",
+    "delete_schedule",
+)
 # A valid body for every verb (the todo id is filled in per test).
 BODIES = {
     "create_for": lambda tid: {"queue": "default", "title": "x"},
@@ -36,6 +44,15 @@ BODIES = {
         "queue": "default",
         "title": "x",
     },
+    "update_schedule": lambda tid: {
+        "id": "00000000-0000-4000-8000-000000000001",
+        "name": "nightly",
+        "cron": "0 3 * * *",
+        "timezone": "UTC",
+        "queue": "default",
+        "title": "x",
+    },
+    "fire_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
     "pause_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
     "resume_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},
     "delete_schedule": lambda tid: {"id": "00000000-0000-4000-8000-000000000001"},

@@ -27,7 +27,15 @@ def test_the_document_is_valid_openapi_3_1(document):
 
 
 def test_every_verb_is_a_post_operation_with_its_schemas(document):
-    schedule_verbs = {"list_schedules", "create_schedule", "pause_schedule", "resume_schedule", "delete_schedule"}
+    schedule_verbs = {
+        "list_schedules",
+        "create_schedule",
+        "update_schedule",
+        "fire_schedule",
+        "pause_schedule",
+        "resume_schedule",
+        "delete_schedule",
+    }
     assert set(VERBS) == (set(SCOPE_VERBS) - {"schedules"}) | {"claim_batch", "complete_batch"} | schedule_verbs
     for name, _verb in VERBS.items():
         operation = document["paths"][f"/{name}"]["post"]

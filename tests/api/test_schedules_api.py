@@ -4,6 +4,7 @@ schedules its own endpoint owns, and nothing else; bad input names the field and
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -104,10 +105,14 @@ def test_another_endpoints_schedule_is_not_found(api, tenancy):
     )
     token = tenancy.worker_token
     assert api.ok(token, "list_schedules") == {"schedules": []}
-    for verb in ("pause_schedule", "resume_schedule", "delete_schedule"):
+    for verb in ("fire_schedule", "pause_schedule", "resume_schedule", "delete_schedule"):
         for schedule_id in (theirs["id"], str(by_team.id)):
             assert api.error(token, verb, {"id": schedule_id}, "not_found") == "no such schedule"
-    assert [r["paused"] for r in schedule_rows()] == [False, False]
+    for schedule_id in (theirs["id"], str(by_team.id)):
+        edit = {**NIGHTLY, "id": schedule_id, "title": "Hijacked"}
+        assert api.error(token, "update_schedule", edit, "not_found") == "no such schedule"
+    assert [(r["paused"], r["title"]) for r in schedule_rows()] == [(False, NIGHTLY["title"])] * 2
+    assert fired_todos() == [] and audit("schedule.edit") == [] and audit("schedule.fire") == []
     assert [s["name"] for s in api.ok(sibling.token, "list_schedules")["schedules"]] == ["nightly", "team's"]
 
 
@@ -125,6 +130,77 @@ def test_a_schedule_is_owned_by_its_creator_whatever_the_body_says(api, tenancy)
     sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
     api.error(tenancy.worker_token, "create_schedule", {**NIGHTLY, "endpoint_id": str(sibling.endpoint.id)}, "invalid")
     assert schedule_rows() == []
+    made = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]
+    edit = {**NIGHTLY, "id": made["id"], "endpoint_id": str(sibling.endpoint.id)}
+    assert "endpoint_id" in api.error(tenancy.worker_token, "update_schedule", edit, "invalid")
+    assert [r["endpoint_id"] for r in schedule_rows()] == [tenancy.worker.endpoint.id]
+
+
+def fired_todos() -> list[dict]:
+    with db.connect() as conn:
+        return conn.execute("SELECT * FROM todos WHERE source = 'schedule' ORDER BY created_at").fetchall()
+
+
+def test_update_replaces_the_definition_and_audits_each_change(api, tenancy, changes):
+    token = tenancy.worker_token
+    made = api.ok(token, "create_schedule", NIGHTLY)["schedule"]
+    paused = api.ok(token, "pause_schedule", {"id": made["id"]})["schedule"]
+    edit = {**NIGHTLY, "id": made["id"], "cron": "30 6 * * 1-5", "title": "Write the morning report"}
+    del edit["priority"], edit["requires"]  # left out: back to their defaults, not kept
+    edited = api.ok(token, "update_schedule", edit)["schedule"]
+    assert edited["cron"] == "30 6 * * 1-5" and edited["title"] == "Write the morning report"
+    assert edited["priority"] == 0 and edited["requires"] == [] and edited["kind"] == "report"
+    assert edited["paused"] is True  # an edit does not pause or resume
+    assert edited["next_fire_at"] != paused["next_fire_at"]
+    fire_at = datetime.fromisoformat(edited["next_fire_at"]).astimezone(ZoneInfo("Europe/Paris"))
+    assert (fire_at.hour, fire_at.minute) == (6, 30) and fire_at.isoweekday() <= 5
+    (row,) = schedule_rows()
+    assert (row["cron"], row["priority"], row["requires"]) == ("30 6 * * 1-5", 0, [])
+    (edited_audit,) = audit("schedule.edit")
+    assert edited_audit["actor"] == "endpoint:worker"
+    detail = edited_audit["detail"]
+    assert detail["cron"] == {"old": "0 3 * * *", "new": "30 6 * * 1-5"}
+    assert detail["priority"] == {"old": 3, "new": 0}
+    assert "name" not in detail and "timezone" not in detail  # unchanged fields are not listed
+    assert len(changes()) == 3  # create, pause, edit: live pages are told
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [({"cron": "61 * * * *"}, "cron"), ({"timezone": "Mars/Olympus"}, "timezone"), ({"queue": "elsewhere"}, "queue")],
+)
+def test_a_bad_update_names_the_field_and_changes_nothing(api, tenancy, changes, change, field):
+    made = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]
+    before = schedule_rows()
+    message = api.error(tenancy.worker_token, "update_schedule", {**NIGHTLY, "id": made["id"], **change}, "invalid")
+    assert field in message
+    assert schedule_rows() == before and audit("schedule.edit") == [] and len(changes()) == 1
+
+
+def test_an_update_must_send_the_whole_definition(api, tenancy):
+    made = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]
+    message = api.error(tenancy.worker_token, "update_schedule", {"id": made["id"], "title": "Only this"}, "invalid")
+    assert "name" in message or "cron" in message
+    assert schedule_rows()[0]["title"] == NIGHTLY["title"]
+
+
+def test_fire_schedule_creates_one_todo_now_and_keeps_the_timetable(api, tenancy):
+    token = tenancy.worker_token
+    made = api.ok(token, "create_schedule", NIGHTLY)["schedule"]
+    api.ok(token, "pause_schedule", {"id": made["id"]})  # a paused schedule fires when asked
+    fired = api.ok(token, "fire_schedule", {"id": made["id"]})
+    (todo,) = fired_todos()
+    assert fired["todo_id"] == todo["id"] and todo["state"] == "pending"
+    assert todo["endpoint_id"] == tenancy.worker.endpoint.id
+    assert (todo["title"], todo["priority"], todo["requires"]) == (NIGHTLY["title"], 3, ["gpu", "region:eu"])
+    assert fired["schedule"]["fires"][0]["todo_id"] == todo["id"] and fired["schedule"]["fires"][0]["how"] == "manual"
+    assert fired["schedule"]["next_fire_at"] == made["next_fire_at"] and fired["schedule"]["paused"] is True
+    (fire_audit,) = audit("schedule.fire")
+    assert fire_audit["actor"] == "endpoint:worker" and fire_audit["todo_id"] == todo["id"]
+    claimed = api.ok(token, "claim_next", {"capabilities": ["gpu", "region:eu"]})
+    assert claimed["todo"]["id"] == todo["id"]  # its own work, claimable at once
+    second = api.ok(token, "fire_schedule", {"id": made["id"]})
+    assert second["todo_id"] != todo["id"] and len(fired_todos()) == 2
 
 
 @pytest.mark.parametrize(
@@ -158,10 +234,13 @@ def test_a_name_the_team_already_uses_is_refused(api, tenancy):
     assert "name" in message and len(schedule_rows()) == 1
 
 
-@pytest.mark.parametrize("verb", ["pause_schedule", "resume_schedule", "delete_schedule"])
+@pytest.mark.parametrize(
+    "verb", ["fire_schedule", "update_schedule", "pause_schedule", "resume_schedule", "delete_schedule"]
+)
 def test_a_bad_or_unknown_id(api, tenancy, verb):
-    assert "id" in api.error(tenancy.worker_token, verb, {"id": "not-a-uuid"}, "invalid")
-    api.error(tenancy.worker_token, verb, {"id": "00000000-0000-4000-8000-000000000001"}, "not_found")
+    body = NIGHTLY if verb == "update_schedule" else {}
+    assert "id" in api.error(tenancy.worker_token, verb, {**body, "id": "not-a-uuid"}, "invalid")
+    api.error(tenancy.worker_token, verb, {**body, "id": "00000000-0000-4000-8000-000000000001"}, "not_found")
 
 
 def test_without_the_scope_verb_every_schedule_verb_is_forbidden(api, tenancy):
@@ -169,6 +248,8 @@ def test_without_the_scope_verb_every_schedule_verb_is_forbidden(api, tenancy):
     for verb, body in (
         ("list_schedules", {}),
         ("create_schedule", NIGHTLY),
+        ("update_schedule", {**NIGHTLY, "id": "00000000-0000-4000-8000-000000000001"}),
+        ("fire_schedule", {"id": "00000000-0000-4000-8000-000000000001"}),
         ("pause_schedule", {"id": "00000000-0000-4000-8000-000000000001"}),
         ("resume_schedule", {"id": "00000000-0000-4000-8000-000000000001"}),
         ("delete_schedule", {"id": "00000000-0000-4000-8000-000000000001"}),

@@ -145,13 +145,15 @@ def _run_at_in_its_window(case) -> None:
 
 
 def _schedule_in_its_rules(case) -> None:
-    """Rules of ``create_schedule`` a schema cannot state (docs/api.md, "Schedules"): the cron
-    expression parses, the time zone is an IANA name, the queue is in the caller's scope and the
-    name is free in its team. A generated valid request keeps its other fields and gets a cron
-    expression, zone and queue that are, and a fresh name, so it stays a valid request (the
-    refusals of each are tests/api/test_schedules_api.py's)."""
+    """Rules of ``create_schedule`` and ``update_schedule`` a schema cannot state (docs/api.md,
+    "Schedules"): the cron expression parses, the time zone is an IANA name, the queue is in the
+    caller's scope and the name is free in its team. A generated valid request keeps its other
+    fields and gets a cron expression, zone and queue that are, and a fresh name, so it stays a
+    valid request (the refusals of each are tests/api/test_schedules_api.py's)."""
     body = case.body
-    if case.path != "/create_schedule" or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
+    if case.path not in ("/create_schedule", "/update_schedule") or not case.meta.generation.mode.is_positive:
+        return
+    if not isinstance(body, dict):
         return
     body.update(cron="*/5 * * * *", timezone="UTC", queue="default", name=f"fuzz {uuid4()}")
 

@@ -62,3 +62,23 @@ def test_errors_are_tool_errors_naming_the_field_or_not_found(url, tenancy):
     assert bad_zone.is_error and "timezone" in bad_zone.content[0].text
     assert not_mine.is_error and not_mine.content[0].text == "not_found: no such schedule"
     assert schedule_count() == 1  # the sibling's, untouched
+
+
+def test_edit_and_fire_now(url, tenancy):
+    async def scenario():
+        async with mcp_client(url, tenancy.token) as client:
+            s = client.session
+            made = (await ok(s, "create_schedule", NIGHTLY))["schedule"]
+            edited = (await ok(s, "update_schedule", {**NIGHTLY, "id": made["id"], "cron": "*/15 * * * *"}))["schedule"]
+            fired = await ok(s, "fire_schedule", {"id": made["id"]})
+            partial = await s.call_tool("update_schedule", {"id": made["id"], "title": "Only this"})
+            return made, edited, fired, partial
+
+    made, edited, fired, partial = run(scenario())
+    assert edited["id"] == made["id"] and edited["cron"] == "*/15 * * * *" and edited["title"] == "Report"
+    with db.connect() as conn:
+        todo = conn.execute("SELECT * FROM todos WHERE id = %s", (fired["todo_id"],)).fetchone()
+        cron = conn.execute("SELECT cron FROM schedules").fetchone()["cron"]
+    assert todo["source"] == "schedule" and todo["title"] == "Report" and todo["state"] == "pending"
+    assert fired["schedule"]["fires"][0]["todo_id"] == fired["todo_id"]
+    assert partial.is_error and partial.content[0].text.startswith("invalid: ") and cron == "*/15 * * * *"

@@ -14,7 +14,15 @@ from todos.store import endpoints
 from todos.store.endpoints import SCOPE_VERBS
 
 ALL_TOOLS = {verb.name for verb in TABLE}
-SCHEDULE_TOOLS = {"list_schedules", "create_schedule", "pause_schedule", "resume_schedule", "delete_schedule"}
+SCHEDULE_TOOLS = {
+    "list_schedules",
+    "create_schedule",
+    "update_schedule",
+    "fire_schedule",
+    "pause_schedule",
+    "resume_schedule",
+    "delete_schedule",
+}
 
 
 async def tool_names(url: str, token: str) -> set[str]:
@@ -99,6 +107,9 @@ def test_each_tool_is_its_verb_schemas_and_guidance(url, tenancy):
     assert tools["list_schedules"].annotations.read_only_hint is True
     assert tools["delete_schedule"].annotations.destructive_hint is True
     assert tools["pause_schedule"].annotations.destructive_hint is False
+    # an edit sent twice leaves what the first left; a fire sent twice fires twice
+    assert tools["update_schedule"].annotations.idempotent_hint is True
+    assert tools["fire_schedule"].annotations.idempotent_hint is False
 
 
 def test_descriptions_teach_fence_heartbeat_reporting_and_data_not_instructions(url, tenancy):

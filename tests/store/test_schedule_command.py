@@ -1,4 +1,4 @@
-"""``manage.py schedule list|create|pause|resume|fire|delete`` from a shell."""
+"""``manage.py schedule list|create|edit|pause|resume|fire|delete`` from a shell."""
 
 from __future__ import annotations
 
@@ -82,3 +82,48 @@ def test_unknown_team_and_schedule(world):
         run("fire", "00000000-0000-4000-8000-000000000000")
     with pytest.raises(CommandError, match="schedule: must be the schedule's id"):
         run("pause", "not-an-id")
+
+
+def test_edit_changes_the_options_given_and_keeps_the_rest(world):
+    run(*CREATE, *TARGET, "--priority", "4", "--requires", "gpu")
+    sid = str(one("SELECT id FROM schedules")["id"])
+    before = one("SELECT * FROM schedules")
+    out = run("edit", sid, "--cron", "15 9 * * *", "--title", "Sync at nine", "--endpoint", "sibling")
+    assert out.startswith("edited hourly (cron, endpoint_id, title); next fire ")
+    after = one("SELECT * FROM schedules")
+    assert (after["cron"], after["title"]) == ("15 9 * * *", "Sync at nine")
+    assert after["endpoint_id"] == world.sibling.endpoint_id
+    kept = ("name", "timezone", "queue", "kind", "payload", "priority", "max_attempts", "requires", "missed", "paused")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert after["next_fire_at"] != before["next_fire_at"]
+    (edit,) = [r for r in audit() if r["action"] == "schedule.edit"]
+    assert edit["actor"] == "system" and edit["detail"]["title"] == {"old": "Sync", "new": "Sync at nine"}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--cron", "0 24 * * *"), "cron: does not parse: Bad hour"),
+        (("--endpoint", "foreign"), "endpoint: must be an active endpoint of the schedule's team"),
+        (("--queue", "third"), "queue: is not in the owner endpoint's scope"),  # sibling's scope is default only
+        (("--payload", "{nope"), "payload: not JSON"),
+        ((), "nothing to change"),
+    ],
+)
+def test_a_bad_edit_is_refused_and_changes_nothing(world, args, words):
+    run(*CREATE, *TARGET)
+    sid = str(one("SELECT id FROM schedules")["id"])
+    if "--queue" in args:
+        args = (*args, "--endpoint", "sibling")
+    before = sql("SELECT * FROM schedules")
+    with pytest.raises(CommandError, match=words):
+        run("edit", sid, *args)
+    assert sql("SELECT * FROM schedules") == before
+    assert not [r for r in audit() if r["action"] == "schedule.edit"]
+
+
+def test_edit_of_an_unknown_or_malformed_schedule(world):
+    with pytest.raises(CommandError, match="no such schedule"):
+        run("edit", "00000000-0000-4000-8000-000000000000", "--title", "x")
+    with pytest.raises(CommandError, match="schedule: must be the schedule's id"):
+        run("edit", "not-an-id", "--title", "x")

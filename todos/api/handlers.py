@@ -176,6 +176,17 @@ async def create_schedule(call: Call, args: dict) -> dict:
     return await _schedule(call, made.id)
 
 
+async def update_schedule(call: Call, args: dict) -> dict:
+    fields = {name: value for name, value in args.items() if name != "id"}
+    done = await aexecute(schedules.update(call.agent, args["id"], now=timezone.now(), **fields))
+    return await _schedule(call, done.id)
+
+
+async def fire_schedule(call: Call, args: dict) -> dict:
+    fired = await aexecute(schedules.fire_now(call.agent, args["id"]))
+    return {**(await _schedule(call, fired.schedule_id)), "todo_id": fired.todo_id}
+
+
 async def pause_schedule(call: Call, args: dict) -> dict:
     done = await aexecute(schedules.set_paused(call.agent, args["id"], True, now=timezone.now()))
     return await _schedule(call, done.id)

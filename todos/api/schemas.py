@@ -531,6 +531,18 @@ CREATE_SCHEDULE_IN = obj(
     },
     required=("name", "cron", "timezone", "queue", "title"),
 )
+# An edit replaces the schedule's whole definition (the Board's edit form does the same): what
+# create_schedule requires is required again, and an optional field left out takes its default.
+UPDATE_SCHEDULE_IN = obj(
+    {"id": SCHEDULE_ID, **CREATE_SCHEDULE_IN["properties"]},
+    required=("id", *CREATE_SCHEDULE_IN["required"]),
+)
+FIRE_SCHEDULE_OUT = closed(
+    {
+        "schedule": SCHEDULE,
+        "todo_id": {"type": "string", "description": "the todo this fire created, pending in the schedule's queue"},
+    }
+)
 DELETE_SCHEDULE_OUT = closed(
     {
         "id": {"type": "string", "format": "uuid"},

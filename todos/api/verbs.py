@@ -167,6 +167,28 @@ TABLE: tuple[Verb, ...] = (
         granted_by=SCHEDULES,
     ),
     _verb(
+        "update_schedule",
+        "Replace the definition of one of this endpoint's schedules (name, cron, timezone, queue, "
+        "title required, as in create_schedule; an optional field left out takes its default). Its "
+        "next fire time is recomputed from now; paused stays as it was. The edit is audited with "
+        "each changed field's old and new value. Bad input is refused naming the field; nothing is "
+        "written. Another endpoint's schedule is not_found. Granted by the scope verb schedules.",
+        schemas.UPDATE_SCHEDULE_IN,
+        schemas.SCHEDULE_ENVELOPE,
+        handlers.update_schedule,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
+        "fire_schedule",
+        "Fire one of this endpoint's schedules once, now, outside its timetable (paused or not): "
+        "one todo from its template, whose id is in the answer. Its next tick is unchanged. "
+        "Another endpoint's schedule is not_found. Granted by the scope verb schedules.",
+        schemas.SCHEDULE_BY_ID_IN,
+        schemas.FIRE_SCHEDULE_OUT,
+        handlers.fire_schedule,
+        granted_by=SCHEDULES,
+    ),
+    _verb(
         "pause_schedule",
         "Pause one of this endpoint's schedules: it fires nothing until resumed. Another "
         "endpoint's schedule is not_found. Granted by the scope verb schedules.",

@@ -110,11 +110,19 @@ ADVICE: dict[str, str] = {
     "set_default_lease": (
         "Choose a lease a little longer than a typical unit of work, and heartbeat about every third of it."
     ),
-    "list_schedules": "Read-only. Use it to find a schedule's id before pausing, resuming or deleting it.",
+    "list_schedules": "Read-only. Use it to find a schedule's id (and its definition) before acting on it.",
     "create_schedule": (
         "Use for work that recurs on a timetable (a nightly report, a sweep every 15 minutes) instead of "
         "re-creating todos yourself. The todos it creates belong to this endpoint: claim them as usual. "
         "An error names the field to fix."
+    ),
+    "update_schedule": (
+        "Send the whole definition, as list_schedules shows it, with your changes: a field left out "
+        "is reset to its default, not kept."
+    ),
+    "fire_schedule": (
+        "Use when the recurring work is needed now (a report before its nightly run); claim the todo "
+        "it returns like any other. It does not move the next tick."
     ),
     "pause_schedule": "Prefer pausing to deleting when the work should stop for a while: its history stays.",
     "resume_schedule": "Ticks that passed while paused are not fired; it fires from its next tick on.",

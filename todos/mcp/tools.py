@@ -40,13 +40,15 @@ TITLES = {
     "set_default_lease": "Set the default lease",
     "list_schedules": "List this endpoint's schedules",
     "create_schedule": "Create a periodic schedule",
+    "update_schedule": "Edit a schedule",
+    "fire_schedule": "Fire a schedule now",
     "pause_schedule": "Pause a schedule",
     "resume_schedule": "Resume a schedule",
     "delete_schedule": "Delete a schedule",
 }
 READ_ONLY = frozenset({"list_todos", "get_todo", "get_default_lease", "list_schedules"})
 # Repeating the call with the same arguments changes nothing more than the first call did.
-IDEMPOTENT = READ_ONLY | {"heartbeat", "set_default_lease", "pause_schedule", "resume_schedule"}
+IDEMPOTENT = READ_ONLY | {"heartbeat", "set_default_lease", "update_schedule", "pause_schedule", "resume_schedule"}
 DESTRUCTIVE = frozenset({"delete_schedule"})
 
 

@@ -198,6 +198,8 @@ STORE_SCHEDULES = {
     "store.schedules.create.by_agent": call(schedules.create, AGENT, TEAM, **_SCHEDULE),
     "store.schedules.set_paused.by_agent": call(schedules.set_paused, AGENT, SCHEDULE, True, now=AT),
     "store.schedules.delete.by_agent": call(schedules.delete, AGENT, SCHEDULE),
+    "store.schedules.update.by_agent": call(schedules.update, AGENT, SCHEDULE, **_SCHEDULE),
+    "store.schedules.fire_now.by_agent": call(schedules.fire_now, AGENT, SCHEDULE),
     "store.schedules.fire_now": call(schedules.fire_now, HUMAN, SCHEDULE),
     "store.schedules.lock_due": call(schedules.lock_due),
     "store.schedules.fire": call(schedules.fire, [SCHEDULE], [AT], [(SCHEDULE, AT, "tick", 0)]),

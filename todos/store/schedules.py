@@ -225,10 +225,13 @@ EDIT_DETAIL: LiteralString = """coalesce((
         WHERE o.value IS DISTINCT FROM n.value), '{}'::jsonb) || jsonb_build_object('schedule', m.id)"""
 
 
-def update(op: OperatorScope | None, schedule_id: Any, *, now: datetime, **fields: Any) -> Statement[Schedule]:
+def update(op: Caller, schedule_id: Any, *, now: datetime, **fields: Any) -> Statement[Schedule]:
     """Edit every field of a schedule; its next fire time is recomputed from ``now``. Guard and
     checks as :func:`create`, on the schedule's team. Audit: ``schedule.edit`` with the old and
-    new value of each changed field."""
+    new value of each changed field. An agent edits its own schedules only, and they stay its
+    own: the owner is its endpoint, whatever ``endpoint_id`` says."""
+    if isinstance(op, AgentScope):
+        fields = {**fields, "endpoint_id": op.endpoint_id}
     params = {"id": _uuid("schedule", schedule_id), **template(now=now, **fields), **_actor(op)}
     acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     sql = f"""
@@ -437,10 +440,10 @@ FROM fired f LEFT JOIN ins i ON i.id = f.todo_id"""
     return Statement(sql, params, _fires)
 
 
-def fire_now(op: OperatorScope | None, schedule_id: Any) -> Statement[Fired]:
+def fire_now(op: Caller, schedule_id: Any) -> Statement[Fired]:
     """Fire a schedule once, now, outside its timetable (its next tick is unchanged; a paused
-    schedule fires too: a person asked). Guard: the person acts on the team. Audit:
-    ``schedule.fire`` with the todo."""
+    schedule fires too: someone asked). Guard: the person acts on the team; an agent, on its own
+    schedule. Audit: ``schedule.fire`` with the todo."""
     params = {"id": _uuid("schedule", schedule_id), **_actor(op)}
     acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     extra = f""",

@@ -4,28 +4,31 @@
     manage.py schedule create <team-slug> --name N --cron "0 3 * * *" --timezone Europe/Paris
                               --endpoint <endpoint-slug> --queue Q --title T [--kind K] [--payload JSON]
                               [--priority P] [--max-attempts M] [--missed skip|catch_up]
+    manage.py schedule edit <schedule-id> [any option of create]
     manage.py schedule pause|resume|fire|delete <schedule-id>
 
 Each writes the same audited statement as the Board (``store.schedules.*``), as the system; bad
-input is refused with the field named and nothing written.
+input is refused with the field named and nothing written. ``edit`` changes the options it is
+given and keeps the rest, as the Board's edit form does (the statement writes the whole definition).
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError
 
 from todos.db import execute
 from todos.models import Endpoint, Team
-from todos.selectors.schedules import schedules_of
+from todos.selectors.schedules import schedule_of, schedules_of
 from todos.store import schedules
 from todos.store.errors import StoreError
 
 
 class Command(BaseCommand):
-    help = "List, create, pause, resume, fire or delete periodic schedules."
+    help = "List, create, edit, pause, resume, fire or delete periodic schedules."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -33,23 +36,10 @@ class Command(BaseCommand):
         show.add_argument("team", nargs="?", help="a team's slug")
         make = sub.add_parser("create", help="a new schedule")
         make.add_argument("team", help="the team's slug")
-        make.add_argument("--name", required=True)
-        make.add_argument("--cron", required=True, help='a cron expression, e.g. "*/15 9-17 * * MON-FRI"')
-        make.add_argument("--timezone", default="UTC", help="an IANA time zone (default UTC)")
-        make.add_argument("--endpoint", required=True, help="the owner endpoint's slug (of the team)")
-        make.add_argument("--queue", required=True)
-        make.add_argument("--title", required=True)
-        make.add_argument("--kind")
-        make.add_argument("--payload", help="JSON")
-        make.add_argument("--priority", type=int)
-        make.add_argument("--max-attempts", type=int, dest="max_attempts")
-        make.add_argument(
-            "--requires",
-            action="append",
-            metavar="LABEL",
-            help="a capability label the fired todos require (repeatable): only a claim presenting all takes them",
-        )
-        make.add_argument("--missed", choices=schedules.schedule_times.POLICIES, default="skip")
+        _definition(make, creating=True)
+        edit = sub.add_parser("edit", help="change a schedule: the options given; the rest stay as they are")
+        edit.add_argument("schedule", help="the schedule's id")
+        _definition(edit, creating=False)
         for verb in ("pause", "resume", "fire", "delete"):
             one = sub.add_parser(verb)
             one.add_argument("schedule", help="the schedule's id")
@@ -79,16 +69,8 @@ class Command(BaseCommand):
 
     def _create(self, team, endpoint, payload=None, **options):
         team_id = self._team(team)
-        endpoint_id = Endpoint.objects.filter(slug=endpoint).values_list("id", flat=True).first()
-        if endpoint_id is None:
-            raise CommandError(f"endpoint: no endpoint with slug {endpoint!r}")
-        if payload is not None:
-            try:
-                payload = json.loads(payload)
-            except ValueError as exc:
-                raise CommandError(f"payload: not JSON ({exc})") from None
-            except RecursionError:
-                raise CommandError("payload: nested too deeply") from None
+        endpoint_id = _endpoint_id(endpoint)
+        payload = _payload(payload)
         fields = {k: options.get(k) for k in ("name", "cron", "timezone", "queue", "title", "kind", "priority")}
         made = execute(
             schedules.create(
@@ -105,6 +87,26 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"created {made.id} ({made.name}); next fire {made.next_fire_at.isoformat()}")
 
+    def _edit(self, schedule, **options):
+        try:
+            UUID(schedule)
+        except ValueError:
+            raise CommandError(f"schedule: must be the schedule's id (a UUID), got {schedule[:40]!r}") from None
+        current = schedule_of(list(Team.objects.values_list("id", flat=True)), schedule)
+        if current is None:
+            raise CommandError("no such schedule")
+        fields = {name: getattr(current, name) for name in EDITABLE}
+        fields["endpoint_id"] = current.endpoint_id
+        given = {name: options[name] for name in EDITABLE if options.get(name) is not None}
+        if "payload" in given:
+            given["payload"] = _payload(given["payload"])
+        if options.get("endpoint") is not None:
+            given["endpoint_id"] = _endpoint_id(options["endpoint"])
+        if not given:
+            raise CommandError("nothing to change: give at least one option (see --help)")
+        made = execute(schedules.update(None, current.id, now=datetime.now(UTC), **{**fields, **given}))
+        self.stdout.write(f"edited {made.name} ({', '.join(sorted(given))}); next fire {made.next_fire_at.isoformat()}")
+
     def _pause(self, schedule, **_):
         made = execute(schedules.set_paused(None, schedule, True, now=datetime.now(UTC)))
         self.stdout.write(f"paused {made.name}")
@@ -120,3 +122,59 @@ class Command(BaseCommand):
     def _delete(self, schedule, **_):
         name = execute(schedules.delete(None, schedule))
         self.stdout.write(f"deleted {name}")
+
+
+# The fields of a schedule's definition ``edit`` can change (besides its owner, --endpoint).
+EDITABLE = (
+    "name",
+    "cron",
+    "timezone",
+    "queue",
+    "title",
+    "kind",
+    "payload",
+    "priority",
+    "max_attempts",
+    "requires",
+    "missed",
+)
+
+
+def _definition(parser, *, creating: bool) -> None:
+    """The options of a schedule's definition: required to create one (except those with a
+    default), all optional to edit one (an option not given keeps the current value)."""
+    parser.add_argument("--name", required=creating)
+    parser.add_argument("--cron", required=creating, help='a cron expression, e.g. "*/15 9-17 * * MON-FRI"')
+    parser.add_argument("--timezone", default="UTC" if creating else None, help="an IANA time zone (create: UTC)")
+    parser.add_argument("--endpoint", required=creating, help="the owner endpoint's slug (of the team)")
+    parser.add_argument("--queue", required=creating)
+    parser.add_argument("--title", required=creating)
+    parser.add_argument("--kind")
+    parser.add_argument("--payload", help="JSON")
+    parser.add_argument("--priority", type=int)
+    parser.add_argument("--max-attempts", type=int, dest="max_attempts")
+    parser.add_argument(
+        "--requires",
+        action="append",
+        metavar="LABEL",
+        help="a capability label the fired todos require (repeatable): only a claim presenting all takes them",
+    )
+    parser.add_argument("--missed", choices=schedules.schedule_times.POLICIES, default="skip" if creating else None)
+
+
+def _endpoint_id(slug: str):
+    endpoint_id = Endpoint.objects.filter(slug=slug).values_list("id", flat=True).first()
+    if endpoint_id is None:
+        raise CommandError(f"endpoint: no endpoint with slug {slug!r}")
+    return endpoint_id
+
+
+def _payload(text: str | None):
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CommandError(f"payload: not JSON ({exc})") from None
+    except RecursionError:
+        raise CommandError("payload: nested too deeply") from None
