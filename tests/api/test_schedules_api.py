@@ -54,7 +54,7 @@ def changes(store_db):
 
 def test_round_trip(api, tenancy, changes):
     token = tenancy.worker_token
-    assert api.ok(token, "list_schedules") == {"schedules": []}
+    assert api.ok(token, "list_schedules") == {"schedules": [], "next_cursor": None}
 
     made = api.ok(token, "create_schedule", NIGHTLY)["schedule"]
     assert {k: made[k] for k in NIGHTLY} == NIGHTLY
@@ -104,7 +104,7 @@ def test_another_endpoints_schedule_is_not_found(api, tenancy):
         )
     )
     token = tenancy.worker_token
-    assert api.ok(token, "list_schedules") == {"schedules": []}
+    assert api.ok(token, "list_schedules") == {"schedules": [], "next_cursor": None}
     for verb in ("fire_schedule", "pause_schedule", "resume_schedule", "delete_schedule"):
         for schedule_id in (theirs["id"], str(by_team.id)):
             assert api.error(token, verb, {"id": schedule_id}, "not_found") == "no such schedule"
@@ -232,6 +232,40 @@ def test_a_name_the_team_already_uses_is_refused(api, tenancy):
     api.ok(sibling.token, "create_schedule", NIGHTLY)
     message = api.error(tenancy.worker_token, "create_schedule", NIGHTLY, "invalid")
     assert "name" in message and len(schedule_rows()) == 1
+
+
+def test_list_schedules_pages_by_name(api, tenancy):
+    token = tenancy.worker_token
+    names = ["b", "a", "été", "c", "d"]
+    for name in names:
+        api.ok(token, "create_schedule", {**NIGHTLY, "name": name})
+    pages, cursor = [], None
+    while True:
+        page = api.ok(token, "list_schedules", {"limit": 2, **({"cursor": cursor} if cursor else {})})
+        pages.append([s["name"] for s in page["schedules"]])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    in_order = [row["name"] for row in schedule_rows()]  # the database's collation decides the order
+    assert sorted(names) != names and sum(pages, []) == in_order and sorted(in_order) == sorted(names)
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert len(api.ok(token, "list_schedules")["schedules"]) == 5  # the default page holds them all
+    after_c = api.ok(token, "list_schedules", {"cursor": "c"})["schedules"]  # any name is a position
+    assert [s["name"] for s in after_c] == in_order[in_order.index("c") + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"cursor": "   "}, "cursor"),  # blank
+        ({"cursor": "two\nlines"}, "cursor"),
+        ({"cursor": "x" * 201}, "cursor"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 201}, "limit"),
+    ],
+)
+def test_a_bad_page_request_names_the_field(api, tenancy, body, field):
+    assert field in api.error(tenancy.worker_token, "list_schedules", body, "invalid")
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def test_list_create_pause_resume_delete(url, tenancy):
     assert [x["id"] for x in listed["schedules"]] == [made["id"]]
     assert paused["paused"] is True and resumed["paused"] is False
     assert gone == {"id": made["id"], "name": "nightly", "deleted": True}
-    assert after == {"schedules": []} and schedule_count() == 0
+    assert after == {"schedules": [], "next_cursor": None} and schedule_count() == 0
 
 
 def test_errors_are_tool_errors_naming_the_field_or_not_found(url, tenancy):

@@ -160,15 +160,15 @@ async def set_default_lease(call: Call, args: dict) -> dict:
 
 async def _schedule(call: Call, schedule_id) -> dict:
     """One of the caller's schedules as ``list_schedules`` shows it (after a write: its fires too)."""
-    for view in await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id)):
-        if str(view.id) == str(schedule_id):
-            return {"schedule": serialize.schedule(view)}
-    raise NotFound("no such schedule")
+    view = await aexecute(schedule_reads.endpoint_schedule(call.credential.endpoint_id, schedule_id))
+    if view is None:
+        raise NotFound("no such schedule")
+    return {"schedule": serialize.schedule(view)}
 
 
 async def list_schedules(call: Call, args: dict) -> dict:
-    views = await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id))
-    return {"schedules": [serialize.schedule(v) for v in views]}
+    page = await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id, **args))
+    return {"schedules": [serialize.schedule(v) for v in page.schedules], "next_cursor": page.next_cursor}
 
 
 async def create_schedule(call: Call, args: dict) -> dict:

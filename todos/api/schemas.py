@@ -12,6 +12,9 @@ schemas (``openapi.py``) and, later, the MCP tools' ``inputSchema``/``outputSche
 from __future__ import annotations
 
 from todos.selectors.agent_api import ATTEMPTS_LIMIT_MAX, CURSOR_PATTERN, LIST_LIMIT_MAX
+from todos.selectors.schedules import CURSOR_MAX_LENGTH as SCHEDULES_CURSOR_MAX_LENGTH
+from todos.selectors.schedules import CURSOR_PATTERN as SCHEDULES_CURSOR_PATTERN
+from todos.selectors.schedules import LIST_LIMIT_MAX as SCHEDULES_LIMIT_MAX
 from todos.store import inputs
 from todos.store.endpoints import SLUG_RE
 
@@ -487,8 +490,26 @@ SCHEDULE = closed(
     }
 )
 SCHEDULE_ENVELOPE = closed({"schedule": SCHEDULE})
-LIST_SCHEDULES_IN = obj({})
-LIST_SCHEDULES_OUT = closed({"schedules": {"type": "array", "items": SCHEDULE}})
+LIST_SCHEDULES_IN = obj(
+    {
+        "limit": optional(
+            {"type": "integer", "minimum": 1, "maximum": SCHEDULES_LIMIT_MAX, "description": "default 100"}
+        ),
+        "cursor": optional(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": SCHEDULES_CURSOR_MAX_LENGTH,
+                "pattern": SCHEDULES_CURSOR_PATTERN,
+                "description": "next_cursor of the previous page, as it came: the last name on it (the schedules "
+                "named after it follow)",
+            }
+        ),
+    }
+)
+LIST_SCHEDULES_OUT = closed(
+    {"schedules": {"type": "array", "items": SCHEDULE}, "next_cursor": {**MAYBE_TEXT, "description": "null: last page"}}
+)
 CREATE_SCHEDULE_IN = obj(
     {
         "name": {

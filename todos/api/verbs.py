@@ -148,7 +148,8 @@ TABLE: tuple[Verb, ...] = (
     _verb(
         "list_schedules",
         "This endpoint's periodic schedules, by name, each with its next fire time and last fires "
-        "(the todo each created and its state). Granted by the scope verb schedules.",
+        "(the todo each created and its state), limit at a time (default 100); pass next_cursor "
+        "back for the next page. Granted by the scope verb schedules.",
         schemas.LIST_SCHEDULES_IN,
         schemas.LIST_SCHEDULES_OUT,
         handlers.list_schedules,

@@ -7,6 +7,7 @@ passes the viewer's teams, the shell one team.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString
@@ -15,11 +16,13 @@ from uuid import UUID
 from todos.db import Statement
 from todos.replica import read_connection
 from todos.sql import compose
+from todos.store import inputs
+from todos.store.errors import Invalid
 
 RECENT_FIRES = 5
 
 
-def _schedules_sql(where: LiteralString) -> LiteralString:
+def _schedules_sql(where: LiteralString, *, order: LiteralString = "tm.name, s.name") -> LiteralString:
     return f"""
 SELECT s.*, tm.slug AS team_slug, tm.name AS team_name, e.slug AS endpoint_slug, e.state AS endpoint_state,
        coalesce((
@@ -32,12 +35,27 @@ SELECT s.*, tm.slug AS team_slug, tm.name AS team_name, e.slug AS endpoint_slug,
            LEFT JOIN todos td ON td.id = f.todo_id), '[]'::json) AS fires
 FROM schedules s JOIN teams tm ON tm.id = s.team_id JOIN endpoints e ON e.id = s.endpoint_id
 WHERE {where}
-ORDER BY tm.name, s.name"""
+ORDER BY {order}"""
 
 
 SCHEDULES_SQL = _schedules_sql("s.team_id = ANY(%(teams)s::uuid[]) AND (%(id)s::uuid IS NULL OR s.id = %(id)s::uuid)")
-# An agent's own schedules (the verb ``list_schedules``): those its endpoint owns, nothing else.
-ENDPOINT_SCHEDULES_SQL = _schedules_sql("s.endpoint_id = %(endpoint_id)s")
+# An agent's own schedules (the verb ``list_schedules``): those its endpoint owns, nothing else,
+# a page at a time by name (unique in the team, so the name after which a page starts is an
+# exact keyset position).
+ENDPOINT_SCHEDULES_SQL = _schedules_sql(
+    "s.endpoint_id = %(endpoint_id)s AND (%(after)s::text IS NULL OR s.name > %(after)s::text)",
+    order="s.name LIMIT %(fetch)s",
+)
+# One of them, after a write (the verbs answer the schedule as list_schedules shows it).
+ENDPOINT_SCHEDULE_SQL = _schedules_sql("s.endpoint_id = %(endpoint_id)s AND s.id = %(id)s")
+
+LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 100, 200
+# A page's ``next_cursor`` is the last name on it, as it is: every one-line string that is not
+# blank (the shape of a name) is a keyset position, so the OpenAPI document states the whole rule
+# as a pattern and any cursor that fits it is answered with a page, possibly empty.
+CURSOR_PATTERN = inputs.NOT_BLANK_LINE_PATTERN
+CURSOR_MAX_LENGTH = 200
+_CURSOR_RE = re.compile(CURSOR_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -103,9 +121,37 @@ def schedules_of(team_ids: list[UUID], schedule_id: UUID | None = None) -> list[
     return _views(rows)
 
 
-def endpoint_schedules(endpoint_id: UUID) -> Statement[list[ScheduleView]]:
-    """The schedules an endpoint owns, by name: what the agent verb ``list_schedules`` answers."""
-    return Statement(ENDPOINT_SCHEDULES_SQL, {"endpoint_id": endpoint_id}, _views)
+@dataclass(frozen=True)
+class SchedulePage:
+    schedules: tuple[ScheduleView, ...]
+    next_cursor: str | None
+
+
+def decode_cursor(value: Any) -> str:
+    value = inputs.require_str("cursor", value)
+    if len(value) > CURSOR_MAX_LENGTH or not _CURSOR_RE.fullmatch(value):
+        raise Invalid("cursor", "is not a cursor this server handed out (pass next_cursor back as it came)")
+    return value
+
+
+def endpoint_schedules(endpoint_id: UUID, *, limit: Any = None, cursor: Any = None) -> Statement[SchedulePage]:
+    """The schedules an endpoint owns, by name, ``limit`` at a time (default 100, at most 200):
+    what the agent verb ``list_schedules`` answers. ``next_cursor`` is null on the last page."""
+    size = LIST_LIMIT_DEFAULT if limit is None else inputs.require_int("limit", limit, 1, LIST_LIMIT_MAX)
+    after = None if cursor is None else decode_cursor(cursor)
+    params = {"endpoint_id": endpoint_id, "after": after, "fetch": size + 1}
+
+    def finish(rows: list[dict]) -> SchedulePage:
+        views = tuple(_views(rows[:size]))
+        return SchedulePage(views, views[-1].name if len(rows) > size else None)
+
+    return Statement(ENDPOINT_SCHEDULES_SQL, params, finish)
+
+
+def endpoint_schedule(endpoint_id: UUID, schedule_id: UUID) -> Statement[ScheduleView | None]:
+    """One schedule the endpoint owns, or None (another endpoint's is None too)."""
+    params = {"endpoint_id": endpoint_id, "id": schedule_id}
+    return Statement(ENDPOINT_SCHEDULE_SQL, params, lambda rows: next(iter(_views(rows)), None))
 
 
 def schedule_of(team_ids: list[UUID], schedule_id: Any) -> ScheduleView | None:

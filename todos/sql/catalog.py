@@ -308,6 +308,7 @@ SELECTORS = {
     "selectors.flow.queues": captured(flow.queues, VIEWER),
     "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),
     "selectors.schedules.endpoint_schedules": call(schedule_reads.endpoint_schedules, ENDPOINT),
+    "selectors.schedules.endpoint_schedule": call(schedule_reads.endpoint_schedule, ENDPOINT, SCHEDULE),
     # The todo list: one entry per filter shape (each builds its own scan).
     "selectors.todo_list.list_page.all": captured(todo_list.list_page, VIEWER, TodoFilter()),
     "selectors.todo_list.list_page.next_page": captured(todo_list.list_page, VIEWER, TodoFilter(after=CURSOR)),

@@ -14,5 +14,5 @@ SELECT s.*, tm.slug AS team_slug, tm.name AS team_name, e.slug AS endpoint_slug,
                  ORDER BY sf.fired_at DESC LIMIT 5) f
            LEFT JOIN todos td ON td.id = f.todo_id), '[]'::json) AS fires
 FROM schedules s JOIN teams tm ON tm.id = s.team_id JOIN endpoints e ON e.id = s.endpoint_id
-WHERE s.endpoint_id = %(endpoint_id)s
-ORDER BY tm.name, s.name
+WHERE s.endpoint_id = %(endpoint_id)s AND (%(after)s::text IS NULL OR s.name > %(after)s::text)
+ORDER BY s.name LIMIT %(fetch)s
