@@ -481,3 +481,19 @@ def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
         R.rebuild_counts(conn)
         rows = conn.execute("SELECT done, dead FROM todo_finished_minutes").fetchall()
     assert rows == [{"done": 1, "dead": 0}]
+
+
+@pytest.mark.parametrize(
+    ("taken", "wait", "expected"),
+    [
+        (500, 0.005, None),  # a full batch: more is waiting, run again at once
+        (12, 0.005, 0.010),  # a steady stream: twice the interval, twice the rows per pass
+        (R.STREAM_ROWS, 0.005, 0.010),
+        (R.STREAM_ROWS - 1, 0.005, 0.005),  # some changes: the interval
+        (1, 0.08, 0.005),  # changes after a quiet spell: back to the interval at once
+        (0, 0.005, 0.010),  # none: the wait doubles…
+        (0, 0.08, 0.1),  # …up to the idle interval
+    ],
+)
+def test_the_relay_paces_itself_by_what_each_pass_carried(taken, wait, expected):
+    assert R.next_wait(taken, wait, busy=0.005, idle=0.1, batch=500) == expected

@@ -16,7 +16,8 @@ and the relay, one per installation, turns those rows into what the Board needs:
 * **passes never overlap**: each pass also takes the transaction lock ``PASS_LOCK``; anything else
   that rewrites the counts (:func:`rebuild_counts`, the log cap) takes it too.
 * **polling**: a pass that found a full batch runs again at once, one that found rows waits
-  ``BOARD_RELAY_INTERVAL``, an empty one backs off doubling to ``BOARD_RELAY_IDLE_INTERVAL``.
+  ``BOARD_RELAY_INTERVAL`` (twice that under a steady stream, :func:`next_wait`), an empty one
+  backs off doubling to ``BOARD_RELAY_IDLE_INTERVAL``.
 * **bounded log**: while no relay drains it, :func:`cap_change_log` (a background loop) drops rows
   older than ``BOARD_CHANGE_LOG_MAX_AGE`` and marks the counts stale; the next pass rebuilds them
   from ``todos`` (REPEATABLE READ: the counts and the log rows it discards are one snapshot).
@@ -366,10 +367,33 @@ class Relay:
             stale = done.counts_stale
             self.passes += 1
             self.relayed += done.taken
-            if done.taken >= settings.BOARD_RELAY_BATCH:
+            pause = next_wait(done.taken, wait, busy=busy, idle=idle, batch=settings.BOARD_RELAY_BATCH)
+            if pause is None:
                 continue  # more is waiting
-            wait = busy if done.taken else min(wait * 2, idle)
+            wait = pause
             self.stop_event.wait(wait)
+
+
+# A pass carrying this many changes means they arrive in a steady stream (at the default interval,
+# well over a thousand a second). A pass costs about the same whatever it carries (setting up its
+# statement is most of it: bench/README.md, "the relay under load"), so under such a stream the
+# relay waits twice BOARD_RELAY_INTERVAL and carries twice as much per pass. Nobody sees the
+# difference: each browser is then always inside its coalescing window
+# (BOARD_LIVE_COALESCE_SECONDS, 70 ms), so its messages already wait half a window on average.
+STREAM_ROWS = 8
+
+
+def next_wait(taken: int, wait: float, *, busy: float, idle: float, batch: int) -> float | None:
+    """How long the relay waits after a pass that took ``taken`` rows, the last wait being
+    ``wait``: None (run again at once) after a full batch; ``busy`` after some rows, twice that
+    under a steady stream; after none, the last wait doubled up to ``idle``."""
+    if taken >= batch:
+        return None
+    if taken >= STREAM_ROWS:
+        return 2 * busy
+    if taken:
+        return busy
+    return min(wait * 2, idle)
 
 
 def _short(exc: BaseException) -> str:
