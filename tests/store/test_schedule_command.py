@@ -127,3 +127,14 @@ def test_edit_of_an_unknown_or_malformed_schedule(world):
         run("edit", "00000000-0000-4000-8000-000000000000", "--title", "x")
     with pytest.raises(CommandError, match="schedule: must be the schedule's id"):
         run("edit", "not-an-id", "--title", "x")
+
+
+def test_edit_knows_every_field_of_a_definition():
+    """``edit`` keeps what it is not given by reading DEFINITION_FIELDS: a field the template gains
+    must be named there, or an edit would reset it."""
+    import inspect
+
+    from todos.store import schedules
+
+    named = set(inspect.signature(schedules.template).parameters) - {"endpoint_id", "now"}
+    assert named == set(schedules.DEFINITION_FIELDS)

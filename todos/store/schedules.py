@@ -81,6 +81,23 @@ def _uuid(field: str, value: Any) -> UUID:
         raise Invalid(field, f"must be the {field}'s id (a UUID), got {str(value)[:40]!r}") from None
 
 
+# The fields of a schedule's definition besides its owner (``endpoint_id``): what :func:`template`
+# checks and :func:`update` rewrites whole.
+DEFINITION_FIELDS = (
+    "name",
+    "cron",
+    "timezone",
+    "queue",
+    "title",
+    "kind",
+    "payload",
+    "priority",
+    "max_attempts",
+    "requires",
+    "missed",
+)
+
+
 def template(
     *,
     name: Any,

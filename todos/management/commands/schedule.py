@@ -125,19 +125,7 @@ class Command(BaseCommand):
 
 
 # The fields of a schedule's definition ``edit`` can change (besides its owner, --endpoint).
-EDITABLE = (
-    "name",
-    "cron",
-    "timezone",
-    "queue",
-    "title",
-    "kind",
-    "payload",
-    "priority",
-    "max_attempts",
-    "requires",
-    "missed",
-)
+EDITABLE = schedules.DEFINITION_FIELDS
 
 
 def _definition(parser, *, creating: bool) -> None:
