@@ -67,7 +67,7 @@ def use_database(data_dir: Path, dbname: str = DBNAME) -> str:
     from django.db import connections
     from psycopg import sql
 
-    from todos import db
+    from todos.core import db
 
     config = settings.DATABASES["default"]
     if settings.DATABASE_URL:
@@ -95,9 +95,9 @@ def make_tenancy(conn) -> dict:
     """Teams, endpoints and the two timed humans (the store's own statements), or the existing ones."""
     from django.contrib.auth import get_user_model
 
-    from todos.db import execute
-    from todos.store import endpoints, teams
-    from todos.store.endpoints import SCOPE_VERBS
+    from todos.core.db import execute
+    from todos.core.store import endpoints, teams
+    from todos.core.store.endpoints import SCOPE_VERBS
 
     User = get_user_model()
     team_ids = [r["id"] for r in conn.execute("SELECT id FROM teams WHERE slug LIKE 'scale-team-%%' ORDER BY slug")]
@@ -234,8 +234,8 @@ def pages_for(conn, user, team_ids: list) -> list[Page]:
     """Every page the figure names, for this human (ids and cursors picked from their own rows)."""
     from urllib.parse import urlencode
 
-    from todos.filters import Cursor
-    from todos.selectors.access import viewer_for
+    from todos.core.filters import Cursor
+    from todos.core.selectors.access import viewer_for
 
     viewer = viewer_for(user)
     eps = viewer.endpoint_ids
@@ -342,10 +342,10 @@ COUNT_TARGET_MS = 20
 def counts_are_exact(conninfo: str, users: dict) -> list[list]:
     """The state tabs and the overview's totals against GROUP BY over the human's todos: equal."""
     from bench.common import connect
-    from todos.filters import TodoFilter
-    from todos.selectors.access import viewer_for
-    from todos.selectors.overview import overview
-    from todos.selectors.todo_counts import state_counts
+    from todos.core.filters import TodoFilter
+    from todos.core.selectors.access import viewer_for
+    from todos.core.selectors.overview import overview
+    from todos.core.selectors.todo_counts import state_counts
 
     rows = []
     with connect(conninfo) as conn:

@@ -5,7 +5,7 @@ minutes × queues (a day of minutes, eight days of hours, per queue and per team
 number of todos. So the history of 5,000,000 finished todos is seeded straight into the rollup
 (set-based, seconds), as the relay would have left it after a week with every queue busy every
 minute — the rollup's worst case — and each chart's data is timed through the selector the
-Board uses (``todos.selectors.flow.flow``: the query plus the percentiles from the histograms),
+Board uses (``todos.core.selectors.flow.flow``: the query plus the percentiles from the histograms),
 for one queue and for all queues of a human in every team, over 1 h, 24 h and 7 d.
 
 Then the relay's side: passes of 500 change-log rows (claims and completions, each with a
@@ -67,9 +67,9 @@ def seed(conninfo: str, *, teams: int, queues: int, todos: int, log) -> list:
     """Teams ``charts-1..teams`` with ``queues`` queues each, and a week of rollup summing to
     about ``todos`` finished todos. Returns the TeamAccess of each team."""
     setup_django()
-    from todos.db import execute
-    from todos.selectors.access import TeamAccess
-    from todos.store import teams as team_store
+    from todos.core.db import execute
+    from todos.core.selectors.access import TeamAccess
+    from todos.core.store import teams as team_store
 
     created = [execute(team_store.create_team(slug=f"charts-{i}", name=f"Charts {i}")) for i in range(1, teams + 1)]
     # completed per queue-hour so that 8 days of hours hold ``todos`` in all (and a sixtieth of
@@ -95,9 +95,9 @@ def seed(conninfo: str, *, teams: int, queues: int, todos: int, log) -> list:
 
 def time_charts(teams: list, *, runs: int) -> list[list]:
     """p50/p95 of each chart's data (the selector, one connection from the pool, warm)."""
-    from todos.db import pool
-    from todos.selectors.access import Viewer
-    from todos.selectors.flow import FLOW_SQL, RANGES, flow, flow_params
+    from todos.core.db import pool
+    from todos.core.selectors.access import Viewer
+    from todos.core.selectors.flow import FLOW_SQL, RANGES, flow, flow_params
 
     viewer = Viewer(user_id=0, username="bench", is_superuser=False, teams=tuple(teams), endpoints=())
     rows = []
@@ -138,9 +138,9 @@ def time_charts(teams: list, *, runs: int) -> list[list]:
 def time_relay(conninfo: str, *, todos: int, log) -> list[list]:
     """The relay's passes over the log of ``todos`` claims and completions (batches of 500)."""
     from bench.common import create_todos, make_agent
-    from todos.db import execute
+    from todos.core.db import execute
+    from todos.core.store import agent as A
     from todos.live.relay import relay_pass
-    from todos.store import agent as A
 
     with connect(conninfo) as conn:
         scope = make_agent(conn, queue="relayed")

@@ -63,7 +63,7 @@ def bench_server() -> Iterator[str]:
     from django.conf import settings
 
     if settings.DATABASE_URL:
-        from todos import db
+        from todos.core import db
 
         yield db.conninfo()
         return
@@ -107,7 +107,7 @@ def store_database(admin: str) -> Iterator[str]:
     from django.core.management import call_command
     from django.db import connections
 
-    from todos import db
+    from todos.core import db
 
     config = settings.DATABASES["default"]
     saved = dict(config)
@@ -137,10 +137,10 @@ def connect(conninfo: str) -> psycopg.Connection:
 def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | None = None):
     """A team and an endpoint scoped to ``queue``, as ``tests/factories.py`` builds them."""
     setup_django()
-    from todos.db import execute
-    from todos.store import endpoints, teams
-    from todos.store.endpoints import SCOPE_VERBS
-    from todos.store.scopes import AgentScope
+    from todos.core.db import execute
+    from todos.core.store import endpoints, teams
+    from todos.core.store.endpoints import SCOPE_VERBS
+    from todos.core.store.scopes import AgentScope
 
     slug = f"bench-{uuid.uuid4().hex[:10]}"
     team = execute(teams.create_team(slug=slug, name=slug), conn)
@@ -168,7 +168,7 @@ def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | N
 
 def create_todos(conn: psycopg.Connection, scope, n: int, *, queue: str = "bench", chunk: int = 5000) -> None:
     """Enqueue ``n`` todos through the store's own ``create`` statement (pipelined, not timed)."""
-    from todos.store import agent
+    from todos.core.store import agent
 
     stmt = agent.create(scope, queue=queue, title="bench", payload={"n": 0})
     for start in range(0, n, chunk):

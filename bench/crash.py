@@ -43,8 +43,8 @@ def crash_worker(conninfo: str, scope, session: str, batch: int, lease: int, rea
     """Claim a batch, complete its items one at a time; exit when no todo is left unfinished.
     ``go``: a standby waits for it after connecting (the replacement the supervisor releases)."""
     setup_django()
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     scope = dataclasses.replace(scope, session=session)  # attempts record which worker held them
     with connect(conninfo) as conn:
@@ -64,8 +64,8 @@ def crash_worker(conninfo: str, scope, session: str, batch: int, lease: int, rea
 
 def reaper_loop(conninfo: str, interval: float, stop: threading.Event, log: list) -> None:
     setup_django()
-    from todos.db import execute
-    from todos.store import background
+    from todos.core.db import execute
+    from todos.core.store import background
 
     with connect(conninfo) as conn:
         while not stop.wait(interval):

@@ -30,8 +30,8 @@ WHERE relname IN ('todos', 'todo_attempts') ORDER BY relname"""
 
 def hot_worker(index: int, barrier, conninfo: str, scope, heartbeats: int) -> dict:
     setup_django()
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     done = beats = 0
     last = None

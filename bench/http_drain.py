@@ -18,7 +18,7 @@ Systems, alternating order between rounds, all in one database behind one Board 
 * ``http`` / ``http-batch``: K worker *processes*, each an ``httpx.Client`` with keep-alive, to
   ``POST /api/v1/claim_next`` → ``/complete``, or ``/claim_batch {"max": 10}`` → ``/complete_batch``;
 
-The API used to go through Django's handler; ``todos/api/fast_path.py`` serves it straight from
+The API used to go through Django's handler; ``todos/agents/api/fast_path.py`` serves it straight from
 ASGI now (bench/README.md, "Over HTTP", has the side-by-side figures from when both existed).
 
 Where the time goes: CPU per job of the workers, the Board server and PostgreSQL; the latency of
@@ -168,7 +168,7 @@ LAYERS = (
     ("JSON encode/decode", ("json/",)),
     (
         "Board API code (parse, validate, serialize, verbs)",
-        ("todos/api/", "todos/store/", "todos/selectors/", "todos/db.py"),
+        ("todos/agents/api/", "todos/core/store/", "todos/core/selectors/", "todos/core/db.py"),
     ),
     ("asgiref: sync↔async thread hops", ("asgiref/",)),
     ("Django middleware", ("django/middleware/", "django/contrib/", "whitenoise/", "django_htmx/", "board/middleware")),
@@ -340,15 +340,15 @@ async def _anatomy(scope, token: str, servers: dict, m: int) -> Parts:
     in this process (no socket); the whole request over HTTP to each server."""
     import httpx
 
-    from todos.api import serialize
-    from todos.api.fast_path import AgentApiFastPath
-    from todos.api.http import json_response, parse_arguments
-    from todos.api.validation import validate
-    from todos.api.verbs import VERBS
-    from todos.db import aexecute
-    from todos.selectors.agent_api import credential_for
-    from todos.store import agent as store
-    from todos.store.endpoints import token_hash
+    from todos.agents.api import serialize
+    from todos.agents.api.fast_path import AgentApiFastPath
+    from todos.agents.api.http import json_response, parse_arguments
+    from todos.agents.api.validation import validate
+    from todos.agents.api.verbs import VERBS
+    from todos.core.db import aexecute
+    from todos.core.selectors.agent_api import credential_for
+    from todos.core.store import agent as store
+    from todos.core.store.endpoints import token_hash
 
     apps = {"board": AgentApiFastPath(None)}
     clients = {

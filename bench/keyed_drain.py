@@ -10,7 +10,7 @@ The workers are threads: each adds a key it claimed to a shared tally (under a l
 off *before* completing, so the tally is never above what the database holds; the highest value
 any key reached is reported. A monitor samples the database every few milliseconds for keys with
 more claimed todos than their limit. After the drain the slot counts are checked against the
-todos (``todos.invariants.broken_slots``). Any excess fails the run. ``--unkeyed`` runs the same
+todos (``tests.support.invariants.broken_slots``). Any excess fails the run. ``--unkeyed`` runs the same
 drain with no keys, in the same process and server, for the ratio.
 """
 
@@ -29,8 +29,8 @@ KEYS = 100
 
 def keyed_worker(index: int, barrier, conninfo: str, scope, tally: dict) -> dict:
     systems.setup_django()
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     held, worst, guard = tally["held"], tally["worst"], tally["lock"]
     done, last = 0, None

@@ -64,8 +64,8 @@ def make_humans(team_id, n: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.backends.db import SessionStore
 
-    from todos.db import execute
-    from todos.store import teams
+    from todos.core.db import execute
+    from todos.core.store import teams
 
     keys = []
     User = get_user_model()
@@ -186,8 +186,8 @@ async def open_clients(ports: list[int], session_keys: list[str]) -> list[Watche
 def generate(conninfo: str, scopes, rate: float, seconds: float, out: list, stop_at: float, index: int) -> None:
     """One generator thread: ``rate`` transitions a second, alternating create and claim_next,
     on the teams' endpoints in turn."""
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     conn = connect(conninfo)
     period = 1.0 / rate

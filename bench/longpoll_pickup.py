@@ -51,8 +51,8 @@ async def _measure(
     import psycopg
     from psycopg.rows import dict_row
 
-    from todos.db import aexecute
-    from todos.store import agent as store
+    from todos.core.db import aexecute
+    from todos.core.store import agent as store
 
     loop = asyncio.get_running_loop()
     limits = httpx.Limits(max_connections=waiters + 4, max_keepalive_connections=waiters + 4)

@@ -176,7 +176,7 @@ def split_cpus() -> tuple[set[int], set[int]]:
 def use_replica(url: str) -> None:
     from django.conf import settings
 
-    from todos import replica
+    from todos.core import replica
 
     settings.BOARD_READ_REPLICA_URL = url
     replica.reset()
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 with PageLoad(client, pages, args.page_interval, replica_cpus) as load:
                     time.sleep(5.0 if not args.smoke else 1.0)
                 results.setdefault(PAGES_ONLY, Result()).pages += load.times
-            from todos import replica
+            from todos.core import replica
 
             note = replica.status_note()
         finally:

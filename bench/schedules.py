@@ -8,7 +8,7 @@ once; every tick fired exactly once, and how late.
 Real time (the default). ``--n`` schedules (default 1,000) with ``* * * * *`` are created through
 the store (``store.schedules.create``), then ``--sweepers`` threads (default 3; each its own pooled
 connection, as the loops of three Board processes would be) run the schedules loop exactly as
-``todos/loops.py`` does — ``run_sweep_once`` then ``schedules.INTERVAL_SECONDS`` of sleep — for
+``todos/ops/loops.py`` does — ``run_sweep_once`` then ``schedules.INTERVAL_SECONDS`` of sleep — for
 ``--minutes`` wall-clock minute boundaries. Nothing is seeded: each tick is reached by the clock.
 
 Compressed (``--smoke`` or ``--compressed``): every schedule's ``next_fire_at`` is seeded to the
@@ -35,7 +35,7 @@ from bench.common import base_parser, bench_server, check, print_table, store_da
 
 
 def sweeper(stop: threading.Event, errors: list) -> None:
-    from todos import loops
+    from todos.ops import loops
 
     [sweep] = [s for s in loops.SWEEPS if s.name == "schedules"]
     while not stop.is_set():
@@ -54,8 +54,8 @@ def run(admin: str, n: int, sweepers: int, minutes: int, compressed: bool) -> di
 def measure(conninfo: str, n: int, sweepers: int, minutes: int, compressed: bool) -> dict:
     """The run on a database with Board's schema (the store's pool must point at it too)."""
     systems.setup_django()
-    from todos.db import execute
-    from todos.store import schedules
+    from todos.core.db import execute
+    from todos.core.store import schedules
 
     with systems.connect(conninfo) as conn:
         scope = systems.make_agent(conn, systems.QUEUE)

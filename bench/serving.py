@@ -142,10 +142,10 @@ def vend_agent(conn, queues: tuple[str, ...] = ("bench",), *, team_id=None):
     Like ``bench.common.make_agent``, but keeps the token, which the HTTP API needs.
     """
     setup_django()
-    from todos.db import execute
-    from todos.store import endpoints, teams
-    from todos.store.endpoints import SCOPE_VERBS
-    from todos.store.scopes import AgentScope
+    from todos.core.db import execute
+    from todos.core.store import endpoints, teams
+    from todos.core.store.endpoints import SCOPE_VERBS
+    from todos.core.store.scopes import AgentScope
 
     slug = f"bench-{uuid.uuid4().hex[:10]}"
     if team_id is None:

@@ -30,8 +30,8 @@ def backend_cpu(conn) -> float:
 
 def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
     setup_django()
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     scope = systems.load_store(conninfo, n, variant)
     with connect(conninfo) as conn:

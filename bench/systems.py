@@ -37,7 +37,7 @@ from bench.common import (
     setup_django,
     store_database,
 )
-from todos.invariants import broken_counts, broken_lifecycle, broken_slots
+from tests.support.invariants import broken_counts, broken_lifecycle, broken_slots
 
 QUEUE = "bench"
 
@@ -179,8 +179,8 @@ def store_worker(index: int, barrier, conninfo: str, scope, batch: int, variant:
     """One agent loop through the store's statements: claim → complete (or the batch pair)."""
     setup_django()
     from bench import variants
-    from todos.db import execute
-    from todos.store import agent
+    from todos.core.db import execute
+    from todos.core.store import agent
 
     done, last = 0, None
     with connect(conninfo) as conn:

@@ -2,7 +2,7 @@
 
 A variant changes the fresh store database's schema after ``migrate`` and/or runs session settings
 on each worker's connection; the store's statements are never rewritten (the SQL a variant would
-change is changed in ``todos/store`` and reviewed there). ``python -m bench.drain --systems
+change is changed in ``todos/core/store`` and reviewed there). ``python -m bench.drain --systems
 store,store+NAME`` runs one beside the store. Each variant says what it stands for; the measured
 effects are in ``bench/README.md`` ("Findings").
 

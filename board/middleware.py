@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from todos.unavailable import classify as classify_unavailable
-from todos.unavailable import describe as describe_unavailable
+from todos.core.unavailable import classify as classify_unavailable
+from todos.core.unavailable import describe as describe_unavailable
 
 logger = logging.getLogger("board")
-
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self' ws: wss:",
-        "font-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-)
 
 UNAVAILABLE_TOAST = "Board cannot reach its database right now; try again in a moment."
 
@@ -39,12 +25,12 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response
 
 
 class DatabaseUnavailableMiddleware:
-    """A view that meets a database outage (``todos.unavailable``: down, restarting, no pooled
+    """A view that meets a database outage (``todos.core.unavailable``: down, restarting, no pooled
     connection free in time, a statement timeout) answers 503, not a 500 or Django's debug page.
 
     A page gets a page that says so and reloads itself (a meta refresh: the CSP allows no inline
@@ -71,7 +57,7 @@ class DatabaseUnavailableMiddleware:
 
 def unavailable_response(request, retry_after: int) -> HttpResponse:
     if request.headers.get("HX-Request") == "true":
-        from todos.views.common import toast
+        from todos.dashboard.views.common import toast
 
         response = HttpResponse(UNAVAILABLE_TOAST, status=503, content_type="text/plain; charset=utf-8")
         toast(response, "error", UNAVAILABLE_TOAST)
@@ -103,7 +89,7 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 class ReplicaReadsMiddleware:
-    """Route a Board page request's reads to the read replica (todos/replica.py).
+    """Route a Board page request's reads to the read replica (todos/core/replica.py).
 
     A safe Board request reads the replica, unless its human's last action has not been replayed
     there yet; an unsafe one reads and writes the primary, and once it succeeded, remembers the
@@ -120,7 +106,7 @@ class ReplicaReadsMiddleware:
     def __call__(self, request):
         from django.conf import settings
 
-        from todos import replica
+        from todos.core import replica
 
         if not settings.BOARD_READ_REPLICA_URL or request.path.startswith(PRIMARY_ONLY_PREFIXES):
             return self.get_response(request)

@@ -127,8 +127,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "todos.context_processors.read_replica",
+                "todos.dashboard.context_processors.read_replica",
             ],
+            # The Board's template tags live with the dashboard, not at the app's root.
+            "libraries": {
+                "board": "todos.dashboard.templatetags.board",
+                "timeline": "todos.dashboard.templatetags.timeline",
+            },
         },
     },
 ]
@@ -149,7 +154,7 @@ BOARD_DB_POOL_MAX = env_int("BOARD_DB_POOL_MAX", 10, minimum=1)
 # "unavailable" (503): with the database down, how long each request takes to say so.
 BOARD_DB_POOL_TIMEOUT = env_float("BOARD_DB_POOL_TIMEOUT", 5.0, minimum=0.1)
 # PostgreSQL's statement_timeout on the store's pooled connections, in seconds (0: none). A
-# statement stopped by it is answered "unavailable" (503), like an outage (todos/unavailable.py).
+# statement stopped by it is answered "unavailable" (503), like an outage (todos/core/unavailable.py).
 BOARD_DB_STATEMENT_TIMEOUT = env_float("BOARD_DB_STATEMENT_TIMEOUT", 0.0, minimum=0.0)
 # Behind a transaction-mode pooler (PgBouncer, README "Growing past one database"), DATABASE_URL
 # names the pooler and BOARD_LISTEN_URL the database itself: the connections that keep session
@@ -297,3 +302,20 @@ LOGGING = {
         "django.channels.server": {"level": "WARNING"},
     },
 }
+
+# The Content-Security-Policy of every response (board/middleware.py; the agent API's fast path
+# sends the same): all JavaScript and CSS live in static files.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self' ws: wss:",
+        "font-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
 urlpatterns = [
-    path("api/v1/", include("todos.api.urls")),
+    path("api/v1/", include("todos.agents.api.urls")),
     path("", include("todos.urls")),
 ]

@@ -94,7 +94,7 @@ def django_db_setup(django_test_environment, django_db_blocker):
     from django.test.utils import setup_databases, teardown_databases
 
     from tests.support import pgbouncer
-    from todos import db
+    from todos.core import db
 
     with django_db_blocker.unblock():
         config = setup_databases(verbosity=0, interactive=False, keepdb=False, aliases={"default"})
@@ -168,8 +168,8 @@ def relay_paused(conn):
 
 
 def broken_invariants() -> list[dict]:
-    from todos import db
-    from todos.invariants import broken_counts, broken_lifecycle, broken_slots
+    from tests.support.invariants import broken_counts, broken_lifecycle, broken_slots
+    from todos.core import db
 
     with db.connect() as conn:
         return broken_lifecycle(conn) + broken_counts(conn) + broken_slots(conn)
@@ -181,7 +181,7 @@ def store_db(django_db_setup, django_db_blocker):
     pool), emptied after the test, with the lifecycle invariant checked first."""
     from django.db import connections
 
-    from todos import db
+    from todos.core import db
 
     with django_db_blocker.unblock():
         yield

@@ -7,11 +7,11 @@ from uuid import UUID
 
 from django.contrib.auth import get_user_model
 
-from todos.db import execute
-from todos.store import endpoints as endpoint_store
-from todos.store import teams as team_store
-from todos.store.endpoints import SCOPE_VERBS
-from todos.store.scopes import AgentScope, OperatorScope
+from todos.core.db import execute
+from todos.core.store import endpoints as endpoint_store
+from todos.core.store import teams as team_store
+from todos.core.store.endpoints import SCOPE_VERBS
+from todos.core.store.scopes import AgentScope, OperatorScope
 
 _n = itertools.count(1)
 
@@ -76,7 +76,7 @@ def agent(vended, *, session: str | None = None) -> AgentScope:
 def recount() -> None:
     """Rebuild the relay's counts from ``todos`` (``manage.py recount``), for a test that wrote
     todos behind the store's back as a fixture shortcut: nothing logged those rows."""
-    from todos.db import connect
+    from todos.core.db import connect
     from todos.live.relay import rebuild_counts
 
     with connect() as conn:
@@ -88,7 +88,7 @@ def relayed(timeout: float = 10.0) -> None:
     Board's counts and notifications are then up to date."""
     import time
 
-    from todos.db import connect
+    from todos.core.db import connect
 
     deadline = time.monotonic() + timeout
     with connect() as conn:

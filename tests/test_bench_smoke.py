@@ -14,7 +14,7 @@ import pytest
 
 from bench import hot, systems
 from bench.common import fresh_database
-from todos import db
+from todos.core import db
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

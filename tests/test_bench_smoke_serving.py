@@ -13,7 +13,7 @@ import pytest
 from bench import http_drain
 from bench.common import connect
 from bench.serving import clear_todos, start_board, vend_agent
-from todos import db
+from todos.core import db
 
 pytestmark = [pytest.mark.usefixtures("store_db"), pytest.mark.slow]
 

@@ -3,9 +3,9 @@ import asyncio
 import pytest
 
 from tests import factories as f
-from todos.db import aexecute
+from todos.core.db import aexecute
+from todos.core.store import agent as A
 from todos.live.listener import get_listener
-from todos.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

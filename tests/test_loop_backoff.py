@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 
-from todos import loops
+from todos.ops import loops
 
 
 def test_the_wait_doubles_per_failure_up_to_the_cap():
@@ -31,7 +31,7 @@ def test_a_failing_sweep_backs_off_logs_one_traceback_and_recovers(caplog, monke
 
     sweep = loops.Sweep("flaky", lambda: 0.005, run, batch=10)
     stop = threading.Event()
-    caplog.set_level(logging.INFO, logger="todos.loops")
+    caplog.set_level(logging.INFO, logger="todos.ops.loops")
     thread = threading.Thread(target=loops._loop, args=(sweep, stop))
     thread.start()
     try:

@@ -35,7 +35,7 @@ from tests.board.test_bulk import audits_per_todo, insert_dead_letters, states
 from tests.support.browser_watch import watched
 from tests.support.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
 from tests.support.round_robin_proxy import RoundRobinProxy
-from todos.db import connect
+from todos.core.db import connect
 from todos.live.relay import RELAY_LOCK
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("store_db")]

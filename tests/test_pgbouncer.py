@@ -38,7 +38,7 @@ from tests.support.live import session_cookie
 from tests.support.live_server import ROOT, database_url, free_port
 from tests.support.pgbouncer import PgBouncer, missing_reason, run_through_pgbouncer_requested, start_pgbouncer
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
-from todos import db
+from todos.core import db
 
 pytestmark = [
     pytest.mark.slow,

@@ -18,10 +18,10 @@ from django.core.management import call_command
 
 from board.db import parse_database_url
 from tests import factories as f
-from todos import db
-from todos.db import execute
-from todos.loops import SWEEPS, run_sweep_once
-from todos.store import agent as A
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.ops.loops import SWEEPS, run_sweep_once
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +132,7 @@ def test_sweep_repeats_while_batches_are_full():
 
 @pytest.mark.usefixtures("store_db")
 def test_demo_seed_covers_every_state_and_is_idempotent():
-    from todos.demo import seed
+    from todos.ops.demo import seed
 
     admin = f.user("demo-admin", superuser=True)
     first = seed(admin, todos=200)
@@ -219,7 +219,7 @@ def test_up_serves_board_and_stops_cleanly(tmp_path):
 def test_demo_agents_take_capability_bound_work_only_with_matching_capabilities():
     """The summarizer's GPU runner takes the docs work that needs a GPU; its CPU-only runner,
     whose own capabilities replace the endpoint's defaults, never does."""
-    from todos.demo import SimulatedAgents, seed
+    from todos.ops.demo import SimulatedAgents, seed
 
     scopes = seed(f.user("demo-admin", superuser=True), todos=60)
     agents = SimulatedAgents(scopes, speed=30, seed=1)

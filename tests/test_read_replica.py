@@ -20,9 +20,9 @@ from django.urls import reverse
 from tests import factories as f
 from tests.support import replica as support
 from tests.support.board import login
-from todos import db, replica
-from todos.db import execute
-from todos.store import agent as A
+from todos.core import db, replica
+from todos.core.db import execute
+from todos.core.store import agent as A
 
 pytestmark = [pytest.mark.slow]
 

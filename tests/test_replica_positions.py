@@ -1,4 +1,4 @@
-"""After a human's action the session keeps the primary's WAL position (todos/replica.py). If the
+"""After a human's action the session keeps the primary's WAL position (todos/core/replica.py). If the
 primary cannot be asked (it went away just after the action committed), the action's answer is
 kept, and the human reads the primary until a later request learns a real position."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from todos import replica
+from todos.core import replica
 
 
 def test_a_position_that_cannot_be_read_keeps_the_human_on_the_primary(monkeypatch, caplog):

@@ -1,10 +1,10 @@
 import pytest
 
 from tests import factories as f
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from todos.selectors.rows import ROW_COLUMNS, TodoRow
-from todos.sql import compose
-from todos.store import fragments
-from todos.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Todo
+from todos.core import compose
+from todos.core.selectors.rows import ROW_COLUMNS, TodoRow
+from todos.core.store import fragments
+from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Todo
 
 ROOT = Path(__file__).resolve().parent.parent
 STATEMENTS = ROOT / "todos" / "sql" / "statements"
@@ -169,8 +169,8 @@ def test_every_module_that_runs_sql_is_type_checked():
 def test_the_type_check_rejects_a_runtime_string_on_its_way_to_sql(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "from todos.db import Statement, connect\n"
-        "from todos.sql import compose\n\n\n"
+        "from todos.core.db import Statement, connect\n"
+        "from todos.core.schema import compose\n\n\n"
         "def bad(name: str):\n"
         "    with connect() as conn:\n"
         "        conn.execute(f\"SELECT * FROM todos WHERE title = '{name}'\")\n"

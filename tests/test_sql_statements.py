@@ -17,11 +17,13 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from todos import db
-from todos.db import Statement
-from todos.sql import render
-from todos.sql.catalog import CATALOG, STATEMENT_MODULES
-from todos.sql.render import REGENERATE, Call, Captured, Constant, differences, normalise, render_all
+from todos.core import db
+from todos.core.db import Statement
+from todos.ops import sql_capture as capture
+from todos.ops import sql_render as render
+from todos.ops.sql_capture import Call, Captured, Constant
+from todos.ops.sql_catalog import CATALOG, STATEMENT_MODULES
+from todos.ops.sql_render import REGENERATE, differences, normalise, render_all
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def test_committed_files_are_what_the_code_builds(conn):
 
 def test_every_file_names_its_builder_and_arguments():
     text = (render.STATEMENTS_DIR / "store.agent.claim.sql").read_text()
-    assert text.startswith("-- store.agent.claim\n-- built by todos.store.agent.claim()\n-- with:\n")
+    assert text.startswith("-- store.agent.claim\n-- built by todos.core.store.agent.claim()\n-- with:\n")
     assert "--   todo_id = 'td_00000000000000000000000000000001'" in text
     assert REGENERATE in text
     assert "FOR UPDATE" in text and all(line == line.rstrip() for line in text.splitlines())
@@ -62,21 +64,21 @@ def test_every_store_statement_function_has_a_catalog_entry():
     found = [f for module in STATEMENT_MODULES for f in _statement_functions(module)]
     missing = [f"{f.__module__}.{f.__name__}" for f in found if f not in covered]
     assert not missing, (
-        f"functions returning a Statement without an entry in todos/sql/catalog.py: {', '.join(missing)}; "
+        f"functions returning a Statement without an entry in todos/ops/sql_catalog.py: {', '.join(missing)}; "
         f"add one, then run `{REGENERATE}`"
     )
     assert len(found) > 50  # the introspection sees the store (a broken filter would pass vacuously)
 
 
 def test_a_new_statement_function_without_an_entry_is_noticed(monkeypatch):
-    from todos.store import background
+    from todos.core.store import background
 
     def sweep_something(limit: int = 10) -> Statement[int]:
         return Statement("SELECT 1", {}, len)
 
     sweep_something.__module__ = background.__name__
     monkeypatch.setattr(background, "sweep_something", sweep_something, raising=False)
-    with pytest.raises(AssertionError, match="todos.store.background.sweep_something"):
+    with pytest.raises(AssertionError, match="todos.core.store.background.sweep_something"):
         test_every_store_statement_function_has_a_catalog_entry()
 
 
@@ -85,8 +87,10 @@ SQL_CONSTANT = re.compile(r"^(?:[A-Z_]+_)?SQL$")
 
 def _sql_constants():
     modules = [importlib.import_module("todos.live.relay")]
-    package = importlib.import_module("todos.selectors")
-    modules += [importlib.import_module(f"todos.selectors.{m.name}") for m in pkgutil.iter_modules(package.__path__)]
+    package = importlib.import_module("todos.core.selectors")
+    modules += [
+        importlib.import_module(f"todos.core.selectors.{m.name}") for m in pkgutil.iter_modules(package.__path__)
+    ]
     for module in modules:
         for name, value in vars(module).items():
             if not SQL_CONSTANT.match(name):
@@ -101,7 +105,9 @@ def test_every_selector_and_relay_sql_constant_is_in_a_file():
     bodies = "\n".join(text.split("\n\n", 1)[1] for text in render_all().values())
     constants = list(_sql_constants())
     missing = [name for name, text in constants if text not in bodies]
-    assert not missing, f"SQL constants in no statement file: {', '.join(missing)}; add entries to todos/sql/catalog.py"
+    assert not missing, (
+        f"SQL constants in no statement file: {', '.join(missing)}; add entries to todos/ops/sql_catalog.py"
+    )
     assert len(constants) > 20
 
 
@@ -166,11 +172,11 @@ def test_composed_sql_is_rendered_on_a_real_connection(conn):
 
 
 def test_capture_names_a_function_that_runs_fewer_statements_than_asked():
-    from todos.selectors import endpoints
-    from todos.sql.catalog import TEAM
+    from todos.core.selectors import endpoints
+    from todos.ops.sql_catalog import TEAM
 
-    with pytest.raises(render.CaptureError, match="ran 1 statement"):
-        render.capture(endpoints.known_queues, TEAM, nth=1)
-    from todos import replica
+    with pytest.raises(capture.CaptureError, match="ran 1 statement"):
+        capture.capture(endpoints.known_queues, TEAM, nth=1)
+    from todos.core import replica
 
     assert endpoints.read_connection is replica.read_connection  # the stand-in is gone after the capture

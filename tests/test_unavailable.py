@@ -1,4 +1,4 @@
-"""The database unavailable without stopping it: what counts (``todos.unavailable``), the
+"""The database unavailable without stopping it: what counts (``todos.core.unavailable``), the
 executor's classification, pooled connections the server hung up on, a statement timeout and an
 exhausted pool answered 503 over HTTP and MCP, the OpenAPI 503, and the worker's retry delays.
 
@@ -25,11 +25,11 @@ from mcp.shared.exceptions import MCPError
 from tests import factories as f
 from tests.mcp.client import mcp_client, run
 from tests.support.live_server import ROOT, start_server, stop_server
-from todos import db, unavailable
-from todos.api import openapi
-from todos.api.errors import STATUS, UNAVAILABLE_SCHEMA
-from todos.db import Statement
-from todos.worker import BACKOFF_MAX, retry_after_seconds, retry_delay
+from todos.agents.api import openapi
+from todos.agents.api.errors import STATUS, UNAVAILABLE_SCHEMA
+from todos.core import db, unavailable
+from todos.core.db import Statement
+from worker.worker import BACKOFF_MAX, retry_after_seconds, retry_delay
 
 STATEMENT_TIMEOUT = 2.0
 POOL_TIMEOUT = 1.0

@@ -23,8 +23,8 @@ from mcp.shared.exceptions import MCPError
 
 from tests.mcp.client import mcp_client, refused, run
 from tests.support.outage import outage_root, start_outage_board, stop_outage_board, wait_until
-from todos.api.errors import UNAVAILABLE_SCHEMA
-from todos.worker import Worker, WorkerConfig
+from todos.agents.api.errors import UNAVAILABLE_SCHEMA
+from worker.worker import Worker, WorkerConfig
 
 pytestmark = pytest.mark.slow
 
@@ -244,7 +244,7 @@ def test_the_worker_backs_off_on_503_and_keeps_its_lease_through_an_outage(outag
     created = api(outage, "create_for", {"queue": "default", "title": "through two outages"})
     assert created.status_code == 201, created.text
     todo_id = created.json()["todo"]["id"]
-    caplog.set_level(logging.WARNING, logger="todos.worker")
+    caplog.set_level(logging.WARNING, logger="worker.worker")
 
     outage.pg.stop()
     worker = Worker(

@@ -22,7 +22,7 @@ from psycopg import sql
 
 from tests.support.live_server import database_url, free_port
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
-from todos import db
+from todos.core import db
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from psycopg.rows import dict_row
 from bench.common import fresh_database
 from bench.serving import database_url
 from tests.support.live_server import ROOT, server_environment
-from todos import db
+from todos.core import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("django_db_setup")]
 

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 from bench.common import fresh_database
 from bench.serving import database_url
 from tests.test_upgrade_counts import SEED, migrate
-from todos import db
+from todos.core import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("django_db_setup")]
 

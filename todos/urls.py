@@ -8,7 +8,7 @@ cover), and easy to find.
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from todos.views import (
+from todos.dashboard.views import (
     action_table,
     actions,
     activity,

@@ -340,7 +340,7 @@
   }
 
   /* A refresh that follows a change: with a read replica, the server reads it only once it has
-   * replayed the change (todos/replica.py); without one the header means nothing. */
+   * replayed the change (todos/core/replica.py); without one the header means nothing. */
   body.addEventListener("htmx:configRequest", function (evt) {
     var trigger = evt.detail && evt.detail.triggeringEvent;
     if (trigger && trigger.type === "live-refresh") evt.detail.headers["X-Board-Live-Refresh"] = "1";

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from todos.api.asgi import GONE_SCOPE_KEY, AgentApiGuard
+from todos.agents.api.asgi import GONE_SCOPE_KEY, AgentApiGuard
 
 
 def http_scope(path="/api/v1/list_todos", headers=()):

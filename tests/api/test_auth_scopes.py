@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests import factories as f
-from todos import db
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import endpoints
-from todos.store.endpoints import SCOPE_VERBS
-from todos.store.scopes import AgentScope
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import endpoints
+from todos.core.store.endpoints import SCOPE_VERBS
+from todos.core.store.scopes import AgentScope
 
 SCHEDULE_VERBS = (
     "list_schedules",

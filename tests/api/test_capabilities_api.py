@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests import factories as f
-from todos.db import execute, pool
-from todos.store import endpoints as E
+from todos.core.db import execute, pool
+from todos.core.store import endpoints as E
 
 
 def count(where: str = "true") -> int:

@@ -10,11 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests import factories as f
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.selectors.agent_api import credential_for
+from todos.core.store import agent as A
+from todos.core.store.endpoints import DRAIN_VERBS, SCOPE_VERBS, token_hash
 from todos.models import Endpoint
-from todos.selectors.agent_api import credential_for
-from todos.store import agent as A
-from todos.store.endpoints import DRAIN_VERBS, SCOPE_VERBS, token_hash
 
 
 def vend(*args) -> tuple[str, str]:

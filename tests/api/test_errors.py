@@ -14,10 +14,10 @@ import pytest
 # had imported it first).
 from board.asgi import application
 from tests.support.api import asgi_call
-from todos.api import http as api_http
-from todos.api import verbs as api_verbs
-from todos.api.errors import TooLarge
-from todos.store.errors import Invalid
+from todos.agents.api import http as api_http
+from todos.agents.api import verbs as api_verbs
+from todos.agents.api.errors import TooLarge
+from todos.core.errors import Invalid
 
 MiB = 1024 * 1024
 
@@ -274,7 +274,7 @@ def test_an_internal_error_is_logged_with_the_request_id_and_never_leaked(store_
     verb = api_verbs.VERBS["get_default_lease"]
     monkeypatch.setitem(api_verbs.VERBS, "get_default_lease", dataclasses.replace(verb, handler=broken))
 
-    with caplog.at_level(logging.ERROR, logger="todos.api"):
+    with caplog.at_level(logging.ERROR, logger="todos.agents.api"):
         (status, headers, content), _ = asgi_call(
             application, "/api/v1/get_default_lease", b"{}", token=tenancy.worker_token
         )

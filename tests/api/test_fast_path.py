@@ -1,4 +1,4 @@
-"""``/api/v1/<verb>`` served without Django's handler (``todos.api.fast_path``): the same answers,
+"""``/api/v1/<verb>`` served without Django's handler (``todos.agents.api.fast_path``): the same answers,
 the same headers, the host check. (Everything else about the API, the long poll stopped by a
 client's disconnect included, is tested over real HTTP against daphne, through this path.)"""
 
@@ -80,7 +80,7 @@ def test_a_host_not_allowed_is_refused_with_the_api_s_error_and_nothing_runs(wor
     )
     assert status == 400 and json.loads(body)["error"]["code"] == "invalid" and headers[b"x-request-id"]
     assert "ALLOWED_HOSTS" in caplog.text
-    from todos.db import connect
+    from todos.core.db import connect
 
     with connect() as conn:
         assert conn.execute("SELECT count(*) AS n FROM todos").fetchone()["n"] == 0
@@ -96,7 +96,7 @@ def test_errors_keep_the_api_shape_and_headers(settings):
 
 
 def test_a_request_that_cannot_be_built_is_an_internal_error_not_a_traceback(worker, settings, monkeypatch, caplog):
-    from todos.api import fast_path
+    from todos.agents.api import fast_path
 
     def broken(*args, **kwargs):
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")

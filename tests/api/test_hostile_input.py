@@ -14,7 +14,7 @@ import pytest
 
 from tests.api.test_errors import assert_error, post_raw
 from tests.store.helpers import counts, snapshot
-from todos.store.inputs import JSON_MAX_DEPTH
+from todos.core.store.inputs import JSON_MAX_DEPTH
 
 HUGE = "1" * 5000  # past Python's 4300-digit int conversion limit
 BIG = str(2**70)  # parses, but fits no column
@@ -341,7 +341,7 @@ def test_a_control_character_in_the_verb_path_is_not_found(api, tenancy):
 
 
 def test_the_openapi_document_states_the_input_rules():
-    from todos.api.openapi import document
+    from todos.agents.api.openapi import document
 
     doc = document()
     assert f"at most\n{JSON_MAX_DEPTH} levels deep" in doc["info"]["description"]

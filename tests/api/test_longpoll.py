@@ -12,10 +12,10 @@ import pytest
 from tests import factories as f
 from tests.support.api import run_async
 from tests.support.live_server import start_server, stop_server
-from todos import db
-from todos.api.longpoll import ReadyWaiters
-from todos.db import execute
-from todos.store import agent as A
+from todos.agents.api.longpoll import ReadyWaiters
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import agent as A
 
 
 class Poll(threading.Thread):
@@ -214,7 +214,7 @@ def test_ready_waiters_wake_only_matching_endpoint_and_queue():
 
 
 def test_the_waiter_is_removed_when_the_wait_is_cancelled(store_db, tenancy):
-    from todos.api import longpoll
+    from todos.agents.api import longpoll
 
     async def scenario():
         async def nothing():
@@ -235,7 +235,7 @@ def test_the_waiter_is_removed_when_the_wait_is_cancelled(store_db, tenancy):
 
 
 def test_a_gone_event_ends_the_wait(store_db):
-    from todos.api import longpoll
+    from todos.agents.api import longpoll
 
     async def scenario():
         calls = 0
@@ -258,8 +258,8 @@ def test_a_gone_event_ends_the_wait(store_db):
 
 def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(store_db, tenancy):
     """The notification is lost with the LISTEN connection; the reconnect wakes every waiter."""
-    from todos.api import longpoll
-    from todos.db import aconnect, aexecute
+    from todos.agents.api import longpoll
+    from todos.core.db import aconnect, aexecute
 
     async def scenario():
         listener, _ = longpoll.ready_waiters()

@@ -8,9 +8,9 @@ from openapi_spec_validator import validate as validate_openapi
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from todos.api import schemas
-from todos.api.verbs import VERBS
-from todos.store.endpoints import SCOPE_VERBS
+from todos.agents.api import schemas
+from todos.agents.api.verbs import VERBS
+from todos.core.store.endpoints import SCOPE_VERBS
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from todos.db import pool
+from todos.core.db import pool
 
 
 def later(seconds: int) -> str:

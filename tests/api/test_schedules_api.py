@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests import factories as f
-from todos import db
-from todos.db import execute
-from todos.store import schedules
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import schedules
 
 NIGHTLY = {
     "name": "nightly",

@@ -26,8 +26,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests import factories as f
-from todos.api.openapi import document
-from todos.api.verbs import VERBS
+from todos.agents.api.openapi import document
+from todos.agents.api.verbs import VERBS
 
 CHECKS = [
     not_a_server_error,

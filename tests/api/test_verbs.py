@@ -11,9 +11,9 @@ from datetime import datetime
 import pytest
 
 from tests import factories as f
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import background
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import background
 
 TODO_KEYS = {
     "id",
@@ -121,7 +121,7 @@ def test_create_for_a_queue_outside_the_targets_scope_is_forbidden(api, tenancy)
 def test_create_for_an_endpoint_of_another_team_or_a_revoked_one_is_not_found(api, tenancy):
     f.endpoint(f.team(), slug="stranger", queues=("default",))
     gone = f.endpoint(tenancy.team, slug="gone", queues=("default",))
-    from todos.store import endpoints
+    from todos.core.store import endpoints
 
     execute(endpoints.revoke(None, gone.endpoint.id))
     for slug in ("stranger", "gone", "nobody"):
@@ -145,7 +145,7 @@ def test_list_todos_newest_first_with_filters_and_cursor_paging(api, tenancy):
 
 def test_list_todos_pages_through_rows_created_in_the_same_instant(api, tenancy):
     """The cursor keeps created_at at full precision and breaks ties by id."""
-    from todos import db
+    from todos.core import db
 
     with db.connect() as conn:
         conn.execute(
@@ -239,7 +239,7 @@ def test_fenced_claim_returns_a_token_that_reports_must_present(api, tenancy):
 def test_claim_by_id_and_prior_attempts_after_a_takeover(api, tenancy):
     todo = create(api, tenancy.worker_token)
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "lease_ttl_seconds": 1, "claimant": "slow"})
-    from todos import db
+    from todos.core import db
 
     with db.connect() as conn:  # the lease lapses (without waiting a second)
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo["id"],))
@@ -283,7 +283,7 @@ def test_fail_schedules_a_retry_then_dead_letters(api, tenancy):
         "todo"
     ]
     assert failed["state"] == "failed" and failed["next_retry_at"] is not None and failed["dead_letter"] is False
-    from todos import db
+    from todos.core import db
 
     with db.connect() as conn:
         conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = %s", (todo["id"],))
@@ -377,7 +377,7 @@ def test_claim_of_a_claimed_todo_is_a_conflict_and_reaped_work_comes_back(api, t
     todo = create(api, tenancy.worker_token)
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "lease_ttl_seconds": 1})
     api.error(tenancy.worker_token, "claim", {"id": todo["id"]}, "conflict")
-    from todos import db
+    from todos.core import db
 
     with db.connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo["id"],))

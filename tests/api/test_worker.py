@@ -1,4 +1,4 @@
-"""The worker (``todos/worker.py``, ``manage.py work``) end to end against the live server."""
+"""The worker (``worker/worker.py``, ``manage.py work``) end to end against the live server."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.live_server import ROOT, server_environment, start_server, stop_server
-from todos import db
-from todos.db import execute
-from todos.selectors.agent_api import get_todo
-from todos.store import agent as A
-from todos.store import background
-from todos.worker import Tail, Worker, WorkerConfig
+from todos.core import db
+from todos.core.db import execute
+from todos.core.selectors.agent_api import get_todo
+from todos.core.store import agent as A
+from todos.core.store import background
+from worker.worker import Tail, Worker, WorkerConfig
 
 
 def run_worker(

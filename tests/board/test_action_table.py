@@ -9,12 +9,12 @@ import pytest
 from django.urls import reverse
 
 from tests.support.board import htmx, make
-from todos.db import connect
-from todos.views.action_table import TABLE
+from todos.core.db import connect
+from todos.dashboard.views.action_table import TABLE
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
-# What the drawer offered before the table (todos/views/present.py's hand-written branches).
+# What the drawer offered before the table (todos/dashboard/views/present.py's hand-written branches).
 OFFERED = {
     "pending": {"claim", "cancel", "assign", "priority", "reschedule", "edit"},
     # issue 15: waiting work can be run now (when scheduled), rescheduled and edited

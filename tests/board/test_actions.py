@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from tests.support.board import htmx, make
-from todos.db import connect, execute
-from todos.store import agent as A
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

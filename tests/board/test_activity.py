@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 
 from tests.support.board import htmx, make
-from todos.db import connect, execute
-from todos.selectors import activity as selectors
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.selectors import activity as selectors
+from todos.core.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -20,8 +20,8 @@ from tests.board import test_browser as base
 from tests.board.test_browser import sign_in
 from tests.board.test_schedules import acme_schedule
 from tests.support.board import make
-from todos.db import execute
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import human as O
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 

@@ -19,8 +19,8 @@ from playwright.sync_api import expect
 from tests import factories as f
 from tests.support.board import make
 from tests.support.browser_watch import EXPECTED_STATUS, watched
-from todos.db import connect, execute
-from todos.store import agent as A
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
 
 CHROMIUM = "/usr/bin/chromium"
 # Waits use locators and ``expect`` (never ``wait_for_function``): the Board's CSP forbids eval,
@@ -273,8 +273,8 @@ def test_overview_and_no_javascript_fallback(world, browser, asgi_server):
 
 @contextmanager
 def bulk_loop():
-    """The bulk-jobs loop (todos.loops), running in this process for the block."""
-    from todos import loops
+    """The bulk-jobs loop (todos.ops.loops), running in this process for the block."""
+    from todos.ops import loops
 
     stop = threading.Event()
     threads = loops.start_loops(stop, tuple(s for s in loops.SWEEPS if s.name == "bulk"))
@@ -288,7 +288,7 @@ def bulk_loop():
 
 def test_every_page_renders_without_csp_violations(world, page):
     from tests.board.test_bulk import insert_dead_letters
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     for state in ("pending", "claimed", "retry", "dead", "done", "mine"):
         make(world, state, title=f"An example {state} todo")

@@ -1,7 +1,7 @@
 """Bulk retry and cancel: preview count, a job row worked in chunks of ≤ 500 ids by the background
 loop body, audited, a report of changed vs skipped; dead letters grouped by failure reason.
 
-The pages write the job; ``work()`` runs the loop body (what ``todos.loops`` runs in every
+The pages write the job; ``work()`` runs the loop body (what ``todos.ops.loops`` runs in every
 process) until the job is finished. Workers in several threads and processes:
 tests/board/test_bulk_jobs.py."""
 
@@ -15,11 +15,11 @@ from django.urls import reverse
 
 from tests.factories import recount
 from tests.support.board import htmx, make
-from todos import bulk
-from todos.db import connect, execute
-from todos.selectors import bulk_jobs
-from todos.selectors.access import viewer_for
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.selectors import bulk_jobs
+from todos.core.selectors.access import viewer_for
+from todos.core.store import human as O
+from todos.ops import bulk
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -295,8 +295,8 @@ def test_dead_letters_grouped_by_normalised_reason(world, alice_client):
 
 
 def test_a_selection_keeps_only_the_viewer_s_ids_and_counts_what_the_action_can_change(world):
-    from todos.selectors import bulk_targets as selectors
-    from todos.selectors.access import viewer_for
+    from todos.core.selectors import bulk_targets as selectors
+    from todos.core.selectors.access import viewer_for
 
     dead, pending = make(world, "dead"), make(world, "pending")
     done = make(world, "done")

@@ -1,7 +1,7 @@
 """Bulk jobs across workers and processes: started in one place, worked by the loops of others,
 never an item twice, resumed after a worker dies or hangs, readable from every process.
 
-Workers are the real loop body (``todos.bulk.work_once``) on real connections: threads of this
+Workers are the real loop body (``todos.ops.bulk.work_once``) on real connections: threads of this
 process, ``manage.py reaper`` subprocesses (SIGKILLed mid-chunk), and daphne servers.
 """
 
@@ -21,14 +21,14 @@ from django.urls import reverse
 from tests.board.test_bulk import audit_count, audits_per_todo, insert_dead_letters, job_count, job_id_of, states
 from tests.support.board import htmx, make
 from tests.support.live_server import ROOT, server_environment
-from todos import bulk
-from todos.db import connect, execute
-from todos.selectors import bulk_jobs
-from todos.selectors.access import viewer_for
-from todos.store import bulk_jobs as store
-from todos.store.errors import Conflict, Forbidden, Invalid
-from todos.store.scopes import OperatorScope
-from todos.unavailable import Unavailable
+from todos.core.db import connect, execute
+from todos.core.errors import Conflict, Forbidden, Invalid
+from todos.core.selectors import bulk_jobs
+from todos.core.selectors.access import viewer_for
+from todos.core.store import bulk_jobs as store
+from todos.core.store.scopes import OperatorScope
+from todos.core.unavailable import Unavailable
+from todos.ops import bulk
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -14,10 +14,10 @@ from django.urls import reverse
 from tests import factories as f
 from tests.support.board import login, make
 from tests.support.endpoints import endpoint, sql, vend, written
-from todos.db import connect, execute
-from todos.selectors import claimability
-from todos.selectors.access import viewer_for
-from todos.store import endpoints as E
+from todos.core.db import connect, execute
+from todos.core.selectors import claimability
+from todos.core.selectors.access import viewer_for
+from todos.core.store import endpoints as E
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

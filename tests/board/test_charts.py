@@ -11,10 +11,10 @@ from django.urls import reverse
 
 from tests.factories import relayed
 from tests.support.board import make
-from todos.db import connect
-from todos.selectors import flow as F
-from todos.selectors.access import viewer_for
-from todos.views import chart_svg
+from todos.core.db import connect
+from todos.core.selectors import flow as F
+from todos.core.selectors.access import viewer_for
+from todos.dashboard.views import chart_svg
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -15,7 +15,7 @@ from tests import factories as f
 from tests.api.test_hostile_input import raw_request
 from tests.store.helpers import counts, snapshot
 from tests.support.board import htmx, login, make
-from todos.store.inputs import JSON_MAX_DEPTH
+from todos.core.store.inputs import JSON_MAX_DEPTH
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

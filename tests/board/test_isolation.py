@@ -15,12 +15,12 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from tests.support.board import htmx, login, make
-from todos import bulk
-from todos.db import connect, execute
-from todos.selectors import bulk_jobs as bulk_job_selectors
-from todos.selectors.access import viewer_for
-from todos.store import bulk_jobs, schedules
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.selectors import bulk_jobs as bulk_job_selectors
+from todos.core.selectors.access import viewer_for
+from todos.core.store import bulk_jobs, schedules
+from todos.core.store import human as O
+from todos.ops import bulk
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -11,12 +11,12 @@ from django.urls import reverse
 from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
 from tests.support.board import make
-from todos.db import connect, execute
-from todos.filters import Cursor, TodoFilter
-from todos.selectors import todo_counts, todo_list
-from todos.selectors.access import viewer_for
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.filters import Cursor, TodoFilter
+from todos.core.selectors import todo_counts, todo_list
+from todos.core.selectors.access import viewer_for
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

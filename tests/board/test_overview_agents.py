@@ -11,13 +11,13 @@ from tests import factories as f
 from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
 from tests.support.board import make
-from todos.db import connect, execute
-from todos.selectors.access import viewer_for
-from todos.selectors.agents import agents
-from todos.selectors.overview import overview
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.selectors.access import viewer_for
+from todos.core.selectors.agents import agents
+from todos.core.selectors.overview import overview
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -79,8 +79,8 @@ def test_detail_is_a_full_page_and_a_fragment(world, alice_client, todos):
 
 
 def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, alice_client):
-    from todos.db import execute
-    from todos.store import agent as A
+    from todos.core.db import execute
+    from todos.core.store import agent as A
 
     created = execute(
         A.create(
@@ -104,7 +104,7 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
             artifact="https://logs.example.com/run/1",
         )
     )
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     execute(O.retry(world.alice, todo.id, note="try again now"))
     execute(A.claim(world.agent, todo.id, claimant="worker-9", require_fence=True))
@@ -118,7 +118,7 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
         "acme-worker",
         "worker-9",
         "smtp timeout",
-        "Failed: the worker reported an error; a retry is scheduled",  # in words (todos/wording.py)
+        "Failed: the worker reported an error; a retry is scheduled",  # in words (todos/dashboard/wording.py)
         "failed → retry_scheduled",  # and the code beside them
         "in progress",
         "Attempt history",
@@ -136,9 +136,9 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
 
 
 def test_drawer_marks_died_attempts_and_pruned_history(world, alice_client):
-    from todos.db import connect, execute
-    from todos.store import agent as A
-    from todos.store import background as B
+    from todos.core.db import connect, execute
+    from todos.core.store import agent as A
+    from todos.core.store import background as B
 
     todo = execute(A.create(world.agent, queue="default", title="dies")).todo
     execute(A.claim(world.agent, todo.id, lease_ttl_seconds=1))

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from tests import factories as f
 from tests.support.board import login
-from todos.db import connect
+from todos.core.db import connect
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

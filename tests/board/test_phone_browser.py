@@ -110,7 +110,7 @@ def test_no_page_is_wider_than_a_phone(world, sue, phone):
 @pytest.fixture
 def replica_note_server(django_db_setup):
     """A Board whose "read replica" is the primary itself: not a standby, so every page says its
-    reads came from the primary (``todos/replica.py``, ``status_note``) — the note shown for real,
+    reads came from the primary (``todos/core/replica.py``, ``status_note``) — the note shown for real,
     and at once (no replica to wait for)."""
     server = start_server(BOARD_READ_REPLICA_URL=database_url())
     try:

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from tests.factories import relayed
 from tests.support.board import make
-from todos.db import execute
-from todos.store import agent as A
+from todos.core.db import execute
+from todos.core.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -108,7 +108,7 @@ def test_every_pattern_attribute_is_valid_with_the_v_flag():
 
 
 def test_the_reveal_page_worker_command_runs_from_a_clone(world):
-    from todos.views import endpoints
+    from todos.dashboard.views import endpoints
 
     source = Path(endpoints.__file__).read_text()
     assert "uv run manage.py work --queue" in source
@@ -217,7 +217,7 @@ def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice
 
 
 def test_a_search_past_its_window_says_its_counts_are_at_least(world, alice_client, monkeypatch):
-    from todos.selectors import todo_list
+    from todos.core.selectors import todo_list
 
     monkeypatch.setattr(todo_list, "SEARCH_SCAN_ROWS", 3)
     for n in range(5):
@@ -292,7 +292,7 @@ def test_extend_lease_offers_durations_and_says_the_new_expiry(world, alice_clie
 
 
 def execute_row(todo_id: str):
-    from todos.db import connect
+    from todos.core.db import connect
 
     with connect() as conn:
         return conn.execute("SELECT lease_expires_at FROM todos WHERE id = %s", (todo_id,)).fetchone()[
@@ -305,7 +305,7 @@ def execute_row(todo_id: str):
 
 def test_force_release_asks_first_and_its_attempt_says_it_was_forced(world, alice_client):
     from tests.support.board import htmx
-    from todos.db import connect
+    from todos.core.db import connect
 
     todo = make(world, "claimed")
     row = text_of(alice_client.get(reverse("todo_row", args=[todo.id])))
@@ -326,13 +326,13 @@ def test_force_release_asks_first_and_its_attempt_says_it_was_forced(world, alic
     assert "released → requeued, forced" in drawer
     # a holder's own release is not called forced
     mine = make(world, "mine")
-    execute(__import__("todos.store.human", fromlist=["release"]).release(world.alice, mine.id))
+    execute(__import__("todos.core.store.human", fromlist=["release"]).release(world.alice, mine.id))
     own = text_of(alice_client.get(reverse("todo_drawer", args=[mine.id])))
     assert "Released by its holder; it went back to pending" in own and "forced" not in own
 
 
 def test_an_agent_release_leaves_ended_by_empty(world):
-    from todos.db import connect
+    from todos.core.db import connect
 
     todo = make(world, "claimed")
     execute(A.release(world.agent, todo.id))
@@ -344,7 +344,7 @@ def test_an_agent_release_leaves_ended_by_empty(world):
 def test_ended_by_refuses_a_malformed_actor(world):
     import psycopg
 
-    from todos.db import connect
+    from todos.core.db import connect
 
     todo = make(world, "claimed")
     with connect() as conn, pytest.raises(psycopg.errors.CheckViolation):
@@ -392,10 +392,10 @@ def test_the_assignee_list_offers_only_who_can_claim_in_the_queue(world, alice_c
 
 
 def test_outcomes_and_audit_actions_read_as_sentences_with_the_code_beside(world, alice_client):
-    from todos import wording
+    from todos.dashboard import wording
 
     todo = make(world, "dead")
-    execute(__import__("todos.store.human", fromlist=["retry"]).retry(world.alice, todo.id, note="again"))
+    execute(__import__("todos.core.store.human", fromlist=["retry"]).retry(world.alice, todo.id, note="again"))
     drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
     assert "Failed: the worker reported an error; it became a dead letter" in drawer
     assert '<code class="code-note" title="As the API reports it">failed → dead_lettered</code>' in drawer
@@ -448,7 +448,7 @@ def test_dead_letter_rows_show_their_reason(world, alice_client):
 
 
 def test_a_reason_group_opens_to_its_members_a_keyset_page_at_a_time(world, alice_client, monkeypatch):
-    from todos.selectors import dead_letters
+    from todos.core.selectors import dead_letters
 
     monkeypatch.setattr(dead_letters, "MEMBERS_PAGE", 2)
     monkeypatch.setattr(dead_letters.group_members, "__kwdefaults__", {"after": None, "limit": 2})

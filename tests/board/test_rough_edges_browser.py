@@ -16,8 +16,8 @@ from tests import factories as f
 from tests.board import test_browser as base
 from tests.board.test_browser import sign_in, state_of
 from tests.support.board import make
-from todos.db import connect, execute
-from todos.store import teams as T
+from todos.core.db import connect, execute
+from todos.core.store import teams as T
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 

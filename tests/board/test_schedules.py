@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 
 from tests.support.board import htmx
-from todos.db import connect, execute
-from todos.store import schedules as S
+from todos.core.db import connect, execute
+from todos.core.store import schedules as S
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from django.urls import reverse
 
-from todos.db import connect, execute
-from todos.store import agent as A
-from todos.store import background as B
-from todos.views.attempt_timeline import LEFT, PLOT_W, outcome_sentence, timeline
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.dashboard.views.attempt_timeline import LEFT, PLOT_W, outcome_sentence, timeline
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

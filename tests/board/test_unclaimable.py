@@ -12,11 +12,11 @@ from django.urls import reverse
 
 from tests import factories as f
 from tests.support.board import login, make
-from todos.db import connect, execute
-from todos.selectors import claimability
-from todos.selectors.access import viewer_for
-from todos.store import agent as A
-from todos.store import endpoints as endpoint_store
+from todos.core.db import connect, execute
+from todos.core.selectors import claimability
+from todos.core.selectors.access import viewer_for
+from todos.core.store import agent as A
+from todos.core.store import endpoints as endpoint_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -104,7 +104,7 @@ def test_fixing_the_cause_clears_the_flag(stuck_world):
 
 
 def test_a_revoked_owner_and_retry_waiting_work(world):
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     agent = f.agent(f.endpoint(world.acme, slug="acme-old", queues=("default",)))
     make(world, "retry", agent=agent, max_attempts=3)
@@ -196,7 +196,7 @@ def test_the_check_never_reads_todos(stuck_world):
 
 
 def test_work_reserved_for_an_endpoint_that_does_not_own_it(world, alice_client):
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
     reserved = make(world, "pending", title="reserved elsewhere")
@@ -256,7 +256,7 @@ def test_work_scheduled_to_run_later_is_stuck_as_well(world, alice_client):
 
 
 def test_scheduled_work_reserved_elsewhere_is_stuck_as_well(world):
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
     later = make(world, "scheduled", title="reserved, later")

@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from tests.factories import relayed
 from tests.support.board import htmx, make
-from todos.db import connect, execute
-from todos.store import agent as A
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -140,8 +140,8 @@ def test_edit_sets_and_clears_the_requirements_of_a_scheduled_todo_audited(world
 
 
 def test_edit_refuses_bad_requirements_naming_the_field_and_writes_nothing(world, alice_client):
-    from todos.store import waiting
-    from todos.store.errors import Invalid
+    from todos.core.errors import Invalid
+    from todos.core.store import waiting
 
     t = make(world, "pending", title="keep", requires=["gpu"])
     form = {"fragment": "drawer", "title": "changed", "requires": "gpu bad!label"}

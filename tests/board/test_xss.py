@@ -9,9 +9,9 @@ from django.test import override_settings
 from django.urls import reverse
 
 from tests.support.board import htmx
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -13,7 +13,8 @@ import pytest
 from django.urls import reverse
 
 from tests.support.endpoints import endpoint, sql, token_of, vend
-from todos import db, loops
+from todos.core import db
+from todos.ops import loops
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

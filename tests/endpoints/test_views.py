@@ -14,10 +14,10 @@ from django.urls import reverse
 from tests import factories as f
 from tests.support.board import htmx, login, make
 from tests.support.endpoints import endpoint, sql, token_of, vend, vend_data, written
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import endpoints as E
 from todos.live.subscriptions import Subscription
-from todos.store import agent as A
-from todos.store import endpoints as E
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

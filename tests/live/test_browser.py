@@ -22,10 +22,10 @@ from tests.support.live_server import (
     free_port,
     server_environment,
 )
-from todos.db import connect, execute
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import human as O
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import human as O
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

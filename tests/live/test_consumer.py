@@ -11,10 +11,10 @@ from django.test import override_settings
 from tests import factories as f
 from tests.factories import relayed
 from tests.support.live import WS_PATH, application, board_socket, drain, next_message, poll, run, session_cookie
-from todos.db import aconnect, aexecute
+from todos.core.db import aconnect, aexecute
+from todos.core.store import agent as A
+from todos.core.store import teams as T
 from todos.live.listener import get_listener
-from todos.store import agent as A
-from todos.store import teams as T
 
 
 def changed_ids(messages) -> set:
@@ -278,7 +278,7 @@ def test_a_deactivated_account_is_disconnected_by_the_recheck(tenancy):
 def test_a_person_a_site_admin_deactivates_is_disconnected_at_once(tenancy):
     """``set_active`` writes a membership change per team of the person: their sockets re-check
     and close without waiting for the periodic backstop."""
-    from todos.store import people as P
+    from todos.core.store import people as P
 
     async def scenario():
         async with board_socket(tenancy.cookie_a) as a:
@@ -371,7 +371,7 @@ def test_a_todo_page_gets_only_its_todo_from_one_relay_pass_holding_several(tena
 def test_a_schedules_page_hears_of_its_teams_schedule_changes_only(tenancy):
     from datetime import UTC, datetime
 
-    from todos.store import schedules as S
+    from todos.core.store import schedules as S
 
     def schedule(team, agent, name):
         return S.create(
@@ -466,7 +466,7 @@ def test_a_statement_touching_hundreds_of_todos_arrives_as_an_overflow(tenancy):
             await aexecute(A.claim_batch(tenancy.agent_a, max=100), conn)
         await conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE state = 'claimed'")
         async with board_socket(tenancy.cookie_a) as a:
-            from todos.store import background as B
+            from todos.core.store import background as B
 
             reaped = await aexecute(B.reap(), conn)
             await conn.close()

@@ -12,12 +12,12 @@ import pytest
 
 from tests import factories as f
 from tests.factories import relayed
-from todos.db import connect, execute
+from todos.core.db import connect, execute
+from todos.core.selectors import flow as F
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import human as O
 from todos.live import relay as R
-from todos.selectors import flow as F
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import human as O
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from tests.support.live import run
-from todos import db
-from todos.db import aconnect
+from todos.core import db
+from todos.core.db import aconnect
 from todos.live import listener as L
 
 pytestmark = pytest.mark.usefixtures("store_db")

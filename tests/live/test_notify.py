@@ -10,13 +10,13 @@ import pytest
 
 from tests import factories as f
 from tests.factories import relayed
-from todos.db import connect, execute
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import endpoints as E
-from todos.store import human as O
-from todos.store import teams as T
-from todos.store.errors import Conflict
+from todos.core.db import connect, execute
+from todos.core.errors import Conflict
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import endpoints as E
+from todos.core.store import human as O
+from todos.core.store import teams as T
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -20,16 +20,16 @@ from django.core.management import call_command
 
 from tests import factories as f
 from tests.factories import relayed
+from tests.support.invariants import broken_counts
 from tests.support.live import board_socket, next_message, run
 from tests.support.live_server import ROOT, server_environment
-from todos.db import connect, execute
-from todos.invariants import broken_counts
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import endpoints as E
+from todos.core.store import human as O
+from todos.core.store import teams as T
 from todos.live import relay as R
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import endpoints as E
-from todos.store import human as O
-from todos.store import teams as T
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

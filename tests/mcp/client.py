@@ -132,8 +132,8 @@ def run(coro, timeout: float = 90.0):
 
 
 async def shutdown_loop() -> None:
-    from todos import db
-    from todos.mcp import runtime
+    from todos.agents.mcp import runtime
+    from todos.core import db
 
     loop = asyncio.get_running_loop()
     found = runtime._runtimes.pop(loop, None)

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from tests.mcp.client import hold_stream, run
-from todos.mcp import asgi, auth, runtime, server
-from todos.store.errors import Internal
+from todos.agents.mcp import asgi, auth, runtime, server
+from todos.core.errors import Internal
 
 MODERN = {
     "MCP-Protocol-Version": "2026-07-28",
@@ -96,7 +96,7 @@ def test_a_failing_credential_lookup_is_a_500_with_a_request_id_only(monkeypatch
         raise Internal("connection refused to db.internal:5432")
 
     monkeypatch.setattr(auth, "authenticate", broken)
-    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+    with caplog.at_level(logging.ERROR, logger="todos.agents.mcp"):
         response = run(post(asgi.McpApp(), "whatever", tool_call("get_default_lease", {})))
     assert response.status_code == 500
     error = response.json()["error"]
@@ -114,7 +114,7 @@ def test_a_verb_that_fails_unexpectedly_is_an_internal_tool_error(monkeypatch, c
         raise failure
 
     monkeypatch.setattr(server, "run", broken)
-    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+    with caplog.at_level(logging.ERROR, logger="todos.agents.mcp"):
         response = run(post(asgi.McpApp(), tenancy.token, tool_call("get_default_lease", {})))
     result = response.json()["result"]
     text = result["content"][0]["text"]
@@ -162,8 +162,8 @@ def test_a_manager_that_cannot_start_fails_the_request():
 def test_a_notification_stream_is_registered_for_todo_ready_while_it_is_open(tenancy):
     """The notifier learns a session when its GET stream opens in this process, and forgets it
     when that stream closes: ``todo_ready`` is sent by the process that can reach the client."""
+    from todos.agents.mcp import ready
     from todos.live.listener import current_listener
-    from todos.mcp import ready
 
     initialize = {
         "jsonrpc": "2.0",

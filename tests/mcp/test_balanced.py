@@ -4,7 +4,7 @@ client whose every HTTP request goes to the other process than the one before.
 The round robin is a transport of the client's own HTTP client (:class:`RoundRobin`): each request
 is sent to the next upstream in turn, exactly as a balancer that alternates per request would
 send it, and the transport notes which process served what. Sessions are recorded in PostgreSQL
-(``todos/store/mcp_sessions.py``), so either process serves a session the other opened; the GET stream
+(``todos/core/store/mcp_sessions.py``), so either process serves a session the other opened; the GET stream
 of notifications is held by whichever process it reached, which hears ``board_ready`` like the
 other and sends ``todo_ready`` to it.
 """
@@ -23,8 +23,8 @@ import pytest
 from tests import factories as f
 from tests.mcp.client import Inbox, mcp_client, run
 from tests.support.live_server import start_server, stop_server
-from todos.db import connect, execute
-from todos.store import agent as store
+from todos.core.db import connect, execute
+from todos.core.store import agent as store
 
 ACCEPT = "application/json, text/event-stream"
 VERSION = "2025-11-25"

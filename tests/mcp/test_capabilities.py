@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.mcp.client import mcp_client, run
 from tests.mcp.test_errors import errors_for
-from todos.db import pool
+from todos.core.db import pool
 
 
 def test_tools_create_and_claim_capability_bound_work(url, tenancy):

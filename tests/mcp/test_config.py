@@ -1,10 +1,10 @@
-"""``todos.mcp.client_config``: the configuration shown when an endpoint is vended."""
+"""``todos.agents.mcp.client_config``: the configuration shown when an endpoint is vended."""
 
 from __future__ import annotations
 
 import pytest
 
-from todos.mcp import client_config, mcp_url
+from todos.agents.mcp import client_config, mcp_url
 
 
 @pytest.mark.parametrize(

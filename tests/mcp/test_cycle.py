@@ -11,8 +11,8 @@ import anyio
 import httpx
 
 from tests.mcp.client import mcp_client, run
-from todos.db import connect, execute
-from todos.store import agent as store
+from todos.core.db import connect, execute
+from todos.core.store import agent as store
 
 
 def attempts_of(todo_id: str) -> list[dict]:

@@ -11,9 +11,9 @@ from mcp.shared.exceptions import MCPError
 
 from tests import factories as f
 from tests.mcp.client import mcp_client, refused, run
-from todos.db import execute
-from todos.store import agent as store
-from todos.store import endpoints
+from todos.core.db import execute
+from todos.core.store import agent as store
+from todos.core.store import endpoints
 
 ACCEPT = "application/json, text/event-stream"
 INITIALIZE = {

@@ -14,9 +14,9 @@ import json
 
 from tests import factories as f
 from tests.mcp.client import Inbox, mcp_client, run
-from todos.db import connect, execute
-from todos.store import agent as store
-from todos.store import endpoints
+from todos.core.db import connect, execute
+from todos.core.store import agent as store
+from todos.core.store import endpoints
 
 QUIET = 1.0  # how long "nothing arrives" is watched for
 

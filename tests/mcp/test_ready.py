@@ -9,12 +9,12 @@ import logging
 
 from tests import factories as f
 from tests.mcp.client import run
-from todos.db import aexecute, execute
+from todos.agents.mcp.ready import METHOD, ReadyNotifier
+from todos.core.db import aexecute, execute
+from todos.core.selectors.agent_api import credential_for
+from todos.core.store import endpoints
+from todos.core.store.endpoints import token_hash
 from todos.live.listener import Listener
-from todos.mcp.ready import METHOD, ReadyNotifier
-from todos.selectors.agent_api import credential_for
-from todos.store import endpoints
-from todos.store.endpoints import token_hash
 
 
 class Outbound:
@@ -99,7 +99,7 @@ def test_a_failed_delivery_is_logged_and_the_next_one_goes_through(store_db, cap
     async def scenario():
         outbound = Outbound(fail=1)
         notifier, credential = await tracked(mine, "s1", outbound)
-        with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+        with caplog.at_level(logging.ERROR, logger="todos.agents.mcp"):
             notifier._ready({"endpoint": str(credential.endpoint_id), "queue": "default"})
             await settle(notifier)
         notifier._ready({"endpoint": str(credential.endpoint_id), "queue": "default"})

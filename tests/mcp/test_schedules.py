@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests import factories as f
 from tests.mcp.client import mcp_client, run
-from todos import db
+from todos.core import db
 
 NIGHTLY = {"name": "nightly", "cron": "0 3 * * *", "timezone": "UTC", "queue": "default", "title": "Report"}
 

@@ -13,10 +13,10 @@ import pytest
 
 from tests import factories as f
 from tests.mcp.client import hold_stream, run
-from todos.db import connect, execute
-from todos.mcp import asgi, manager, runtime, server
-from todos.store import mcp_sessions as sessions
-from todos.store.endpoints import token_hash
+from todos.agents.mcp import asgi, manager, runtime, server
+from todos.core.db import connect, execute
+from todos.core.store import mcp_sessions as sessions
+from todos.core.store.endpoints import token_hash
 
 VERSION = "2025-11-25"
 INITIALIZE = {
@@ -93,7 +93,7 @@ def test_a_session_that_cannot_be_recorded_is_not_handed_out(monkeypatch, tenanc
         async with client(asgi.McpApp(), tenancy.token) as http:
             return await initialize(http)
 
-    with caplog.at_level(logging.WARNING, logger="todos.mcp"):
+    with caplog.at_level(logging.WARNING, logger="todos.agents.mcp"):
         opened = run(scenario())
     assert '"error"' in opened.text and message in opened.text
     assert '"result"' not in opened.text and "db.internal" not in opened.text
@@ -117,7 +117,7 @@ def test_a_session_whose_record_cannot_be_read_is_a_json_error(monkeypatch, tena
                 "/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
             )
 
-    with caplog.at_level(logging.WARNING, logger="todos.mcp"):
+    with caplog.at_level(logging.WARNING, logger="todos.agents.mcp"):
         response = run(scenario())
     assert response.status_code == status
     error = response.json()["error"]
@@ -260,7 +260,7 @@ def test_a_restore_that_fails_is_a_json_500(monkeypatch, tenancy, caplog):
                 "/mcp/", json=LISTING, headers={"Mcp-Session-Id": session_id, "MCP-Protocol-Version": VERSION}
             )
 
-    with caplog.at_level(logging.ERROR, logger="todos.mcp"):
+    with caplog.at_level(logging.ERROR, logger="todos.agents.mcp"):
         response = run(scenario())
     assert response.status_code == 500
     assert response.json()["error"]["message"].startswith("internal: internal error (request id ")

@@ -6,12 +6,12 @@ import pytest
 
 from tests import factories as f
 from tests.mcp.client import mcp_client, run
-from todos.api.verbs import TABLE, VERBS
-from todos.db import execute
-from todos.mcp.descriptions import ADVICE
-from todos.mcp.tools import object_schema
-from todos.store import endpoints
-from todos.store.endpoints import SCOPE_VERBS
+from todos.agents.api.verbs import TABLE, VERBS
+from todos.agents.mcp.descriptions import ADVICE
+from todos.agents.mcp.tools import object_schema
+from todos.core.db import execute
+from todos.core.store import endpoints
+from todos.core.store.endpoints import SCOPE_VERBS
 
 ALL_TOOLS = {verb.name for verb in TABLE}
 SCHEDULE_TOOLS = {

@@ -10,7 +10,7 @@ from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
 
 from tests import factories as f
-from todos.db import connect
+from todos.core.db import connect
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -107,7 +107,7 @@ def test_clear_errors_that_write_nothing(args, message):
 def test_up_demo_gives_the_viewer_a_known_password():
     from django.contrib.auth import get_user_model
 
-    from todos.demo import DEMO_VIEWER_PASSWORD, ensure_viewer_password, seed
+    from todos.ops.demo import DEMO_VIEWER_PASSWORD, ensure_viewer_password, seed
 
     assert ensure_viewer_password() is None  # no demo, no viewer
     seed(f.user("admin", superuser=True), todos=5)
@@ -147,9 +147,9 @@ def test_the_demo_shows_work_no_agent_can_claim():
     from django.contrib.auth import get_user_model
 
     from tests.factories import relayed
-    from todos.demo import STRAYS, seed
-    from todos.selectors.access import viewer_for
-    from todos.selectors.claimability import stuck_work
+    from todos.core.selectors.access import viewer_for
+    from todos.core.selectors.claimability import stuck_work
+    from todos.ops.demo import STRAYS, seed
 
     admin = f.user("admin", superuser=True)
     seed(admin, todos=40)

@@ -7,11 +7,11 @@ import pytest
 from django.contrib.auth import authenticate, get_user_model
 
 from tests import factories as f
-from todos.db import connect, execute
-from todos.store import people
-from todos.store import teams as team_store
-from todos.store.errors import Conflict, Invalid, NotFound
-from todos.store.scopes import OperatorScope
+from todos.core.db import connect, execute
+from todos.core.errors import Conflict, Invalid, NotFound
+from todos.core.store import people
+from todos.core.store import teams as team_store
+from todos.core.store.scopes import OperatorScope
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests import factories as f
-from todos.store.scopes import AgentScope, OperatorScope
+from todos.core.store.scopes import AgentScope, OperatorScope
 
 
 @pytest.fixture(autouse=True)

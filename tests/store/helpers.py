@@ -17,7 +17,7 @@ from datetime import timedelta
 import psycopg
 
 from tests.factories import relayed
-from todos import db
+from todos.core import db
 
 
 def sql(query: str, params=None) -> list[dict]:
@@ -165,7 +165,7 @@ def behind(holder_stmt, waiter_stmt):
     Returns ``(holder result, waiter result or the exception it raised)``.
     """
 
-    from todos.db import execute
+    from todos.core.db import execute
 
     outcome: dict = {}
     with db.connect(autocommit=False) as holder:

@@ -4,9 +4,9 @@ same statement and counts them in ``attempts_pruned``; ``seq`` never goes back."
 from __future__ import annotations
 
 from tests.store.helpers import attempts, lapse, make_due, row
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def test_the_cap_keeps_the_newest_attempts_and_counts_the_pruned(agent, settings):

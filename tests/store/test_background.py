@@ -9,12 +9,12 @@ import pytest
 
 from tests import factories as f
 from tests.store.helpers import age_completion, attempts, audit, db_now, lapse, make_due, row, sql
-from todos.db import execute
-from todos.store import Conflict, Forbidden, NotFound
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import endpoints as E
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, NotFound
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import endpoints as E
+from todos.core.store import human as O
 
 
 def new(agent, **kw) -> str:
@@ -219,7 +219,7 @@ def test_expire_due_revokes_endpoints_whose_lifetime_ended(world):
 def test_reaper_dead_letters_a_lapsed_lease_of_a_revoked_endpoint(store_db):
     """A claim that raced a revoke leaves a lease on a revoked endpoint; when it lapses the
     reaper must not put the work back where no agent can ever claim it."""
-    from todos import db
+    from todos.core import db
 
     team = f.team()
     vended = f.endpoint(team)

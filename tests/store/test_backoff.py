@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 
 from tests.store.helpers import make_due, row
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def backoff_after_failing(agent, todo_id: str) -> timedelta:

@@ -14,11 +14,11 @@ import pytest
 
 from tests import factories as f
 from tests.store.helpers import audit, one, run_threads, sql
-from todos import db
-from todos.db import execute
-from todos.store import Conflict, Invalid
-from todos.store import agent as A
-from todos.store import endpoints as E
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import Conflict, Invalid
+from todos.core.store import agent as A
+from todos.core.store import endpoints as E
 
 
 def new(agent, requires=None, queue="default", **kw) -> str:
@@ -92,7 +92,7 @@ def test_endpoint_defaults_apply_when_a_claim_presents_none_and_are_replaced_whe
 
 
 def test_set_capabilities_is_audited_and_read_by_the_next_credential_lookup(world):
-    from todos.selectors.agent_api import credential_for
+    from todos.core.selectors.agent_api import credential_for
 
     record = execute(E.set_capabilities(world.admin, world.agent.endpoint_id, ["gpu", "arm64"]))
     assert record.capabilities == ("arm64", "gpu")
@@ -102,7 +102,7 @@ def test_set_capabilities_is_audited_and_read_by_the_next_credential_lookup(worl
     trail = [a for a in audit() if a["action"] == "endpoint.capabilities"]
     assert trail and trail[0]["detail"] == {"from": [], "to": ["arm64", "gpu"]}
     # a viewer may not
-    from todos.store import Forbidden
+    from todos.core.store import Forbidden
 
     with pytest.raises(Forbidden):
         execute(E.set_capabilities(world.human, world.agent.endpoint_id, ["x"]))

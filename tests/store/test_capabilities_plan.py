@@ -11,9 +11,9 @@ import re
 
 from tests import factories as f
 from tests.store.helpers import sql
-from todos import db
-from todos.sql import render
-from todos.store import agent as A
+from todos.core import db
+from todos.core.store import agent as A
+from todos.ops import sql_render as render
 
 PLAIN, BOUND = 20000, 300
 

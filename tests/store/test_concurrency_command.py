@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.store.helpers import audit, sql
-from todos.db import execute
-from todos.store import agent as A
+from todos.core.db import execute
+from todos.core.store import agent as A
 
 
 def run(*args) -> str:

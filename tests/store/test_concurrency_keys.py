@@ -14,13 +14,13 @@ from contextlib import contextmanager
 import pytest
 
 from tests.store.helpers import audit, lapse, one, run_threads, sql
-from todos import db
-from todos.db import execute
-from todos.store import Conflict, Forbidden, Invalid, NotFound
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import concurrency as C
-from todos.store import human as O
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, Invalid, NotFound
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import concurrency as C
+from todos.core.store import human as O
 
 
 def new(agent, key=None, queue="default", **kw) -> str:
@@ -105,7 +105,7 @@ def test_every_way_out_of_claimed_gives_the_slot_back(world, agent, human, finis
     elif finish == "force_release":
         execute(O.force_release(human, todo))
     elif finish == "revoke":
-        from todos.store import endpoints as E
+        from todos.core.store import endpoints as E
 
         execute(E.revoke(world.admin, agent.endpoint_id))
     assert slots(agent.team_id, "k")["claimed"] == 0

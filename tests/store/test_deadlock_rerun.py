@@ -1,4 +1,4 @@
-"""A statement PostgreSQL picks as a deadlock's victim runs again (``todos.db.execute``).
+"""A statement PostgreSQL picks as a deadlock's victim runs again (``todos.core.db.execute``).
 
 Two statements that lock the same rows in opposite orders deadlock for real here: two threads,
 two autocommit connections, a function that locks one row, waits for the other thread to lock
@@ -15,8 +15,8 @@ import psycopg
 import pytest
 
 from tests.store.helpers import run_threads
-from todos import db
-from todos.db import Statement, execute
+from todos.core import db
+from todos.core.db import Statement, execute
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.store.helpers import counts, make_due, row, run_threads, sql
-from todos import db
-from todos.db import execute
-from todos.store import Conflict
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import Conflict
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def create(agent, key="k-1", **kw):
@@ -102,7 +102,7 @@ def test_retrying_a_dead_letter_whose_key_was_reused_is_a_conflict(world):
 
 
 def test_a_due_retry_keeps_its_key_through_requeue(agent):
-    from todos.store import background as B
+    from todos.core.store import background as B
 
     first = create(agent)
     execute(A.claim(agent, first.todo.id))

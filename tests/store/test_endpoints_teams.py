@@ -9,11 +9,11 @@ import pytest
 
 from tests import factories as f
 from tests.store.helpers import audit, counts, listening, one, row, sql
-from todos.db import execute
-from todos.store import Conflict, Forbidden, Invalid, NotFound
-from todos.store import agent as A
-from todos.store import endpoints as E
-from todos.store import teams as T
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, Invalid, NotFound
+from todos.core.store import agent as A
+from todos.core.store import endpoints as E
+from todos.core.store import teams as T
 
 
 def endpoint_row(endpoint_id) -> dict:
@@ -226,7 +226,7 @@ def test_membership_refusals(world):
 
 
 def test_a_removed_member_loses_access_at_once(world):
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     todo_id = execute(A.create(world.agent, queue="default", title="x")).todo.id
     execute(T.remove_member(world.admin, team_id=world.team.id, user_id=world.human.user_id))

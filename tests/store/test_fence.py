@@ -12,10 +12,10 @@ import hashlib
 import pytest
 
 from tests.store.helpers import attempts, lapse, row, snapshot
-from todos.db import execute
-from todos.store import Conflict, Invalid
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Conflict, Invalid
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 REPORTS = {
     "heartbeat": lambda agent, todo_id, token: A.heartbeat(agent, todo_id, lease_token=token),

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.store.helpers import attempts, counts, row, snapshot
-from todos.db import execute
-from todos.store import Invalid, inputs
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Invalid, inputs
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 MiB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""``todos.invariants``: the query the tests and the benchmarks trust to say "the lifecycle holds"
+"""``tests.support.invariants``: the query the tests and the benchmarks trust to say "the lifecycle holds"
 must find each kind of break. Each is planted inside a transaction that is rolled back."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests import factories as f
-from todos.db import connect, execute
-from todos.invariants import broken_counts, broken_lifecycle
-from todos.store import agent as A
+from tests.support.invariants import broken_counts, broken_lifecycle
+from todos.core.db import connect, execute
+from todos.core.store import agent as A
 
 pytestmark = pytest.mark.usefixtures("store_db")
 

@@ -12,10 +12,10 @@ import dataclasses
 import pytest
 
 from tests.store.helpers import counts, snapshot
-from todos.db import execute
-from todos.store import Conflict, Forbidden, NotFound
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, NotFound
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def new(agent, queue="default", **kw) -> str:
@@ -144,7 +144,7 @@ def test_operator_transitions_by_a_non_member_are_not_found(world, subtests):
     """Another team's operator, and a Django superuser who is no member: being a superuser does
     not bypass operatorOwns."""
     from tests import factories as f
-    from todos.store.scopes import OperatorScope
+    from todos.core.store.scopes import OperatorScope
 
     root = f.user("root", superuser=True)
     superuser = OperatorScope(user_id=root.id, username="root")

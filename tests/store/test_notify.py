@@ -9,12 +9,12 @@ import json
 import pytest
 
 from tests.store.helpers import lapse, listening, make_due
-from todos import db
-from todos.db import execute
-from todos.store import StoreError
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import human as O
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import StoreError
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import human as O
 
 SECRET = "do-not-broadcast-me"
 

@@ -7,13 +7,13 @@ import psycopg
 import pytest
 
 from tests.store.helpers import attempts, behind, lapse, open_attempts, row, run_threads, sql
-from todos import db
-from todos.db import Statement, execute
-from todos.store import Conflict, Internal
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import endpoints as E
-from todos.store import human as O
+from todos.core import db
+from todos.core.db import Statement, execute
+from todos.core.store import Conflict, Internal
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import endpoints as E
+from todos.core.store import human as O
 
 
 def new(agent, queue="default", **kw) -> str:
@@ -202,7 +202,7 @@ def test_execute_maps_a_lost_race_on_the_dedupe_index_to_conflict(agent):
 
 
 def test_execute_runs_a_stale_snapshot_statement_again_a_bounded_number_of_times():
-    from todos.store import StaleSnapshot
+    from todos.core.store import StaleSnapshot
 
     runs = []
 
@@ -299,7 +299,7 @@ def test_aexecute_classifies_and_reruns_like_execute(agent):
     """The async executor shares the sync one's error mapping and its stale-snapshot re-run."""
     import asyncio
 
-    from todos.store import StaleSnapshot
+    from todos.core.store import StaleSnapshot
 
     todo_id = new(agent)
     execute(A.claim(agent, todo_id))

@@ -10,11 +10,11 @@ import pytest
 
 from tests.factories import relayed
 from tests.store.helpers import audit, row, snapshot, sql
-from todos.db import execute
-from todos.store import Conflict, Forbidden, Invalid
-from todos.store import agent as A
-from todos.store import background as B
-from todos.store import waiting as W
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, Invalid
+from todos.core.store import agent as A
+from todos.core.store import background as B
+from todos.core.store import waiting as W
 
 
 def later(seconds: int = 3600) -> str:
@@ -211,7 +211,7 @@ def test_edit_is_for_waiting_work_and_members_who_act(world, agent, human):
 
 
 def test_canceling_a_scheduled_todo_clears_its_time(agent, human):
-    from todos.store import human as O
+    from todos.core.store import human as O
 
     todo = execute(A.create(agent, queue="default", title="t", run_at=later())).todo
     canceled = execute(O.cancel(human, todo.id))

@@ -134,7 +134,7 @@ def test_edit_knows_every_field_of_a_definition():
     must be named there, or an edit would reset it."""
     import inspect
 
-    from todos.store import schedules
+    from todos.core.store import schedules
 
     named = set(inspect.signature(schedules.template).parameters) - {"endpoint_id", "now"}
     assert named == set(schedules.DEFINITION_FIELDS)

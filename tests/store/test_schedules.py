@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.store.helpers import audit, one, run_threads, sql
-from todos.db import execute, pooled_connection
-from todos.store import schedules as S
-from todos.store.errors import Forbidden, Invalid, NotFound
+from todos.core.db import execute, pooled_connection
+from todos.core.errors import Forbidden, Invalid, NotFound
+from todos.core.store import schedules as S
 
 
 def now() -> datetime:

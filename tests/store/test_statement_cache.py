@@ -1,5 +1,5 @@
 """psycopg converts a statement's placeholders once and caches it, if the text is short enough:
-the store raises that bound (``todos.db.QUERY_CACHE_MAX_BYTES``) so its long statements (the
+the store raises that bound (``todos.core.db.QUERY_CACHE_MAX_BYTES``) so its long statements (the
 claim is 5.5 KB) are not converted again on every call. This fails first if psycopg moves the
 constant, or if a statement outgrows the bound."""
 
@@ -9,9 +9,9 @@ import uuid
 
 import psycopg._queries
 
-from todos import db
-from todos.store import agent
-from todos.store.scopes import AgentScope
+from todos.core import db
+from todos.core.store import agent
+from todos.core.store.scopes import AgentScope
 
 SCOPE = AgentScope(endpoint_id=uuid.UUID(int=1), team_id=uuid.UUID(int=2), queues=("q",))
 

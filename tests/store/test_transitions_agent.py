@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 
 from tests.store.helpers import attempts, db_now, lapse, make_due, row, sql
-from todos.db import execute
-from todos.store import Conflict
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Conflict
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def new(agent, **kw) -> str:
@@ -280,7 +280,7 @@ def test_another_endpoint_of_the_team_cannot_report_on_the_lease(world):
     todo_id = new(world.sibling)
     execute(A.claim(world.sibling, todo_id))
     # world.agent does not even see the sibling's todo
-    from todos.store import NotFound
+    from todos.core.store import NotFound
 
     with pytest.raises(NotFound):
         execute(A.complete(world.agent, todo_id))

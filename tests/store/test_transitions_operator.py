@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 
 from tests.store.helpers import attempts, audit, counts, lapse, make_due, row, snapshot
-from todos.db import execute
-from todos.store import Conflict, Forbidden, Invalid, NotFound
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import Conflict, Forbidden, Invalid, NotFound
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 
 def new(agent, **kw) -> str:

@@ -9,10 +9,10 @@ import pytest
 from psycopg.errors import CheckViolation
 
 from tests.store.helpers import attempts, one, sql
-from todos import db
-from todos.db import execute
+from todos.core import db
+from todos.core.db import execute
+from todos.core.store import agent as A
 from todos.live.relay import PASS_LOCK
-from todos.store import agent as A
 
 # the table CHECKs the hot tables keep: each relates two or more columns of a row, except the
 # todo's state, which every transition writes (a domain would check it on each write all the same)

@@ -10,9 +10,9 @@ import httpx
 import jsonschema
 import pytest
 
-from todos.api import schemas
-from todos.api.errors import STATUS
-from todos.api.verbs import VERBS
+from todos.agents.api import schemas
+from todos.agents.api.errors import STATUS
+from todos.agents.api.verbs import VERBS
 
 VALIDATORS = {name: jsonschema.Draft202012Validator(verb.output) for name, verb in VERBS.items()}
 ERROR_VALIDATOR = jsonschema.Draft202012Validator(schemas.ERROR)
@@ -37,7 +37,7 @@ def check_response(verb: str, response: httpx.Response) -> None:
 def run_async(make_coroutine):
     """``asyncio.run`` for in-process tests, closing the loop's store pool and listener after
     (a closed loop would otherwise strand their connections until the end of the run)."""
-    from todos import db
+    from todos.core import db
     from todos.live import listener as live
 
     async def scenario():

@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 
 from tests import factories as f
-from todos.db import execute
-from todos.store import agent as A
-from todos.store import human as O
+from todos.core.db import execute
+from todos.core.store import agent as A
+from todos.core.store import human as O
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from tests import factories as f
 from tests.support.board import login
-from todos import db
+from todos.core import db
 
 TOKEN_RE = re.compile(r'id="token-value"[^>]*>(bd_[A-Za-z0-9_-]{43,})<')
 

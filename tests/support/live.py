@@ -32,7 +32,7 @@ def run(scenario, timeout: float = 60):
 
 
 async def shutdown_loop():
-    from todos import db
+    from todos.core import db
     from todos.live.fanout import stop_live
 
     await stop_live()

@@ -46,7 +46,7 @@ def database_url() -> str:
     ``BOARD_TEST_DATABASE_URL`` pointed the run at)."""
     import psycopg
 
-    from todos import db
+    from todos.core import db
 
     info = psycopg.conninfo.conninfo_to_dict(db.conninfo())
     user = quote(info.get("user") or "", safe="")

@@ -36,7 +36,7 @@ django.setup()
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 from tests import factories as f
-from todos.store.endpoints import SCOPE_VERBS
+from todos.core.store.endpoints import SCOPE_VERBS
 operator = f.user("operator")
 team = f.team("outage")
 f.member(team, operator, role="operator")

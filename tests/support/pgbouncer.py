@@ -200,7 +200,7 @@ def route_through(dbname_conninfo: str) -> Routing:
     from django.conf import settings
 
     from tests.support.live_server import database_url
-    from todos import db
+    from todos.core import db
 
     direct_url = database_url()
     bouncer = start_pgbouncer(dbname_conninfo)
@@ -233,7 +233,7 @@ def unroute(routing: Routing) -> None:
     server connections are gone)."""
     from django.conf import settings
 
-    from todos import db
+    from todos.core import db
 
     db.reset_pools()
     _forget_django_connection()

@@ -29,7 +29,7 @@ from django.conf import settings
 
 from todos.live.groups import EVERYONE, team_group, user_group
 from todos.live.listener import Listener, get_listener
-from todos.store.fragments import BOARD_CHANNEL
+from todos.live.messages import BOARD_CHANNEL
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 PostgreSQL is the bus: the relay (``relay.py``) NOTIFYs ``board_events`` from the change log the
 store's statements write, and the statements that make work claimable NOTIFY ``board_ready``
-themselves (see ``todos/store/fragments.py``). Each process keeps a single dedicated async connection listening on
+themselves (see ``todos/core/store/fragments.py``). Each process keeps a single dedicated async connection listening on
 the Board's channels and hands every notification to in-process subscribers. Nothing is shared
 between processes, so several Board processes behind a load balancer each listen for themselves.
 
@@ -28,7 +28,8 @@ from collections.abc import Callable
 
 import psycopg
 
-from todos.store.fragments import BOARD_CHANNEL, READY_CHANNEL
+from todos.core.store.fragments import READY_CHANNEL
+from todos.live.messages import BOARD_CHANNEL
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class Listener:
                 delay = min(delay * 2, BACKOFF_MAX)
 
     async def _listen(self) -> None:
-        from todos.db import aconnect
+        from todos.core.db import aconnect
 
         await self._close()
         self._conn = await aconnect(connect_timeout=CONNECT_TIMEOUT, application_name="board-live-listener")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from todos.db import Statement, aexecute
+from todos.core.db import Statement, aexecute
 
 _SQL = """
 SELECT m.team_id

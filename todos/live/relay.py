@@ -2,7 +2,7 @@
 
 Statements do not NOTIFY the Board: a NOTIFY takes PostgreSQL's one cluster-wide notify lock at
 commit and holds it through the WAL flush, so every worker's commits would wait in one line
-(bench/README.md). They write ``change_log`` rows instead (``todos.store.fragments.log_change``),
+(bench/README.md). They write ``change_log`` rows instead (``todos.core.store.fragments.log_change``),
 and the relay, one per installation, turns those rows into what the Board needs:
 
 * **one pass, one transaction**: take a batch of committed rows (``DELETE … RETURNING``, oldest
@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, LiteralString
 import psycopg
 from django.conf import settings
 
-from todos.sql import compose
-from todos.store.fragments import board_message
+from todos.core import compose
+from todos.live.messages import board_message
 
 if TYPE_CHECKING:
-    from todos.db import DictConnection
+    from todos.core.db import DictConnection
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ class Relay:
 
     def __init__(self, *, name: str | None = None, conninfo: str | None = None):
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
-        # Default: the database itself, past any transaction pooler (todos.db.session_conninfo):
+        # Default: the database itself, past any transaction pooler (todos.core.db.session_conninfo):
         # the election lock is a session lock.
         self.conninfo = conninfo
         self.stop_event = threading.Event()
@@ -329,7 +329,7 @@ class Relay:
     def _connect(self) -> DictConnection:
         from psycopg.rows import dict_row
 
-        from todos.db import DictConnection, session_conninfo
+        from todos.core.db import DictConnection, session_conninfo
 
         # Keepalives: a holder whose network vanished must lose its session (and the lock) within
         # seconds, not at the kernel's two-hour default.

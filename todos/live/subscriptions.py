@@ -43,7 +43,7 @@ TODO_OPS = frozenset(
 QUEUE_OPS = frozenset({"pause", "resume", "concurrency"})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
 COUNT_OPS = frozenset({"recount"})
-# What can make waiting work claimable or not (todos/selectors/claimability.py): an endpoint's
+# What can make waiting work claimable or not (todos/core/selectors/claimability.py): an endpoint's
 # scopes, vend or delete ("endpoint"), its revocation or expiry ("revoke"), a reservation ("assign").
 CLAIMABILITY_OPS = frozenset({"endpoint", "revoke", "assign"})
 

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from todos.sql import apply
+from todos.core.schema import apply
 
 
 class Migration(migrations.Migration):

@@ -1,4 +1,4 @@
--- MCP sessions (todos/store/mcp_sessions.py): the handshake's outcome, so that any Board process can
+-- MCP sessions (todos/core/store/mcp_sessions.py): the handshake's outcome, so that any Board process can
 -- serve a session another process opened. Behind a round-robin balancer the requests of one
 -- session land on every process; each process that meets a session id it does not hold reads
 -- this row and re-creates the session (initialized, bound to the same endpoint and token).

@@ -54,7 +54,7 @@ CREATE TABLE concurrency_keys (
 
 -- It sends no notification (lifecycle.md, "Live notifications": no transition takes the notify
 -- lock): work of the key that was waiting is taken by the next claim, and a long poll re-checks
--- every RECHECK_SECONDS (todos/api/longpoll.py).
+-- every RECHECK_SECONDS (todos/agents/api/longpoll.py).
 CREATE FUNCTION todos_free_concurrency_slot() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE concurrency_keys k SET claimed = greatest(k.claimed - 1, 0)

@@ -5,13 +5,13 @@
 -- reads O(intervals) rows whatever the number of todos.
 
 -- What a change did to the time a todo spent, in seconds, written by the statement itself
--- (todos/store/fragments.py, log_todos): waited — a todo's first claim, created → claimed;
+-- (todos/core/store/fragments.py, log_todos): waited — a todo's first claim, created → claimed;
 -- ran — an attempt that ended (completed, failed, released, lapsed, canceled, revoked), claimed → end.
 ALTER TABLE change_log ADD COLUMN waited double precision, ADD COLUMN ran double precision;
 
 -- The histogram's buckets: six per decade, bucket b holding [10^((b-13)/6), 10^((b-12)/6)) seconds
 -- (bucket 1 also everything under 10 ms, bucket 50 everything from about 17 days on). The Board
--- mirrors this (todos/selectors/flow.py, bucket_bounds): change both or neither.
+-- mirrors this (todos/core/selectors/flow.py, bucket_bounds): change both or neither.
 CREATE FUNCTION flow_bucket(seconds double precision) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT CASE WHEN seconds < 0.01 THEN 1

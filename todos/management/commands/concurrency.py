@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.errors import StoreError
+from todos.core.selectors.concurrency import team_keys
+from todos.core.store import concurrency
 from todos.models import Team
-from todos.selectors.concurrency import team_keys
-from todos.store import concurrency
-from todos.store.errors import StoreError
 
 
 class Command(BaseCommand):

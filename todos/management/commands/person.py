@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.errors import StoreError
+from todos.core.store import people as people_store
+from todos.core.store.teams import ROLES
 from todos.management.commands.team import person_id_for, team_id_for
-from todos.store import people as people_store
-from todos.store.errors import StoreError
-from todos.store.teams import ROLES
 
 
 class Command(BaseCommand):

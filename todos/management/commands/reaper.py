@@ -11,7 +11,7 @@ import threading
 from django.core.management.base import BaseCommand
 
 from todos.live.relay import start_relay
-from todos.loops import SWEEPS, run_sweep_once, start_loops
+from todos.ops.loops import SWEEPS, run_sweep_once, start_loops
 
 
 class Command(BaseCommand):

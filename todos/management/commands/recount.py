@@ -8,7 +8,7 @@ for the few seconds the rebuild takes, and the relay carries on from the rebuilt
 
 from django.core.management.base import BaseCommand
 
-from todos.db import connect
+from todos.core.db import connect
 from todos.live.relay import rebuild_counts
 
 

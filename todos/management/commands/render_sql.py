@@ -1,15 +1,15 @@
 """``manage.py render_sql``: write every named statement into ``todos/sql/statements/<name>.sql``.
 
-The statements are the catalog's (``todos/sql/catalog.py``), built with fixed arguments; the files
+The statements are the catalog's (``todos/ops/sql_catalog.py``), built with fixed arguments; the files
 are committed so a reviewer reads the whole SQL of a change in its diff. ``--check`` writes nothing
 and exits 1 with a unified diff when the files differ from what the code builds (the test suite
 runs the same check: ``tests/test_sql_statements.py``). No database is needed unless a statement is
-a ``psycopg.sql.Composable``, which is rendered on a connection from ``todos.db``.
+a ``psycopg.sql.Composable``, which is rendered on a connection from ``todos.core.db``.
 """
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.sql.render import REGENERATE, STATEMENTS_DIR, differences, render_all, write
+from todos.ops.sql_render import REGENERATE, STATEMENTS_DIR, differences, render_all, write
 
 
 class Command(BaseCommand):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.errors import StoreError
+from todos.core.store import endpoints
 from todos.models import Endpoint
-from todos.store import endpoints
-from todos.store.errors import StoreError
 
 
 class Command(BaseCommand):

@@ -20,11 +20,11 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.errors import StoreError
+from todos.core.selectors.schedules import schedule_of, schedules_of
+from todos.core.store import schedules
 from todos.models import Endpoint, Team
-from todos.selectors.schedules import schedule_of, schedules_of
-from todos.store import schedules
-from todos.store.errors import StoreError
 
 
 class Command(BaseCommand):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.db import execute, pool
-from todos.selectors import people as people_selectors
-from todos.store import teams as team_store
-from todos.store.errors import Conflict, StoreError
+from todos.core.db import execute, pool
+from todos.core.errors import Conflict, StoreError
+from todos.core.selectors import people as people_selectors
+from todos.core.store import teams as team_store
 
 
 def team_id_for(slug: str):

@@ -56,10 +56,10 @@ class Command(BaseCommand):
 
         scopes = None
         if demo:
-            from todos.demo import seed
+            from todos.ops.demo import seed
 
             scopes = seed(admin)
-            from todos.demo import DEMO_VIEWER, ensure_viewer_password
+            from todos.ops.demo import DEMO_VIEWER, ensure_viewer_password
 
             viewer_password = ensure_viewer_password()
             if viewer_password:
@@ -71,13 +71,13 @@ class Command(BaseCommand):
         stop = threading.Event()
         agents = None
         if demo:
-            from todos.demo import SimulatedAgents
+            from todos.ops.demo import SimulatedAgents
 
             agents = SimulatedAgents(scopes or {})
             agents.start()
             self.stdout.write("Demo: team 'demo', 4 endpoints, simulated agents running.")
         if not no_loops:
-            from todos.loops import start_loops
+            from todos.ops.loops import start_loops
 
             start_loops(stop)
 
@@ -88,7 +88,7 @@ class Command(BaseCommand):
             stop.set()
             if agents is not None:
                 agents.close()
-            from todos.db import reset_pools
+            from todos.core.db import reset_pools
 
             reset_pools()
         if not serving:
@@ -141,7 +141,7 @@ class Command(BaseCommand):
         lock could be taken on one server connection and released on another); the migrations
         run on Django's connection, one transaction each.
         """
-        from todos.db import connect
+        from todos.core.db import connect
 
         with connect(application_name="board-migrate-lock") as lock:
             lock.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])

@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.text import slugify
 
-from todos.db import execute
+from todos.core.db import execute
+from todos.core.errors import StoreError
+from todos.core.store import endpoints
 from todos.models import Team
-from todos.store import endpoints
-from todos.store.errors import StoreError
 
 DURATION = re.compile(r"^(\d+)([smhdw])$")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}

@@ -1,4 +1,4 @@
-"""``manage.py work``: drain a queue by running a command for each todo (see ``todos/worker.py``).
+"""``manage.py work``: drain a queue by running a command for each todo (see ``worker/worker.py``).
 
     manage.py work --url https://board.example --token bd_… --queue builds \\
         [--lease 60] [--no-fence] [--concurrency 2] [--capability gpu --capability region:eu] \\
@@ -19,9 +19,9 @@ import socket
 
 from django.core.management.base import BaseCommand, CommandError
 
-from todos.store import inputs
-from todos.store.errors import Invalid
-from todos.worker import Worker, WorkerConfig
+from todos.core.errors import Invalid
+from todos.core.store import inputs
+from worker.worker import Worker, WorkerConfig
 
 
 class Command(BaseCommand):
@@ -84,7 +84,7 @@ class Command(BaseCommand):
             claimant=options["claimant"] or f"worker@{socket.gethostname()}:{os.getpid()}",
             capabilities=tuple(capabilities),
         )
-        logging.getLogger("todos.worker").setLevel(logging.INFO)
+        logging.getLogger("worker.worker").setLevel(logging.INFO)
         worker = Worker(config)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: worker.stop())

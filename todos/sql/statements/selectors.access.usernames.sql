@@ -1,5 +1,5 @@
 -- selectors.access.usernames
--- built by todos.selectors.access.usernames(), the statement #1 it runs
+-- built by todos.core.selectors.access.usernames(), the statement #1 it runs
 -- with:
 --   user_ids = [7, 8]
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- selectors.access.viewer
--- built by todos.selectors.access.viewer_for(), the statement #1 it runs
+-- built by todos.core.selectors.access.viewer_for(), the statement #1 it runs
 -- with:
 --   user = <User: olive>
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- selectors.agent.credential_for
--- built by todos.selectors.agent_api.credential_for()
+-- built by todos.core.selectors.agent_api.credential_for()
 -- with:
 --   token_digest =
 --       b'\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'

@@ -1,5 +1,5 @@
 -- selectors.agent.get_todo
--- built by todos.selectors.agent_api.get_todo()
+-- built by todos.core.selectors.agent_api.get_todo()
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),

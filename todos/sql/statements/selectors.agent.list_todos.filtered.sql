@@ -1,5 +1,5 @@
 -- selectors.agent.list_todos.filtered
--- built by todos.selectors.agent_api.list_todos()
+-- built by todos.core.selectors.agent_api.list_todos()
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),

@@ -1,5 +1,5 @@
 -- selectors.agent.team_endpoint
--- built by todos.selectors.agent_api.team_endpoint()
+-- built by todos.core.selectors.agent_api.team_endpoint()
 -- with:
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')
 --   slug = 'worker'

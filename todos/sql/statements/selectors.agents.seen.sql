@@ -1,5 +1,5 @@
 -- selectors.agents.seen
--- built by todos.selectors.agents.agents(), the statement #3 it runs
+-- built by todos.core.selectors.agents.agents(), the statement #3 it runs
 -- with:
 --   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
 --       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',

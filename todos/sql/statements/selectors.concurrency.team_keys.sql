@@ -1,5 +1,5 @@
 -- selectors.concurrency.team_keys
--- built by todos.selectors.concurrency.team_keys(), the statement #1 it runs
+-- built by todos.core.selectors.concurrency.team_keys(), the statement #1 it runs
 -- with:
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- selectors.dead_letters.group_ids
--- built by todos.selectors.dead_letters.group_ids(), the statement #1 it runs
+-- built by todos.core.selectors.dead_letters.group_ids(), the statement #1 it runs
 -- with:
 --   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
 --       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',

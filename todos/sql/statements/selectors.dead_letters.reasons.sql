@@ -1,5 +1,5 @@
 -- selectors.dead_letters.reasons
--- the constant todos.selectors.dead_letters.REASONS_SQL
+-- the constant todos.core.selectors.dead_letters.REASONS_SQL
 -- bound where it runs:
 --   %(ids)s = ['td_00000000000000000000000000000001']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

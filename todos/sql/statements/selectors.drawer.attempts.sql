@@ -1,5 +1,5 @@
 -- selectors.drawer.attempts
--- built by todos.selectors.drawer.attempts(), the statement #1 it runs
+-- built by todos.core.selectors.drawer.attempts(), the statement #1 it runs
 -- with:
 --   todo = TodoRow(id='td_00000000000000000000000000000001',
 --       endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'), queue='default', kind=None,

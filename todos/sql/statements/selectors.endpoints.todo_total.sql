@@ -1,5 +1,5 @@
 -- selectors.endpoints.todo_total
--- built by todos.selectors.endpoints.todo_total(), the statement #1 it runs
+-- built by todos.core.selectors.endpoints.todo_total(), the statement #1 it runs
 -- with:
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- selectors.metrics.attempts
--- the constant todos.selectors.metrics.SQL['attempts']
+-- the constant todos.core.selectors.metrics.SQL['attempts']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT o.outcome, sum(o.n)::bigint AS n FROM (

@@ -1,5 +1,5 @@
 -- selectors.metrics.finished
--- the constant todos.selectors.metrics.SQL['finished']
+-- the constant todos.core.selectors.metrics.SQL['finished']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT state, count(*) AS n FROM todos

@@ -1,5 +1,5 @@
 -- selectors.metrics.live
--- the constant todos.selectors.metrics.SQL['live']
+-- the constant todos.core.selectors.metrics.SQL['live']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT (SELECT coalesce(sum(n), 0) FROM todo_counts WHERE state = 'pending')::bigint AS pending,

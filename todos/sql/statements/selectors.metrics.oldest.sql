@@ -1,5 +1,5 @@
 -- selectors.metrics.oldest
--- the constant todos.selectors.metrics.SQL['oldest']
+-- the constant todos.core.selectors.metrics.SQL['oldest']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT extract(epoch FROM now() - min(o.created_at)) AS age FROM endpoints e

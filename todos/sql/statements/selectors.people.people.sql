@@ -1,5 +1,5 @@
 -- selectors.people.people
--- built by todos.selectors.people.people(), the statement #1 it runs
+-- built by todos.core.selectors.people.people(), the statement #1 it runs
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT u.id, u.username, u.is_superuser, u.is_active, u.last_login, u.date_joined,

@@ -1,5 +1,5 @@
 -- selectors.people.person_by_username
--- built by todos.selectors.people.person_by_username(), the statement #1 it runs
+-- built by todos.core.selectors.people.person_by_username(), the statement #1 it runs
 -- with:
 --   username = 'olive'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

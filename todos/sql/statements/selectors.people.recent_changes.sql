@@ -1,5 +1,5 @@
 -- selectors.people.recent_changes
--- built by todos.selectors.people.recent_changes(), the statement #1 it runs
+-- built by todos.core.selectors.people.recent_changes(), the statement #1 it runs
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT l.at, l.actor, l.action, l.detail->>'user' AS person

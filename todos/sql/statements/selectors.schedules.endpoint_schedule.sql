@@ -1,5 +1,5 @@
 -- selectors.schedules.endpoint_schedule
--- built by todos.selectors.schedules.endpoint_schedule()
+-- built by todos.core.selectors.schedules.endpoint_schedule()
 -- with:
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
 --   schedule_id = UUID('00000000-0000-4000-8000-00000000c001')

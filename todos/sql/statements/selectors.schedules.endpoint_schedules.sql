@@ -1,5 +1,5 @@
 -- selectors.schedules.endpoint_schedules
--- built by todos.selectors.schedules.endpoint_schedules()
+-- built by todos.core.selectors.schedules.endpoint_schedules()
 -- with:
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

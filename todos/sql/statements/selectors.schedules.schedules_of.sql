@@ -1,5 +1,5 @@
 -- selectors.schedules.schedules_of
--- built by todos.selectors.schedules.schedules_of(), the statement #1 it runs
+-- built by todos.core.selectors.schedules.schedules_of(), the statement #1 it runs
 -- with:
 --   team_ids = [UUID('00000000-0000-4000-8000-00000000a001'),
 --       UUID('00000000-0000-4000-8000-00000000a002')]

@@ -1,5 +1,5 @@
 -- selectors.teams.team_for
--- built by todos.selectors.teams.team_for(), the statement #1 it runs
+-- built by todos.core.selectors.teams.team_for(), the statement #1 it runs
 -- with:
 --   viewer = Viewer(user_id=1, username='root', is_superuser=True, teams=(), endpoints=())
 --   slug = 'team-c'

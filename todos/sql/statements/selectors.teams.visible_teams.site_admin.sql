@@ -1,5 +1,5 @@
 -- selectors.teams.visible_teams.site_admin
--- built by todos.selectors.teams.visible_teams(), the statement #1 it runs
+-- built by todos.core.selectors.teams.visible_teams(), the statement #1 it runs
 -- with:
 --   viewer = Viewer(user_id=1, username='root', is_superuser=True, teams=(), endpoints=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- store.agent.claim_batch.capabilities
--- built by todos.store.agent.claim_batch()
+-- built by todos.core.store.agent.claim_batch()
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
@@ -84,7 +84,7 @@ taken AS MATERIALIZED (
     -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
     -- order, so two claims never wait on each other's key rows in opposite orders (a batch
-    -- completion giving slots back can: todos.db.execute runs a deadlock's victim again);
+    -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
     -- MATERIALIZED, so each candidate asks once.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'

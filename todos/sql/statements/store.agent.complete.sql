@@ -1,5 +1,5 @@
 -- store.agent.complete
--- built by todos.store.agent.complete()
+-- built by todos.core.store.agent.complete()
 -- with:
 --   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),

@@ -1,5 +1,5 @@
 -- store.background.purge_terminal
--- built by todos.store.background.purge_terminal()
+-- built by todos.core.store.background.purge_terminal()
 -- with:
 --   older_than_days = 30
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

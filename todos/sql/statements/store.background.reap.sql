@@ -1,5 +1,5 @@
 -- store.background.reap
--- built by todos.store.background.reap()
+-- built by todos.core.store.background.reap()
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH cand AS (

@@ -1,5 +1,5 @@
 -- store.background.requeue_due_retries
--- built by todos.store.background.requeue_due_retries()
+-- built by todos.core.store.background.requeue_due_retries()
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH cand AS (

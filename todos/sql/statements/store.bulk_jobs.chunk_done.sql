@@ -1,5 +1,5 @@
 -- store.bulk_jobs.chunk_done
--- built by todos.store.bulk_jobs.chunk_done()
+-- built by todos.core.store.bulk_jobs.chunk_done()
 -- with:
 --   chunk = Chunk(job_id=UUID('00000000-0000-4000-8000-00000000b001'), seq=0,
 --       todo_ids=('td_00000000000000000000000000000001',

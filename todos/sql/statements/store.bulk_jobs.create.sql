@@ -1,5 +1,5 @@
 -- store.bulk_jobs.create
--- built by todos.store.bulk_jobs.create()
+-- built by todos.core.store.bulk_jobs.create()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   action = 'retry'

@@ -1,5 +1,5 @@
 -- store.bulk_jobs.materialize
--- built by todos.store.bulk_jobs.materialize()
+-- built by todos.core.store.bulk_jobs.materialize()
 -- with:
 --   job_id = UUID('00000000-0000-4000-8000-00000000b001')
 --   worker = 'host:1'

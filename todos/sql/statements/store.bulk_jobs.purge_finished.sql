@@ -1,5 +1,5 @@
 -- store.bulk_jobs.purge_finished
--- built by todos.store.bulk_jobs.purge_finished()
+-- built by todos.core.store.bulk_jobs.purge_finished()
 -- with:
 --   keep_days = 7
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

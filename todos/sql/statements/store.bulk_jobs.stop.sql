@@ -1,5 +1,5 @@
 -- store.bulk_jobs.stop
--- built by todos.store.bulk_jobs.stop()
+-- built by todos.core.store.bulk_jobs.stop()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   job_id = UUID('00000000-0000-4000-8000-00000000b001')

@@ -1,5 +1,5 @@
 -- store.bulk_jobs.take_chunk
--- built by todos.store.bulk_jobs.take_chunk()
+-- built by todos.core.store.bulk_jobs.take_chunk()
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT c.job_id, c.seq, c.todo_ids, j.action, j.user_id, j.username, j.note

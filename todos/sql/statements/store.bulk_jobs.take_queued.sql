@@ -1,5 +1,5 @@
 -- store.bulk_jobs.take_queued
--- built by todos.store.bulk_jobs.take_queued()
+-- built by todos.core.store.bulk_jobs.take_queued()
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT id, user_id, username, action, scope, filter, group_reason, selected_ids, team_ids

@@ -1,5 +1,5 @@
 -- store.endpoints.delete
--- built by todos.store.endpoints.delete()
+-- built by todos.core.store.endpoints.delete()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')

@@ -1,5 +1,5 @@
 -- store.endpoints.expire_due
--- built by todos.store.endpoints.expire_due()
+-- built by todos.core.store.endpoints.expire_due()
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH revoked AS (

@@ -1,5 +1,5 @@
 -- store.endpoints.revoke.by_command
--- built by todos.store.endpoints.revoke()
+-- built by todos.core.store.endpoints.revoke()
 -- with:
 --   by = None
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')

@@ -1,5 +1,5 @@
 -- store.endpoints.set_own_default_lease
--- built by todos.store.endpoints.set_own_default_lease()
+-- built by todos.core.store.endpoints.set_own_default_lease()
 -- with:
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
 --   seconds = 600

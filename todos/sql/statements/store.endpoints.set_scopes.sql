@@ -1,5 +1,5 @@
 -- store.endpoints.set_scopes
--- built by todos.store.endpoints.set_scopes()
+-- built by todos.core.store.endpoints.set_scopes()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')

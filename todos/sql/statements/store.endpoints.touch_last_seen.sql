@@ -1,5 +1,5 @@
 -- store.endpoints.touch_last_seen
--- built by todos.store.endpoints.touch_last_seen()
+-- built by todos.core.store.endpoints.touch_last_seen()
 -- with:
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

@@ -1,5 +1,5 @@
 -- store.endpoints.vend.by_command
--- built by todos.store.endpoints.vend()
+-- built by todos.core.store.endpoints.vend()
 -- with:
 --   by = None
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')

@@ -1,5 +1,5 @@
 -- store.human.assign.clear
--- built by todos.store.human.assign()
+-- built by todos.core.store.human.assign()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

@@ -1,5 +1,5 @@
 -- store.human.cancel
--- built by todos.store.human.cancel()
+-- built by todos.core.store.human.cancel()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

@@ -1,5 +1,5 @@
 -- store.human.cancel_many
--- built by todos.store.human.cancel_many()
+-- built by todos.core.store.human.cancel_many()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   ids = ['td_00000000000000000000000000000001', 'td_00000000000000000000000000000002']

@@ -1,5 +1,5 @@
 -- store.human.create
--- built by todos.store.human.create()
+-- built by todos.core.store.human.create()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')

@@ -1,5 +1,5 @@
 -- store.human.resume_queue
--- built by todos.store.human.resume_queue()
+-- built by todos.core.store.human.resume_queue()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')

@@ -1,5 +1,5 @@
 -- store.human.set_priority
--- built by todos.store.human.set_priority()
+-- built by todos.core.store.human.set_priority()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

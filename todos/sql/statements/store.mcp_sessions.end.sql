@@ -1,5 +1,5 @@
 -- store.mcp_sessions.end
--- built by todos.store.mcp_sessions.end()
+-- built by todos.core.store.mcp_sessions.end()
 -- with:
 --   session_id = '0123456789abcdef0123456789abcdef'
 --   endpoint_id = UUID('00000000-0000-4000-8000-00000000e001')

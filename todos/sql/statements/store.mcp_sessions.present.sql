@@ -1,5 +1,5 @@
 -- store.mcp_sessions.present
--- built by todos.store.mcp_sessions.present()
+-- built by todos.core.store.mcp_sessions.present()
 -- with:
 --   session_ids = ['0123456789abcdef0123456789abcdef']
 --   idle_seconds = 1800

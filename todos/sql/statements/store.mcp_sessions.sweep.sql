@@ -1,5 +1,5 @@
 -- store.mcp_sessions.sweep
--- built by todos.store.mcp_sessions.sweep()
+-- built by todos.core.store.mcp_sessions.sweep()
 -- with:
 --   idle_seconds = 1800
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

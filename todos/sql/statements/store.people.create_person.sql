@@ -1,5 +1,5 @@
 -- store.people.create_person
--- built by todos.store.people.create_person()
+-- built by todos.core.store.people.create_person()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   username = 'pat'

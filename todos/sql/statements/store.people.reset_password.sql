@@ -1,5 +1,5 @@
 -- store.people.reset_password
--- built by todos.store.people.reset_password()
+-- built by todos.core.store.people.reset_password()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   user_id = 8

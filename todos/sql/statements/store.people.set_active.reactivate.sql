@@ -1,5 +1,5 @@
 -- store.people.set_active.reactivate
--- built by todos.store.people.set_active()
+-- built by todos.core.store.people.set_active()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   user_id = 8

@@ -1,5 +1,5 @@
 -- store.schedules.create
--- built by todos.store.schedules.create()
+-- built by todos.core.store.schedules.create()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')

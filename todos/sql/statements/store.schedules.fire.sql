@@ -1,5 +1,5 @@
 -- store.schedules.fire
--- built by todos.store.schedules.fire()
+-- built by todos.core.store.schedules.fire()
 -- with:
 --   ids = [UUID('00000000-0000-4000-8000-00000000c001')]
 --   next_fire_at = [datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)]

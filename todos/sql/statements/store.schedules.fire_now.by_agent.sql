@@ -1,5 +1,5 @@
 -- store.schedules.fire_now.by_agent
--- built by todos.store.schedules.fire_now()
+-- built by todos.core.store.schedules.fire_now()
 -- with:
 --   op = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),

@@ -1,5 +1,5 @@
 -- store.schedules.fire_now
--- built by todos.store.schedules.fire_now()
+-- built by todos.core.store.schedules.fire_now()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   schedule_id = UUID('00000000-0000-4000-8000-00000000c001')

@@ -1,5 +1,5 @@
 -- store.teams.create_team
--- built by todos.store.teams.create_team()
+-- built by todos.core.store.teams.create_team()
 -- with:
 --   slug = 'team-a'
 --   name = 'Alpha'

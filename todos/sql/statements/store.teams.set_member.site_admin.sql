@@ -1,5 +1,5 @@
 -- store.teams.set_member.site_admin
--- built by todos.store.teams.set_member()
+-- built by todos.core.store.teams.set_member()
 -- with:
 --   by = OperatorScope(user_id=7, username='olive')
 --   team_id = UUID('00000000-0000-4000-8000-00000000a001')

@@ -1,5 +1,5 @@
 -- store.waiting.edit.title
--- built by todos.store.waiting.edit()
+-- built by todos.core.store.waiting.edit()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

@@ -1,5 +1,5 @@
 -- store.waiting.reschedule
--- built by todos.store.waiting.reschedule()
+-- built by todos.core.store.waiting.reschedule()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

@@ -1,5 +1,5 @@
 -- store.waiting.run_now
--- built by todos.store.waiting.run_now()
+-- built by todos.core.store.waiting.run_now()
 -- with:
 --   op = OperatorScope(user_id=7, username='olive')
 --   todo_id = 'td_00000000000000000000000000000001'

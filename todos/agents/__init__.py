@@ -1,0 +1,1 @@
+"""What agents talk to: one verb table served over two transports, HTTP (``api``) and MCP (``mcp``)."""

@@ -1,0 +1,202 @@
+"""One async function per verb: arguments in (already checked against the verb's input schema),
+a JSON-ready dict out, store errors raised as they come.
+
+Handlers know nothing about HTTP: the same functions serve every transport. Writes go through
+the store (``todos.core.store``), reads through the selectors (``todos.core.selectors.agent_api``), both run
+with ``aexecute`` on the event loop's connection pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+
+from todos.agents.api import serialize
+from todos.agents.api.longpoll import claim_with_wait
+from todos.core.db import aexecute
+from todos.core.errors import NotFound
+from todos.core.selectors import agent_api as reads
+from todos.core.selectors import schedules as schedule_reads
+from todos.core.selectors.agent_api import Credential
+from todos.core.store import agent as store
+from todos.core.store import endpoints, inputs, schedules
+from todos.core.store.scopes import AgentScope
+
+
+@dataclass(frozen=True)
+class Call:
+    """Who is calling, and how to tell that they stopped listening.
+
+    ``credential`` is the endpoint as looked up for this very call; ``gone`` is set by the
+    transport when the client disconnects (a long poll then stops waiting).
+    """
+
+    credential: Credential
+    session: str | None = None
+    gone: asyncio.Event | None = None
+
+    @property
+    def agent(self) -> AgentScope:
+        return self.credential.agent(session=self.session)
+
+
+async def create_for(call: Call, args: dict) -> dict:
+    """Enqueue a todo for the caller, or hand it to another endpoint of the same team (``endpoint``):
+    then the queue must be in the target's scope and the todo belongs to the target."""
+    args = dict(args)
+    target = args.pop("endpoint", None)
+    owner = call.agent
+    if target is not None:
+        owner = (await aexecute(reads.team_endpoint(call.credential.team_id, target))).agent()
+    created = await aexecute(store.create(owner, **args))
+    return {"todo": serialize.todo_row(created.todo), "created": created.created}
+
+
+async def list_todos(call: Call, args: dict) -> dict:
+    page = await aexecute(reads.list_todos(call.agent, **args))
+    return {"todos": [serialize.todo_row(t) for t in page.todos], "next_cursor": page.next_cursor}
+
+
+async def get_todo(call: Call, args: dict) -> dict:
+    detail = await aexecute(reads.get_todo(call.agent, args["id"], attempts_limit=args.get("attempts_limit")))
+    return {
+        "todo": serialize.todo_with_result(detail.todo),
+        "attempts": [serialize.attempt(a) for a in detail.attempts],
+        "attempts_total": detail.todo.attempts_total,
+        "attempts_pruned": detail.todo.attempts_pruned,
+    }
+
+
+async def claim_next(call: Call, args: dict) -> dict:
+    """The next claimable todo, or ``{"empty": true}``; with ``wait_seconds``, a long poll."""
+    args = dict(args)
+    wait = args.pop("wait_seconds", None) or 0
+    agent = call.agent
+    # The first statement is built before any wait, so bad input or a queue outside the scope is
+    # refused at once; each retry builds a fresh one (a fenced claim needs a fresh lease token).
+    first = [store.claim_next(agent, **args)]
+
+    async def attempt():
+        return await aexecute(first.pop() if first else store.claim_next(agent, **args))
+
+    queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
+    found = await claim_with_wait(
+        attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone
+    )
+    if found is None:
+        return {"empty": True}
+    return {"empty": False, **serialize.claim(found)}
+
+
+async def claim(call: Call, args: dict) -> dict:
+    args = dict(args)
+    found = await aexecute(store.claim(call.agent, args.pop("id"), **args))
+    return serialize.claim(found)
+
+
+async def heartbeat(call: Call, args: dict) -> dict:
+    args = dict(args)
+    return {"todo": serialize.todo_row(await aexecute(store.heartbeat(call.agent, args.pop("id"), **args)))}
+
+
+async def complete(call: Call, args: dict) -> dict:
+    args = dict(args)
+    return {"todo": serialize.todo_row(await aexecute(store.complete(call.agent, args.pop("id"), **args)))}
+
+
+async def fail(call: Call, args: dict) -> dict:
+    args = dict(args)
+    return {"todo": serialize.todo_row(await aexecute(store.fail(call.agent, args.pop("id"), **args)))}
+
+
+async def release(call: Call, args: dict) -> dict:
+    args = dict(args)
+    return {"todo": serialize.todo_row(await aexecute(store.release(call.agent, args.pop("id"), **args)))}
+
+
+async def claim_batch(call: Call, args: dict) -> dict:
+    claims = await aexecute(store.claim_batch(call.agent, **args))
+    return {"todos": [serialize.claim(c, with_prior=False) for c in claims]}
+
+
+async def complete_batch(call: Call, args: dict) -> dict:
+    outcomes = await aexecute(store.complete_batch(call.agent, args["items"]))
+    results = []
+    for item in outcomes:
+        entry: dict = {"id": item.id, "ok": item.ok}
+        if item.error is not None:
+            entry["error"] = {"code": item.error.code, "message": item.error.message}
+        results.append(entry)
+    return {"results": results}
+
+
+def lease_settings(default: int | None) -> dict:
+    server = settings.BOARD_DEFAULT_LEASE_SECONDS
+    return {
+        "default_lease_ttl_seconds": default,
+        "effective_lease_ttl_seconds": default if default is not None else server,
+        "server_default_lease_ttl_seconds": server,
+        "min_default_lease_ttl_seconds": inputs.DEFAULT_LEASE_MIN,
+        "max_lease_ttl_seconds": inputs.LEASE_TTL_MAX,
+    }
+
+
+async def get_default_lease(call: Call, args: dict) -> dict:
+    return lease_settings(call.credential.default_lease_ttl_seconds)
+
+
+async def set_default_lease(call: Call, args: dict) -> dict:
+    record = await aexecute(
+        endpoints.set_own_default_lease(call.credential.endpoint_id, args["default_lease_ttl_seconds"])
+    )
+    return lease_settings(record.default_lease_ttl_seconds)
+
+
+# --- schedules: an endpoint's own (the store's guard: the schedule's owner is the caller) -------
+
+
+async def _schedule(call: Call, schedule_id) -> dict:
+    """One of the caller's schedules as ``list_schedules`` shows it (after a write: its fires too)."""
+    view = await aexecute(schedule_reads.endpoint_schedule(call.credential.endpoint_id, schedule_id))
+    if view is None:
+        raise NotFound("no such schedule")
+    return {"schedule": serialize.schedule(view)}
+
+
+async def list_schedules(call: Call, args: dict) -> dict:
+    page = await aexecute(schedule_reads.endpoint_schedules(call.credential.endpoint_id, **args))
+    return {"schedules": [serialize.schedule(v) for v in page.schedules], "next_cursor": page.next_cursor}
+
+
+async def create_schedule(call: Call, args: dict) -> dict:
+    made = await aexecute(schedules.create(call.agent, call.credential.team_id, now=timezone.now(), **args))
+    return await _schedule(call, made.id)
+
+
+async def update_schedule(call: Call, args: dict) -> dict:
+    fields = {name: value for name, value in args.items() if name != "id"}
+    done = await aexecute(schedules.update(call.agent, args["id"], now=timezone.now(), **fields))
+    return await _schedule(call, done.id)
+
+
+async def fire_schedule(call: Call, args: dict) -> dict:
+    fired = await aexecute(schedules.fire_now(call.agent, args["id"]))
+    return {**(await _schedule(call, fired.schedule_id)), "todo_id": fired.todo_id}
+
+
+async def pause_schedule(call: Call, args: dict) -> dict:
+    done = await aexecute(schedules.set_paused(call.agent, args["id"], True, now=timezone.now()))
+    return await _schedule(call, done.id)
+
+
+async def resume_schedule(call: Call, args: dict) -> dict:
+    done = await aexecute(schedules.set_paused(call.agent, args["id"], False, now=timezone.now()))
+    return await _schedule(call, done.id)
+
+
+async def delete_schedule(call: Call, args: dict) -> dict:
+    name = await aexecute(schedules.delete(call.agent, args["id"]))
+    return {"id": args["id"], "name": name, "deleted": True}

@@ -1,0 +1,133 @@
+"""``claim_next`` with ``wait_seconds``: hold the request until work arrives, holding no connection.
+
+The store NOTIFYs ``board_ready`` with ``{"endpoint", "queue"}`` whenever work becomes claimable
+(create, release, requeue, reap, retry, resume). The process's one LISTEN connection
+(``todos.live.listener``) hands each notification to :class:`ReadyWaiters`, which sets the event
+of every waiter registered for that endpoint and one of its queues. A waiter then retries its
+claim. Because a notification can be lost (the LISTEN connection drops, or the change happened in
+a way that sent none), the wait is also cut every :data:`RECHECK_SECONDS` to try again anyway.
+
+Between claim attempts the request holds no database connection and no thread: only an
+``asyncio.Event`` in a dictionary, removed in ``finally`` whatever ends the wait (work, deadline,
+the client hanging up, or cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from todos.core.store.fragments import READY_CHANNEL
+from todos.live.listener import Listener, get_listener
+
+T = TypeVar("T")
+
+RECHECK_SECONDS = 5.0
+# How long a first long poll waits for the LISTEN connection before it claims anyway.
+CONNECT_WAIT_SECONDS = 2.0
+
+
+@dataclass(eq=False)
+class Waiter:
+    endpoint: str
+    queues: frozenset[str]
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ReadyWaiters:
+    """The waiters of one listener (one per event loop), keyed by endpoint id."""
+
+    def __init__(self, listener: Listener):
+        self._by_endpoint: dict[str, set[Waiter]] = defaultdict(set)
+        listener.subscribe(READY_CHANNEL, self._ready)
+        # Notifications sent while the connection was down are gone: everyone re-checks.
+        listener.on_reconnect(self._wake_all)
+
+    def add(self, endpoint_id: object, queues: Iterable[str]) -> Waiter:
+        waiter = Waiter(str(endpoint_id), frozenset(queues))
+        self._by_endpoint[waiter.endpoint].add(waiter)
+        return waiter
+
+    def remove(self, waiter: Waiter) -> None:
+        waiters = self._by_endpoint.get(waiter.endpoint)
+        if waiters is not None:
+            waiters.discard(waiter)
+            if not waiters:
+                del self._by_endpoint[waiter.endpoint]
+
+    def count(self) -> int:
+        return sum(len(w) for w in self._by_endpoint.values())
+
+    def _ready(self, payload: dict) -> None:
+        queue = payload.get("queue")
+        for waiter in list(self._by_endpoint.get(str(payload.get("endpoint")), ())):
+            if queue in waiter.queues:
+                waiter.event.set()
+
+    def _wake_all(self) -> None:
+        for waiters in self._by_endpoint.values():
+            for waiter in waiters:
+                waiter.event.set()
+
+
+_registries: weakref.WeakKeyDictionary[Listener, ReadyWaiters] = weakref.WeakKeyDictionary()
+
+
+def ready_waiters() -> tuple[Listener, ReadyWaiters]:
+    """This event loop's listener (started if need be) and its waiters."""
+    listener = get_listener()
+    registry = _registries.get(listener)
+    if registry is None:
+        registry = _registries[listener] = ReadyWaiters(listener)
+    return listener, registry
+
+
+async def claim_with_wait(
+    attempt: Callable[[], Awaitable[T | None]],
+    *,
+    endpoint_id: object,
+    queues: Iterable[str],
+    wait_seconds: float,
+    gone: asyncio.Event | None = None,
+) -> T | None:
+    """Run ``attempt`` (a claim: its result, or None when nothing is claimable) until it finds work,
+    ``wait_seconds`` pass, or ``gone`` is set (the client hung up). Returns None when empty."""
+    if wait_seconds <= 0:
+        return await attempt()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_seconds
+    listener, registry = ready_waiters()
+    # Register before the first attempt: work created between a miss and the wait still wakes us.
+    waiter = registry.add(endpoint_id, queues)
+    try:
+        if listener.state != "live":
+            await listener.wait_connected(timeout=min(CONNECT_WAIT_SECONDS, wait_seconds))
+        while True:
+            waiter.event.clear()
+            found = await attempt()
+            if found is not None:
+                return found
+            remaining = deadline - loop.time()
+            if remaining <= 0 or (gone is not None and gone.is_set()):
+                return None
+            await _first_of(waiter.event, gone, timeout=min(remaining, RECHECK_SECONDS))
+            if gone is not None and gone.is_set():
+                return None
+    finally:
+        registry.remove(waiter)
+
+
+async def _first_of(event: asyncio.Event, gone: asyncio.Event | None, *, timeout: float) -> None:
+    """Wait until ``event`` or ``gone`` is set, or ``timeout`` seconds pass."""
+    waits = [asyncio.ensure_future(event.wait())]
+    if gone is not None:
+        waits.append(asyncio.ensure_future(gone.wait()))
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()

@@ -1,0 +1,351 @@
+"""Connections for the store and the selectors: psycopg pools and a two-line statement executor.
+
+The store does not go through Django's ORM connection: its statements are raw SQL on autocommit
+psycopg connections (one statement, one transaction), shared through a pool per process. The async
+API runs them on an :class:`~psycopg_pool.AsyncConnectionPool` in the server's event loop, so a
+request that waits (a long poll) holds no connection and no thread.
+
+Pools are built lazily from ``settings.DATABASES['default']`` so the test run, which renames the
+database, gets pools on the test database (:func:`reset_pools`).
+
+Behind a transaction-mode pooler (PgBouncer), ``DATABASE_URL`` names the pooler and each
+transaction may run on another server connection. The pools hold nothing across statements (each
+is one transaction, or an explicit ``conn.transaction()`` block) and, unless
+``BOARD_DB_PREPARED_STATEMENTS`` says otherwise, prepare nothing (``prepare_threshold=None``).
+What needs a session of its own — ``LISTEN``, the relay's and the migrations' session advisory
+locks, :func:`connect`'s dedicated connections — goes to :func:`session_conninfo`
+(``BOARD_LISTEN_URL``, the database itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import select
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, LiteralString, TypeVar
+
+import psycopg
+import psycopg._queries
+import psycopg.sql
+from django.conf import settings
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from todos.core.errors import Conflict, Internal, StaleSnapshot
+from todos.core.unavailable import classify as classify_unavailable
+
+logger = logging.getLogger(__name__)
+
+# psycopg caches the conversion of a query's ``%(name)s`` placeholders only for texts of up to 4 KB
+# (``MAX_CACHED_STATEMENT_LENGTH``), a guard against ORMs' one-off statements. The store's statements
+# are a small, fixed set, and the claim is 5.5 KB: converting it again on every call cost a fifth of
+# a worker's client CPU per job (bench/README.md, issue 12). psycopg is pinned; a test checks the
+# constant is still there.
+QUERY_CACHE_MAX_BYTES = 16 * 1024
+psycopg._queries.MAX_CACHED_STATEMENT_LENGTH = max(psycopg._queries.MAX_CACHED_STATEMENT_LENGTH, QUERY_CACHE_MAX_BYTES)
+
+T = TypeVar("T")
+
+# Every connection here returns rows as dicts (``row_factory=dict_row``); the aliases tell the
+# type checker so.
+DictConnection = psycopg.Connection[DictRow]
+AsyncDictConnection = psycopg.AsyncConnection[DictRow]
+
+
+@dataclass(frozen=True)
+class Statement(Generic[T]):
+    """One SQL statement, its parameters, and how to turn its rows into the caller's result.
+
+    ``finish`` is where a zero-row outcome is classified (not found, forbidden, conflict).
+    """
+
+    sql: LiteralString | psycopg.sql.SQL | psycopg.sql.Composed
+    params: Mapping[str, Any]
+    finish: Callable[[list[dict]], T]
+
+
+def conninfo() -> str:
+    config = settings.DATABASES["default"]
+    if config["ENGINE"] == "board.db.backend":
+        from board.db.embedded import ensure_server
+
+        server = ensure_server(
+            settings.BOARD_DATA_DIR, dbname=config["NAME"], ephemeral=settings.BOARD_DATA_DIR_EPHEMERAL
+        )
+        return server.conninfo(config["NAME"])
+    params = {
+        "dbname": config["NAME"],
+        "user": config.get("USER") or None,
+        "password": config.get("PASSWORD") or None,
+        "host": config.get("HOST") or None,
+        "port": config.get("PORT") or None,
+        **{k: v for k, v in (config.get("OPTIONS") or {}).items() if isinstance(v, (str, int))},
+    }
+    return psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v is not None})
+
+
+def session_conninfo() -> str:
+    """Where a connection that keeps session state goes: ``BOARD_LISTEN_URL`` (the database
+    itself, past a transaction-mode pooler), else the store's database (:func:`conninfo`)."""
+    return settings.BOARD_LISTEN_URL or conninfo()
+
+
+def connect(**kwargs: Any) -> DictConnection:
+    """A dedicated connection with a session of its own (listeners, the relay, session advisory
+    locks, benchmarks, tests): on :func:`session_conninfo`, never through a transaction pooler."""
+    kwargs.setdefault("autocommit", True)
+    return DictConnection.connect(session_conninfo(), row_factory=dict_row, **kwargs)
+
+
+async def aconnect(**kwargs: Any) -> AsyncDictConnection:
+    kwargs.setdefault("autocommit", True)
+    return await AsyncDictConnection.connect(session_conninfo(), row_factory=dict_row, **kwargs)
+
+
+# How long the pools keep retrying to replace a lost connection before giving up on it. Their
+# retries back off exponentially, so the default (5 minutes) would let a pool come back up to
+# minutes after the database did; after giving up, the next request that needs a connection
+# starts a fresh attempt at once, so recovery follows the database within seconds.
+RECONNECT_TIMEOUT_SECONDS = 10.0
+
+
+def pool_conninfo() -> str:
+    """:func:`conninfo` with ``BOARD_DB_STATEMENT_TIMEOUT`` added to the connection's options."""
+    info = conninfo()
+    timeout_ms = int(settings.BOARD_DB_STATEMENT_TIMEOUT * 1000)
+    if timeout_ms <= 0:
+        return info
+    existing = psycopg.conninfo.conninfo_to_dict(info).get("options") or ""
+    return psycopg.conninfo.make_conninfo(info, options=f"{existing} -c statement_timeout={timeout_ms}".strip())
+
+
+def _pool_settings() -> dict:
+    return {
+        "min_size": settings.BOARD_DB_POOL_MIN,
+        "max_size": max(settings.BOARD_DB_POOL_MAX, settings.BOARD_DB_POOL_MIN),
+        "timeout": settings.BOARD_DB_POOL_TIMEOUT,
+        "reconnect_timeout": RECONNECT_TIMEOUT_SECONDS,
+        "kwargs": {"autocommit": True, "row_factory": dict_row, "prepare_threshold": prepare_threshold()},
+    }
+
+
+# psycopg's own default: a statement is prepared on a connection after its fifth run there.
+PREPARE_THRESHOLD = 5
+
+
+def prepare_threshold() -> int | None:
+    """The pools' ``prepare_threshold``: None (never prepare) with ``BOARD_DB_PREPARED_STATEMENTS``
+    off, as a transaction pooler without prepared-statement tracking needs."""
+    return PREPARE_THRESHOLD if settings.BOARD_DB_PREPARED_STATEMENTS else None
+
+
+_lock = threading.Lock()
+_pool: ConnectionPool[DictConnection] | None = None
+_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool[AsyncDictConnection]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pool() -> ConnectionPool[DictConnection]:
+    global _pool
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                _pool = ConnectionPool(
+                    pool_conninfo(), connection_class=DictConnection, **_pool_settings(), name="board-store", open=True
+                )
+    return _pool
+
+
+async def apool() -> AsyncConnectionPool[AsyncDictConnection]:
+    loop = asyncio.get_running_loop()
+    existing = _apools.get(loop)
+    if existing is None:
+        existing = AsyncConnectionPool(
+            pool_conninfo(),
+            connection_class=AsyncDictConnection,
+            **_pool_settings(),
+            name="board-store-async",
+            open=False,
+        )
+        _apools[loop] = existing
+        await existing.open()
+    return existing
+
+
+def _hung_up(conn: DictConnection | AsyncDictConnection) -> bool:
+    """True when the server has closed this idle pooled connection (it restarted, or the
+    connection was terminated while it sat in the pool).
+
+    An idle autocommit connection that listens to nothing has nothing to read unless the server
+    said goodbye (its FATAL message, or end of file), so one poll of the socket tells, without a
+    round trip. Without it, after a database restart, each connection left in the pool would fail
+    one request with "unavailable" although the database is back.
+    """
+    if conn.closed:
+        return True
+    try:
+        # poll(), not select(): a busy server has descriptors past select()'s limit of 1024.
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return False  # cannot tell: the statement itself will find out
+
+
+def _gave_up() -> psycopg.OperationalError:
+    return psycopg.OperationalError("every pooled connection had been closed by the server")
+
+
+@contextmanager
+def pooled_connection() -> Iterator[DictConnection]:
+    """A connection of the store's pool that the server has not hung up on (:func:`_hung_up`);
+    the others are closed, and the pool replaces them."""
+    store_pool = pool()
+    for _ in range(store_pool.max_size + 1):
+        conn = store_pool.getconn()
+        if not _hung_up(conn):
+            break
+        try:
+            conn.close()
+        finally:
+            store_pool.putconn(conn)
+    else:
+        raise _gave_up()
+    try:
+        yield conn
+    finally:
+        store_pool.putconn(conn)
+
+
+@asynccontextmanager
+async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
+    store_pool = await apool()
+    for _ in range(store_pool.max_size + 1):
+        conn = await store_pool.getconn()
+        if not _hung_up(conn):
+            break
+        try:
+            await conn.close()
+        finally:
+            await store_pool.putconn(conn)
+    else:
+        raise _gave_up()
+    try:
+        yield conn
+    finally:
+        await store_pool.putconn(conn)
+
+
+def reset_pools() -> None:
+    """Close every pool; the next use builds new ones from the current settings."""
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.close()
+            _pool = None
+    for loop, ap in list(_apools.items()):
+        _apools.pop(loop, None)
+        if not loop.is_closed() and not loop.is_running():
+            try:
+                loop.run_until_complete(ap.close())
+            except Exception:  # noqa: BLE001 - best effort on a dying loop
+                pass
+
+
+# How often a statement that lost a race to a row committed after its snapshot runs again
+# (:class:`~todos.core.errors.StaleSnapshot`), or that PostgreSQL chose as a deadlock's victim.
+# Each run takes a new snapshot, so one more is almost always enough; the bound only stops a
+# pathological churn on one key.
+STALE_SNAPSHOT_RUNS = 3
+
+
+def _rerun_deadlock(exc: psycopg.errors.DeadlockDetected, autocommit: bool, run: int) -> None:
+    """Re-raise ``exc`` unless the statement may simply run again.
+
+    Two statements that take several concurrency keys' rows (a claim batch taking slots, a
+    complete batch whose trigger gives them back) can wait on each other; PostgreSQL then rolls
+    one back whole. On an autocommit connection that statement was its own transaction, so it
+    wrote nothing and running it again is the documented answer. Inside a caller's transaction
+    the transaction is aborted and only the caller can start over.
+    """
+    if not autocommit or run == STALE_SNAPSHOT_RUNS:
+        raise exc
+    logger.info("statement chosen as a deadlock victim; running it again (%s)", " ".join(str(exc).split())[:200])
+
+
+def _classify(exc: psycopg.Error) -> None:
+    """Turn a constraint the store's statements are written never to hit, or a database that
+    cannot answer now (:mod:`todos.core.unavailable`), into a store error."""
+    unavailable = classify_unavailable(exc)
+    if unavailable is not None:
+        raise unavailable from exc
+    if isinstance(exc, psycopg.errors.ExclusionViolation):
+        detail = getattr(exc.diag, "message_detail", None) or ""
+        logger.error("second open attempt refused at COMMIT: %s", detail)
+        raise Internal(f"a second open attempt was refused at commit ({detail})") from exc
+    if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "idx_todos_dedupe":
+        # A live todo took the key between the statement's snapshot and its write.
+        raise Conflict("another live todo already holds this idempotency key") from exc
+
+
+def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
+    """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows."""
+    for run in range(1, STALE_SNAPSHOT_RUNS + 1):
+        try:
+            if conn is not None:
+                rows = conn.execute(stmt.sql, stmt.params).fetchall()
+            else:
+                with pooled_connection() as pooled:
+                    rows = pooled.execute(stmt.sql, stmt.params).fetchall()
+        except psycopg.errors.DeadlockDetected as exc:
+            _rerun_deadlock(exc, conn is None or conn.autocommit, run)
+            continue
+        except (
+            psycopg.errors.ExclusionViolation,
+            psycopg.errors.UniqueViolation,
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+        ) as exc:
+            _classify(exc)
+            raise
+        try:
+            return stmt.finish(rows)
+        except StaleSnapshot:
+            if run == STALE_SNAPSHOT_RUNS:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) -> T:
+    for run in range(1, STALE_SNAPSHOT_RUNS + 1):
+        try:
+            if conn is not None:
+                cur = await conn.execute(stmt.sql, stmt.params)
+                rows = await cur.fetchall()
+            else:
+                async with apooled_connection() as pooled:
+                    cur = await pooled.execute(stmt.sql, stmt.params)
+                    rows = await cur.fetchall()
+        except psycopg.errors.DeadlockDetected as exc:
+            _rerun_deadlock(exc, conn is None or conn.autocommit, run)
+            continue
+        except (
+            psycopg.errors.ExclusionViolation,
+            psycopg.errors.UniqueViolation,
+            psycopg.OperationalError,
+            psycopg.InterfaceError,
+        ) as exc:
+            _classify(exc)
+            raise
+        try:
+            return stmt.finish(rows)
+        except StaleSnapshot:
+            if run == STALE_SNAPSHOT_RUNS:
+                raise
+    raise AssertionError("unreachable")

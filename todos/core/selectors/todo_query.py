@@ -1,0 +1,150 @@
+"""The todo list's filter as a query value: which endpoints to scan, and what each row must match.
+
+:func:`build_query` turns a :class:`~todos.core.filters.TodoFilter` into a :class:`TodoQuery` once;
+the scans (``scans.py``), the page (``todo_list.py``), the counts (``todo_counts.py``) and the bulk
+reads (``bulk_targets.py``) all read the same value. It is immutable: a caller that needs one
+more predicate or parameter gets a new query (:meth:`TodoQuery.where`, :meth:`TodoQuery.bind`),
+so no caller sees another's additions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, LiteralString
+from uuid import UUID
+
+from django.conf import settings
+
+from todos.core.compose import TODO_STATES, Params
+from todos.core.filters import TodoFilter, parse_payload_match
+from todos.core.selectors.access import Viewer
+
+# Board state → (the store's state, an extra predicate): ``failed`` splits in two on the retry window,
+# ``pending`` on the schedule (the same column: the time the todo waits for).
+STATE_PREDICATES: dict[str, tuple[str, LiteralString | None]] = {
+    "pending": ("pending", "t.next_retry_at IS NULL"),
+    "scheduled": ("pending", "t.next_retry_at IS NOT NULL"),
+    "claimed": ("claimed", None),
+    "retry": ("failed", "t.next_retry_at IS NOT NULL"),
+    "dead": ("failed", "t.next_retry_at IS NULL"),
+    "done": ("done", None),
+    "canceled": ("canceled", None),
+}
+
+FULL_ID_RE = re.compile(r"^td_[0-9a-f]{32}$")
+
+
+@dataclass(frozen=True)
+class TodoQuery:
+    """The filter as SQL: the endpoints to scan, per-row predicates, their parameters.
+
+    ``states`` decides the branches: ``None`` scans each endpoint's whole history, otherwise one
+    branch per (endpoint, state). ``search`` is kept apart from ``predicates`` because a list
+    applies it to a bounded window of rows (``todo_list.py``) while a bulk read applies it to all.
+    """
+
+    endpoint_ids: tuple[UUID, ...]
+    states: tuple[str, ...] | None
+    predicates: tuple[LiteralString, ...]
+    params: Mapping[str, Any]
+    search: LiteralString | None = None
+    errors: tuple[str, ...] = ()
+    mine: bool = False  # assigned to the viewer or leased by them (param "me"): see scans.scan_sql
+    flat: bool = False  # one scan over all the endpoints (a small partial index): see scans.scan_sql
+    # Branches per (endpoint, queue) pair, in params "eps"/"queues" (see scans.by_queue)
+    by_queue: bool = False
+
+    def where(self, *predicates: LiteralString) -> TodoQuery:
+        return dataclasses.replace(self, predicates=self.predicates + predicates)
+
+    def bind(self, **values: Any) -> TodoQuery:
+        params = Params(self.params)
+        for name, value in values.items():
+            params[name] = value
+        return dataclasses.replace(self, params=MappingProxyType(dict(params)))
+
+    def searched_everywhere(self) -> TodoQuery:
+        """The search as one more predicate: for reads that must see every match, not a window."""
+        if self.search is None:
+            return self
+        return dataclasses.replace(self.where(self.search), search=None)
+
+    @property
+    def mine_predicate(self) -> LiteralString | None:
+        """``mine`` as a plain predicate, for statements over small sets (leases in flight)."""
+        return "(t.assignee = %(me)s OR t.owner = %(me)s)" if self.mine else None
+
+
+def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None = None) -> TodoQuery:
+    errors: list[str] = []
+    eps = endpoints if endpoints is not None else viewer.endpoint_ids
+    if f.team:
+        team = viewer.team_by_slug(f.team)
+        if team is None:
+            errors.append(f"team: you are not a member of a team {f.team!r}")
+            eps = []
+        else:
+            eps = [e for e in eps if viewer.endpoint(e).team_id == team.id]
+    if f.endpoint:
+        ep = viewer.endpoint_by_slug(f.endpoint)
+        if ep is None:
+            errors.append(f"endpoint: none of your teams has an endpoint {f.endpoint!r}")
+            eps = []
+        else:
+            eps = [e for e in eps if e == ep.id]
+    params = Params(eps=list(eps))
+    predicates: list[LiteralString] = []
+    states: tuple[str, ...] | None = None
+    if f.state != "all":
+        store_state, extra = STATE_PREDICATES[f.state]
+        states = (store_state,)
+        if extra:
+            predicates.append(extra)
+    if f.queue:
+        predicates.append(f"t.queue = {params.bind('queue', f.queue)}")
+        if states is None:
+            states = TODO_STATES  # the (endpoint, queue, state, created_at) index needs a state
+    if f.mine:
+        params.bind("me", viewer.owner)
+    search = None
+    if f.q:
+        search, exact = search_predicate(f.q, viewer, params)
+        if exact:
+            predicates.append(search)  # a whole id: a primary-key probe, no scan window needed
+            search = None
+    # Retry windows and schedules are a small partial index (todos_retry_due); walking each endpoint's failed rows
+    # newest first to find them read its dead letters too (10 ms with 100,000 of them).
+    return TodoQuery(
+        endpoint_ids=tuple(eps),
+        states=states,
+        predicates=tuple(predicates),
+        params=MappingProxyType(dict(params)),
+        search=search,
+        errors=tuple(errors),
+        mine=f.mine,
+        flat=f.state in ("retry", "scheduled"),
+    )
+
+
+def search_predicate(q: str, viewer: Viewer, params: Params, alias: LiteralString = "t") -> tuple[LiteralString, bool]:
+    """The search box as SQL over table alias ``alias``: a whole todo id (then the second value is
+    True), a ``key=value`` payload containment, or text (ILIKE) over id, title, kind, source,
+    idempotency key and payload. Binds its values into ``params``."""
+    if FULL_ID_RE.match(q):
+        return f"{alias}.id = {params.bind('exact_id', q)}", True
+    match = parse_payload_match(q)
+    if match is not None:
+        names = match.key.lower().split(".")
+        masked = [m.lower() for m in settings.BOARD_MASKED_PAYLOAD_KEYS]
+        if not any(m in part for part in names for m in masked):
+            docs = params.bind("payload_match", list(match.candidates))
+            return f"{alias}.payload @> ANY({docs}::jsonb[])", False
+        # a masked key is never an oracle for its value: search it as plain text instead
+    pattern = params.bind("pattern", "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    fields: tuple[LiteralString, ...] = ("id", "title", "kind", "source", "idempotency_key", "payload::text")
+    text = " OR ".join(f"{alias}.{c} ILIKE {pattern}" for c in fields)
+    return f"({text})", False

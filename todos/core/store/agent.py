@@ -1,0 +1,677 @@
+"""Agent transitions: what an endpoint's credential can do to its own todos.
+
+Every function here builds one :class:`~todos.core.db.Statement`; run it with ``todos.core.db.execute`` (sync)
+or ``todos.core.db.aexecute`` (async). Each writes its change-log rows (``fragments.log_todos``) and no
+Board NOTIFY: these are the agents' hot path, and a NOTIFY would queue every commit on one lock.
+Scope is ``endpoint_id = <caller>``: another endpoint's todo is *not found*, byte for byte the
+same as an absent one. Reports (heartbeat, complete, fail, release) carry the lease-token fence.
+"""
+
+from __future__ import annotations
+
+from typing import Any, LiteralString
+
+from django.conf import settings
+
+from todos.core import compose
+from todos.core.db import Statement
+from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
+from todos.core.store import inputs
+from todos.core.store.claims import claim_sql, claims_from_rows
+from todos.core.store.fragments import (
+    CLAIMABLE,
+    FENCE,
+    KEY_HAS_ROOM,
+    NOT_PAUSED,
+    agent_miss,
+    log_todos,
+    notify_ready,
+    queue_not_paused,
+)
+from todos.core.store.records import (
+    TODO_COLUMNS,
+    Claim,
+    Created,
+    ItemResult,
+    StoreErrorInfo,
+    Todo,
+)
+from todos.core.store.scopes import AgentScope
+
+MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
+MISS_MESSAGES = {
+    "not_found": "no such todo",
+    "forbidden": "the todo's queue is outside this endpoint's scope",
+    "conflict": (
+        "the todo is not in a state this endpoint can {verb} "
+        "(wrong state, not the lease holder, or the lease token does not match)"
+    ),
+}
+
+DEDUPE_PREDICATE = (
+    "idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)"
+)
+
+
+def _raise_miss(miss: LiteralString, verb: LiteralString, todo_id: str):
+    raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
+
+
+def _queues_for(agent: AgentScope, queue: Any) -> list[str]:
+    if queue is None:
+        return list(agent.queues)
+    name = inputs.queue(queue)
+    if name not in agent.queues:
+        raise Forbidden(f"queue {name!r} is outside this endpoint's scope")
+    return [name]
+
+
+# --- create -----------------------------------------------------------------------------------
+
+
+def create(
+    agent: AgentScope,
+    *,
+    queue: Any,
+    title: Any,
+    kind: Any = None,
+    source: Any = None,
+    payload: Any = None,
+    idempotency_key: Any = None,
+    assignee: Any = None,
+    priority: Any = None,
+    max_attempts: Any = None,
+    run_at: Any = None,
+    delay_seconds: Any = None,
+    concurrency_key: Any = None,
+    requires: Any = None,
+) -> Statement[Created]:
+    """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
+
+    ``run_at`` (RFC 3339) or ``delay_seconds`` schedules it: it stays ``pending`` with
+    ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
+    already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
+    team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
+    capability labels) limits which claims take it: only one presenting all of them.
+
+    Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
+    conflict the live todo that covers the key is returned with ``created=False``. A done or
+    dead-lettered todo no longer covers its key, so the same key then mints a new todo.
+    Attempt rows: none. Log: none → ``pending``; agents waiting on the queue are woken.
+    """
+    params = {
+        "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
+        "queue": inputs.queue(queue),
+        "title": inputs.title(title),
+        "kind": inputs.label("kind", kind),
+        "source": inputs.label("source", source),
+        "payload": inputs.json_value("payload", payload),
+        "key": inputs.idempotency_key(idempotency_key),
+        "assignee": inputs.label("assignee", assignee),
+        "priority": inputs.priority(priority),
+        "max_attempts": inputs.max_attempts(max_attempts),
+        "not_before": inputs.not_before(run_at, delay_seconds),
+        "concurrency_key": inputs.concurrency_key(concurrency_key),
+        "requires": inputs.capability_labels("requires", requires),
+    }
+    if params["queue"] not in agent.queues:
+        raise Forbidden(f"queue {params['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
+    sql = f"""
+WITH ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+    VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
+            %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
+            %(max_attempts)s,
+            -- a time already reached is "now": no schedule, claimable at once
+            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
+            %(concurrency_key)s, %(requires)s::text[])
+    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+logged AS ({log_todos("create", "ins", before="NULL", team="%(team_id)s")})
+SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins", "next_retry_at IS NULL")} AS notified
+FROM ins
+UNION ALL
+SELECT false, {TODO_COLUMNS}, 0 FROM todos
+WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+  AND {DEDUPE_PREDICATE}
+  AND NOT EXISTS (SELECT 1 FROM ins)"""
+
+    def finish(rows: list[dict]) -> Created:
+        if not rows:
+            # The conflicting row committed after this statement's snapshot: ``todos.core.db.execute``
+            # runs the statement again, and the next snapshot sees it.
+            raise StaleSnapshot("a concurrent create with the same idempotency key is in flight; retry")
+        return Created(todo=Todo.from_row(rows[0]), created=rows[0]["created"])
+
+    return Statement(sql, params, finish)
+
+
+# --- claims -----------------------------------------------------------------------------------
+
+
+def _claim_params(
+    agent: AgentScope, *, ttl: Any, claimant: Any, fence: Any, count: int, capabilities: Any = None
+) -> tuple[dict, list]:
+    if fence is not None and not isinstance(fence, bool):
+        raise Invalid("require_fence", "must be a boolean")
+    tokens: list[str | None] = []
+    hashes: list[bytes | None] = []
+    if fence:
+        for _ in range(count):
+            token, digest = inputs.new_lease_token()
+            tokens.append(token)
+            hashes.append(digest)
+    params = {
+        "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
+        "owner": agent.owner,
+        "ttl": inputs.lease_ttl(ttl, agent.default_lease_ttl_seconds),
+        "claimant": inputs.claimant(claimant),
+        "claimer_kind": "endpoint",
+        "claimer_endpoint_id": agent.endpoint_id,
+        "session": agent.session,
+        "token_hashes": hashes,
+        "cap": settings.BOARD_ATTEMPTS_CAP,
+        "capabilities": presented_capabilities(agent, capabilities),
+    }
+    return params, tokens
+
+
+def presented_capabilities(agent: AgentScope, capabilities: Any) -> list[str]:
+    """What a claim presents: its own ``capabilities`` when it names any, else its endpoint's
+    default capabilities (replaced, not merged: a worker that says what it can do is believed,
+    so one endpoint can run a GPU worker and a plain one side by side)."""
+    own = inputs.capability_labels("capabilities", capabilities)
+    return own or list(agent.capabilities)
+
+
+def capable(params: dict) -> LiteralString:
+    """The claim's capability guard: the todo requires nothing beyond what the claim presents.
+
+    A claim that presents nothing gets its own statement text with the literal ``requires = '{}'``:
+    it is the common case, and PostgreSQL plans it exactly as before capabilities existed (the
+    statistics say nearly every row has an empty array, and the filter rides on the same walk of
+    ``todos_pending``). A bound array under ``<@`` would be estimated at 0.5 % of rows in a generic
+    plan, which can steer the planner off that walk."""
+    return "t.requires <@ %(capabilities)s::text[]" if params["capabilities"] else "t.requires = '{}'"
+
+
+# Fresh work: the scoped, unpaused queues are tried best head first (the head read without locks:
+# it only orders the attempts), and in each queue the pending rows in claim order (a walk of the
+# ``todos_pending`` index), skipping rows other claimers hold. The outer LIMIT stops the walk as
+# soon as enough rows are locked, so a claim locks only what it takes: locking every queue's head
+# (the per-queue scan this replaced) made concurrent multi-queue claimers skip each other's
+# untaken heads and come back empty while work was waiting. Under contention the order across
+# queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases, and due
+# retries and schedules (few rows, each found through its own partial index).
+# What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
+# and numbers them; one list, so the three scans' UNION cannot drift apart.
+CANDIDATE_COLUMNS: LiteralString = (
+    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at"
+)
+
+
+def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
+    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
+    ``capable`` (the capability guard, :func:`capable`)."""
+    return f"""
+queue_order AS (
+    SELECT q.name, head.priority, head.created_at
+    FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
+    CROSS JOIN LATERAL (
+        SELECT t.priority, t.created_at FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND {capable}
+        ORDER BY t.priority, t.created_at
+        LIMIT 1
+    ) head
+    WHERE {queue_not_paused("q.name")}
+),
+fresh AS (
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
+    FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
+    CROSS JOIN LATERAL (
+        SELECT {CANDIDATE_COLUMNS}
+        FROM todos t
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+          AND {capable}
+          AND {KEY_HAS_ROOM}
+        ORDER BY t.priority, t.created_at
+        LIMIT {limit}
+        FOR UPDATE SKIP LOCKED
+    ) f
+    LIMIT {limit}
+),
+lapsed AS (
+    -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
+    -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
+    SELECT {CANDIDATE_COLUMNS} FROM todos t
+    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
+      AND {NOT_PAUSED}
+    ORDER BY t.priority, t.created_at
+    LIMIT {limit}
+    FOR UPDATE SKIP LOCKED
+),
+due AS (
+    -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
+    SELECT {CANDIDATE_COLUMNS} FROM todos t
+    WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
+      AND {KEY_HAS_ROOM}
+      AND {NOT_PAUSED}
+    ORDER BY t.priority, t.created_at
+    LIMIT {limit}
+    FOR UPDATE SKIP LOCKED
+),
+cand AS (
+    SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
+           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           %(team_id)s::uuid AS team_id
+    FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
+    ORDER BY priority, created_at, id
+    LIMIT {limit}
+)"""
+
+
+def claim_next(
+    agent: AgentScope,
+    *,
+    queue: Any = None,
+    lease_ttl_seconds: Any = None,
+    claimant: Any = None,
+    require_fence: Any = False,
+    capabilities: Any = None,
+) -> Statement[Claim | None]:
+    """Lease the next claimable todo in the agent's queues (or ``queue``).
+
+    Guard: claimable (pending; a lapsed lease under the attempt cap; a due retry), assignee empty
+    or this endpoint, queue not paused; oldest by ``(priority, created_at)``; ``FOR UPDATE SKIP
+    LOCKED`` so concurrent claimers never wait for or share a row. Capabilities: the todo's
+    ``requires`` is a subset of what the claim presents (``capabilities``, or the endpoint's
+    defaults when it presents none): a claim presenting nothing takes only todos needing nothing.
+    Attempt rows: a takeover closes the old one ``lease_expired``/``requeued``; a new one opens.
+    """
+    return _claim_batch_statement(
+        agent, queue, 1, lease_ttl_seconds, claimant, require_fence, capabilities, single=True
+    )
+
+
+def claim_batch(
+    agent: AgentScope,
+    *,
+    max: Any,
+    queue: Any = None,
+    lease_ttl_seconds: Any = None,
+    claimant: Any = None,
+    require_fence: Any = False,
+    capabilities: Any = None,
+) -> Statement[list[Claim]]:
+    """Lease up to ``max`` (1..100) claimable todos in one statement; the guard is claim_next's."""
+    count = inputs.require_int("max", max, 1, 100)
+    return _claim_batch_statement(
+        agent, queue, count, lease_ttl_seconds, claimant, require_fence, capabilities, single=False
+    )
+
+
+def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabilities, *, single) -> Statement[Any]:
+    queues = _queues_for(agent, queue)
+    params, tokens = _claim_params(
+        agent, ttl=ttl, claimant=claimant, fence=fence, count=count, capabilities=capabilities
+    )
+    params["queues"] = queues
+    # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
+    # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
+    # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
+    sql = claim_sql(agent_candidates(compose.integer(count), capable(params)), with_prior=single)
+
+    def finish(rows: list[dict]):
+        claims = claims_from_rows(rows, tokens)
+        if single:
+            return claims[0] if claims else None
+        return claims
+
+    return Statement(sql, params, finish)
+
+
+def claim(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    lease_ttl_seconds: Any = None,
+    claimant: Any = None,
+    require_fence: Any = False,
+    capabilities: Any = None,
+) -> Statement[Claim]:
+    """Lease one todo by id.
+
+    Guard: claimable, assignee empty or this endpoint, queue not paused, its ``requires`` within
+    the presented capabilities (as claim_next; a todo needing more is a conflict naming the missing
+    labels); waits on the row lock, so of several concurrent claims exactly one wins and the rest
+    see a claimed todo (conflict).
+    Attempt rows: as claim_next.
+    """
+    params, tokens = _claim_params(
+        agent, ttl=lease_ttl_seconds, claimant=claimant, fence=require_fence, count=1, capabilities=capabilities
+    )
+    params.update(id=inputs.todo_id(todo_id), queues=list(agent.queues))
+    cand = f"""
+target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+cand AS (
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
+           t.concurrency_key, 1 AS ord, %(team_id)s::uuid AS team_id
+    FROM todos t
+    WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND {CLAIMABLE}
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable(params)}
+      AND {NOT_PAUSED}
+    FOR UPDATE
+)"""
+    # a miss also says which of the todo's requirements the claim did not present
+    sql = claim_sql(
+        cand,
+        with_prior=True,
+        miss=agent_miss(),
+        # read only on a miss, as agent_miss reads ``target``
+        extra="CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires",
+    )
+
+    def finish(rows: list[dict]) -> Claim:
+        row = rows[0]
+        if row["id"] is None:
+            missing = sorted(set(row["target_requires"] or ()) - set(params["capabilities"]))
+            if row["miss"] == "conflict" and missing:
+                raise Conflict(
+                    f"the todo requires capabilities this claim does not present: {', '.join(missing)} "
+                    f"(capabilities, or the endpoint's default capabilities): {params['id']}"
+                )
+            _raise_miss(row["miss"], "claim", params["id"])
+        return claims_from_rows([row], tokens)[0]
+
+    return Statement(sql, params, finish)
+
+
+# --- reports: heartbeat, complete, fail, release ----------------------------------------------
+
+
+def _report_params(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    lease_token: Any,
+    summary: Any = None,
+    artifact: Any = None,
+    result: Any = None,
+    with_result: bool = True,
+) -> dict:
+    text, truncated = inputs.summary(summary)
+    params = {
+        "id": inputs.todo_id(todo_id),
+        "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
+        "owner": agent.owner,
+        "queues": list(agent.queues),
+        "token_hash": inputs.lease_token_hash(lease_token),
+        "summary": text,
+        "summary_truncated": truncated,
+        "artifact": inputs.artifact(artifact),
+        "result": inputs.json_value("result", result) if with_result else None,
+    }
+    if params["summary"] is None and settings.BOARD_ATTEMPT_SUMMARY_FROM_RESULT and params["result"] is not None:
+        import json
+
+        params["summary"], params["summary_truncated"] = inputs.cut_utf8(
+            json.dumps(result, separators=(",", ":")), inputs.SUMMARY_MAX_BYTES
+        )
+    return params
+
+
+AGENT_HOLDS: LiteralString = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND t.state = 'claimed' AND t.owner = %(owner)s AND {FENCE}"""
+
+
+def _report_statement(
+    verb: LiteralString,
+    set_todo: LiteralString,
+    close_attempt: LiteralString,
+    params: dict,
+    ready_when: LiteralString | None,
+    after: LiteralString | None = None,
+) -> Statement[Todo]:
+    """One report on a held lease. ``after`` is the Board state the report leaves, where it is
+    one constant (the log then computes nothing per row); by default it is read from the row."""
+    ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
+    sql = f"""
+WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+upd AS (
+    UPDATE todos t SET {set_todo}, updated_at = now()
+    WHERE {AGENT_HOLDS}
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET {close_attempt}
+    FROM upd u
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+    RETURNING a.todo_id
+),
+logged AS ({log_todos(verb, "upd", before="'claimed'", after=after, team="%(team_id)s")}),
+result AS (
+    SELECT {TODO_COLUMNS}, (SELECT count(*) FROM closed) AS closed{ready} AS notified
+    FROM upd
+)
+SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> Todo:
+        row = rows[0]
+        if row["id"] is None:
+            _raise_miss(row["miss"], verb, params["id"])
+        return Todo.from_row(row)
+
+    return Statement(sql, params, finish)
+
+
+def heartbeat(
+    agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None, lease_token: Any = None
+) -> Statement[Todo]:
+    """Extend the lease. Guard: claimed, held by this endpoint, fence.
+    Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at`` (it stays open).
+    Writes no indexed column, so the todo's update is HOT. Log: ``claimed`` → ``claimed``."""
+    params = _report_params(agent, todo_id, lease_token=lease_token, with_result=False)
+    params["ttl"] = inputs.lease_ttl(lease_ttl_seconds, agent.default_lease_ttl_seconds)
+    return _report_statement(
+        "heartbeat",
+        "lease_expires_at = now() + make_interval(secs => %(ttl)s)",
+        "last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
+        params,
+        ready_when=None,
+        after="'claimed'",
+    )
+
+
+REPORT_FIELDS: LiteralString = (
+    "summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s"
+)
+
+
+def complete(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    result: Any = None,
+    summary: Any = None,
+    artifact: Any = None,
+    lease_token: Any = None,
+) -> Statement[Todo]:
+    """Finish the work. Guard: claimed, held by this endpoint, fence.
+    Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``.
+    Log: ``claimed`` → ``done``."""
+    params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
+    return _report_statement(
+        "complete",
+        "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
+        f"ended_at = now(), outcome = 'completed', disposition = 'done', {REPORT_FIELDS}",
+        params,
+        ready_when=None,
+        after="'done'",
+    )
+
+
+# Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
+# clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
+# PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
+BACKOFF: LiteralString = (
+    "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
+)
+
+
+def fail(
+    agent: AgentScope,
+    todo_id: Any,
+    *,
+    result: Any = None,
+    summary: Any = None,
+    artifact: Any = None,
+    lease_token: Any = None,
+) -> Statement[Todo]:
+    """Report a failure. Guard: claimed, held by this endpoint, fence.
+    Effect: ``failed``; a retry window (backoff) below the attempt cap, else a dead letter.
+    Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``.
+    Log: ``claimed`` → ``retry`` or ``dead``."""
+    params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
+    return _report_statement(
+        "fail",
+        f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
+            completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
+        f"""ended_at = now(), outcome = 'failed',
+            disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
+            {REPORT_FIELDS}""",
+        params,
+        ready_when=None,
+    )
+
+
+def release(
+    agent: AgentScope, todo_id: Any, *, summary: Any = None, artifact: Any = None, lease_token: Any = None
+) -> Statement[Todo]:
+    """Give the lease back. Guard: claimed, held by this endpoint, fence.
+    Effect: ``pending``, owner and lease cleared, ``attempt`` unchanged (the budget is spent).
+    Attempt row: closed ``released``/``requeued``. Log: ``claimed`` → ``pending``; waiting agents
+    are woken."""
+    params = _report_params(
+        agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, with_result=False
+    )
+    return _report_statement(
+        "release",
+        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        f"ended_at = now(), outcome = 'released', disposition = 'requeued', {REPORT_FIELDS}",
+        params,
+        ready_when="TRUE",
+        after="'pending'",
+    )
+
+
+def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
+    """Complete up to 100 todos in one statement; each miss is classified as ``complete`` would.
+
+    Guard per item: complete's. Attempt rows: each closed ``completed``/``done``. Log: as complete.
+    """
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= 100:
+        raise Invalid("items", "must be a list of 1 to 100 items")
+    ids, results, summaries, truncs, artifacts, hashes = [], [], [], [], [], []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise Invalid(f"items[{n}]", "must be an object")
+        unknown = set(item) - {"id", "result", "summary", "artifact", "lease_token"}
+        if unknown:
+            raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
+        try:
+            p = _report_params(
+                agent,
+                item.get("id"),
+                lease_token=item.get("lease_token"),
+                summary=item.get("summary"),
+                artifact=item.get("artifact"),
+                result=item.get("result"),
+            )
+        except Invalid as exc:
+            raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
+        if p["id"] in ids:
+            raise Invalid(f"items[{n}].id", "appears twice in the batch")
+        ids.append(p["id"])
+        results.append(p["result"].obj if p["result"] is not None else None)
+        summaries.append(p["summary"])
+        truncs.append(p["summary_truncated"])
+        artifacts.append(p["artifact"])
+        hashes.append(p["token_hash"])
+    from psycopg.types.json import Jsonb
+
+    params = {
+        "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
+        "owner": agent.owner,
+        "queues": list(agent.queues),
+        "ids": ids,
+        "results": [Jsonb(r) if r is not None else None for r in results],
+        "summaries": summaries,
+        "truncs": truncs,
+        "artifacts": artifacts,
+        "hashes": hashes,
+    }
+    sql = f"""
+WITH item AS (
+    SELECT * FROM unnest(%(ids)s::text[], %(results)s::jsonb[], %(summaries)s::text[],
+                         %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[])
+           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
+),
+upd AS (
+    UPDATE todos t SET state = 'done', result = i.result, owner = NULL, lease_expires_at = NULL,
+                       completed_at = now(), updated_at = now()
+    FROM item i
+    WHERE t.id = i.id AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND t.state = 'claimed' AND t.owner = %(owner)s
+      AND EXISTS (SELECT 1 FROM todo_attempts fa
+                  WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
+                    AND ((fa.lease_token_hash IS NULL AND i.token_hash IS NULL)
+                         OR fa.lease_token_hash = i.token_hash))
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
+        summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact
+    FROM upd u JOIN item i ON i.id = u.id
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),
+logged AS ({log_todos("complete", "upd", before="'claimed'", after="'done'", team="%(team_id)s")})
+SELECT i.id AS item_id, i.n, u.*,
+       CASE WHEN u.id IS NOT NULL THEN NULL
+            WHEN tt.id IS NULL THEN 'not_found'
+            WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'
+            ELSE 'conflict' END AS miss
+FROM item i
+LEFT JOIN upd u ON u.id = i.id
+LEFT JOIN todos tt ON tt.id = i.id AND tt.endpoint_id = %(endpoint_id)s
+ORDER BY i.n"""
+
+    def finish(rows: list[dict]) -> list[ItemResult]:
+        out = []
+        for row in rows:
+            if row["miss"] is None:
+                out.append(ItemResult(id=row["item_id"], todo=Todo.from_row(row)))
+            else:
+                message = MISS_MESSAGES[row["miss"]].format(verb="complete") + f": {row['item_id']}"
+                out.append(ItemResult(id=row["item_id"], error=StoreErrorInfo(row["miss"], message)))
+        return out
+
+    return Statement(sql, params, finish)

@@ -1,0 +1,118 @@
+"""Background transitions: the sweeps that keep the queue honest without anyone asking.
+
+Each sweep takes at most ``limit`` rows with ``FOR UPDATE SKIP LOCKED``, so several Board
+processes can run the loops at once: they split the work instead of waiting on each other, and a
+row a claimer is taking over at the same moment is left to the claimer.
+"""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+from django.conf import settings
+
+from todos.core.db import Statement
+from todos.core.store.fragments import board_state, log_todos, notify_ready
+from todos.core.store.records import SweepOutcome
+
+SWEEP_LIMIT = 500
+
+
+def _outcome(rows: list[dict]) -> SweepOutcome:
+    ids = tuple(row["id"] for row in rows)
+    return SweepOutcome(count=len(ids), ids=ids)
+
+
+def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Lapsed leases whose holder went silent.
+
+    Guard: ``claimed`` and ``lease_expires_at < now()``. Effect: back to ``pending``, or a dead
+    letter (``failed``, no retry window) when the attempt budget is spent — or when the todo's
+    endpoint was revoked while the lease was held (a claim that raced the revoke), since no
+    agent could ever claim it again.
+    Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
+    Log: ``claimed`` → ``pending`` or ``dead``. Agents waiting on the queues of requeued todos are
+    woken (one ``board_ready`` per queue and sweep, not per worker commit: no line at the lock).
+    """
+    sql = f"""
+WITH cand AS (
+    SELECT t.id, (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
+    FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+    WHERE t.state = 'claimed' AND t.lease_expires_at < now()
+    ORDER BY t.lease_expires_at
+    LIMIT %(limit)s
+    FOR UPDATE OF t SKIP LOCKED
+),
+reaped AS (
+    UPDATE todos t SET
+        state = CASE WHEN c.dead THEN 'failed' ELSE 'pending' END,
+        completed_at = CASE WHEN c.dead THEN now() END,
+        owner = NULL, lease_expires_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'reaped',
+        disposition = CASE WHEN r.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END
+    FROM reaped r
+    WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
+),
+logged AS ({log_todos("reap", "reaped", before="'claimed'")})
+SELECT r.id, {notify_ready("reaped", "state = 'pending'")} AS notified FROM reaped r"""
+    return Statement(sql, {"limit": limit}, _outcome)
+
+
+# The Board state a requeued todo left: a failed one was a retry, a pending one was scheduled.
+REQUEUED_FROM: LiteralString = "CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END"
+
+
+def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Todos whose time has come: failed ones whose retry window elapsed, and scheduled ones
+    (pending with a ``next_retry_at``) that are due — the one timestamp serves both.
+
+    Guard: ``failed`` or ``pending``, and ``next_retry_at <= now()``. Effect: ``pending``, time
+    cleared, ``attempt`` kept (the budget is not reset). Attempt rows: none (no lease ends).
+    Log: ``retry`` or ``scheduled`` → ``pending``; agents waiting on those queues are woken. (A
+    claim may take a due todo before this sweep reaches it: it finds it by the same predicate.)
+    """
+    sql = f"""
+WITH cand AS (
+    SELECT t.id, t.state AS prior_state FROM todos t
+    WHERE t.next_retry_at <= now() AND t.state IN ('failed', 'pending')
+    ORDER BY t.next_retry_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+requeued AS (
+    UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state IN ('failed', 'pending') AND t.next_retry_at <= now()
+    RETURNING t.*, c.prior_state
+),
+logged AS ({log_todos("requeue", "requeued", before=REQUEUED_FROM)})
+SELECT r.id, {notify_ready("requeued")} AS notified
+FROM requeued r"""
+    return Statement(sql, {"limit": limit}, _outcome)
+
+
+def purge_terminal(limit: int = SWEEP_LIMIT, *, older_than_days: int | None = None) -> Statement[SweepOutcome]:
+    """Retention: delete terminal todos (done, canceled, dead letters) completed more than the
+    retention age ago. Their attempts go with them (ON DELETE CASCADE); the audit trail stays.
+    Log: ``done``, ``canceled`` or ``dead`` → none."""
+    days = settings.BOARD_RETENTION_DAYS if older_than_days is None else older_than_days
+    sql = f"""
+WITH cand AS (
+    SELECT t.id FROM todos t
+    WHERE t.completed_at < now() - make_interval(days => %(days)s)
+      AND (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+purged AS (
+    DELETE FROM todos t USING cand c WHERE t.id = c.id
+    RETURNING t.id, t.queue, t.endpoint_id, t.claimed_at, {board_state("t")} AS state_before
+),
+logged AS ({log_todos("purge", "purged", before="r.state_before", after="NULL")})
+SELECT p.id FROM purged p"""
+    return Statement(sql, {"limit": limit, "days": days}, _outcome)

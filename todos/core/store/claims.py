@@ -1,0 +1,156 @@
+"""The claim statement, shared by every way of taking a lease (agent, batch, human).
+
+A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
+wraps a candidate CTE (``cand(id, prior_state, prior_not_before, prior_claimed_at,
+concurrency_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
+agent's claim binds and a person's reads) in the rest of the statement:
+
+* a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
+  ``lease_expired`` / ``requeued``;
+* the todo becomes ``claimed`` under a fresh lease: ``attempt`` and ``attempts_total`` grow by
+  one, the retry window is cleared;
+* an attempt opens with ``seq`` = the new ``attempts_total``;
+* past the attempt cap, the oldest closed attempts are deleted and counted in ``attempts_pruned``;
+* the change log records each claim (``pending``/``retry`` → ``claimed``; a takeover ``claimed`` →
+  ``claimed``). No NOTIFY: a claim's commit never waits for the notify lock.
+
+The one-open-attempt rule is a deferred exclusion constraint checked at COMMIT, so the order in
+which PostgreSQL runs these CTEs does not matter.
+"""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+from todos.core import compose
+from todos.core.store.fragments import log_todos
+from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
+
+PRIOR_ATTEMPTS_LIMIT = 5
+
+
+def claim_sql(
+    cand: LiteralString, *, with_prior: bool, miss: LiteralString | None = None, extra: LiteralString | None = None
+) -> LiteralString:
+    """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
+    zero-row outcome) it always answers exactly one row: the claim, or the miss (with ``extra``,
+    more columns that explain it)."""
+    if miss is None:
+        final = "SELECT * FROM result ORDER BY ord"
+    else:
+        more = f", {extra}" if extra else ""
+        final = f"SELECT r.*, {miss} AS miss{more} FROM (SELECT 1) one LEFT JOIN result r ON true"
+    prior: LiteralString = (
+        f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
+                SELECT {ATTEMPT_COLUMNS} FROM (
+                    SELECT * FROM closed c WHERE c.todo_id = u.id
+                    UNION ALL
+                    SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
+                ) x
+                -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
+                WHERE x.seq > u.attempts_total - %(cap)s
+                ORDER BY seq DESC LIMIT {compose.integer(PRIOR_ATTEMPTS_LIMIT)}) p)"""
+        if with_prior
+        else "'[]'::json"
+    )
+    logged = log_todos(
+        "claim",
+        "upd",
+        before="r.prior_board_state",
+        after="'claimed'",
+        # the first claim ends the todo's wait; a takeover ends the lapsed attempt
+        waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
+        ended="r.prior_state = 'claimed'",
+        # ``r.claimed_at`` is this claim's; the lapsed attempt began at the todo's claimed_at before it
+        ran_since="r.prior_claimed_at",
+        team="r.claim_team",
+    )
+    return f"""
+WITH {cand},
+taken AS MATERIALIZED (
+    -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
+    -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
+    -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
+    -- order, so two claims never wait on each other's key rows in opposite orders (a batch
+    -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
+    -- MATERIALIZED, so each candidate asks once.
+    SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
+           CASE WHEN c.prior_state = 'failed' THEN 'retry'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                ELSE c.prior_state END AS prior_board_state
+    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
+    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+       OR take_concurrency_slot(c.team_id, c.concurrency_key)
+),
+closed AS (
+    -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
+    UPDATE todo_attempts a
+    SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
+    FROM taken c
+    WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
+    RETURNING a.*
+),
+upd AS (
+    UPDATE todos t SET
+        state = 'claimed',
+        owner = %(owner)s,
+        lease_expires_at = now() + make_interval(secs => %(ttl)s),
+        attempt = t.attempt + 1,
+        attempts_total = t.attempts_total + 1,
+        attempts_pruned = t.attempts_pruned + CASE
+            WHEN t.attempts_total + 1 > %(cap)s THEN (
+                SELECT count(*) FROM todo_attempts pa
+                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
+                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            ELSE 0 END,
+        claimed_at = now(),
+        next_retry_at = NULL,
+        updated_at = now()
+    FROM taken c
+    WHERE t.id = c.id
+    RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
+),
+pruned AS (
+    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
+    DELETE FROM todo_attempts a USING upd u
+    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
+      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
+),
+logged AS (
+    -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
+    {logged}
+),
+opened AS (
+    -- the new attempt: seq = attempts_total after the increment (no sequence, no max(seq) scan)
+    INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id,
+                               claimer_session, owner, claimant, claimed_at, lease_expires_at,
+                               lease_token_hash)
+    SELECT u.id, u.attempts_total, u.attempt, %(claimer_kind)s, %(claimer_endpoint_id)s,
+           %(session)s, u.owner, %(claimant)s, now(), u.lease_expires_at,
+           (%(token_hashes)s::bytea[])[u.ord]
+    FROM upd u
+    RETURNING todo_id
+),
+result AS (
+    SELECT {TODO_COLUMNS}, u.prior_state, u.ord, {prior} AS prior_attempts,
+           (SELECT count(*) FROM opened) AS opened
+    FROM upd u
+)
+{final}"""
+
+
+def claims_from_rows(rows: list[dict], tokens: list[str | None]) -> list[Claim]:
+    claims = []
+    for row in rows:
+        todo = Todo.from_row(row)
+        claims.append(
+            Claim(
+                todo=todo,
+                attempt_seq=todo.attempts_total,
+                attempts_total=todo.attempts_total,
+                lease_token=tokens[row["ord"] - 1] if tokens else None,
+                prior_attempts=tuple(Attempt.from_row(a) for a in row["prior_attempts"]),
+                took_over=row["prior_state"] == "claimed",
+            )
+        )
+    return claims

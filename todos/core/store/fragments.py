@@ -1,0 +1,257 @@
+"""SQL fragments shared by the store's statements: scopes, the fence, the change log, misses.
+
+Each is a piece of one statement, never a statement of its own: the transitions in
+``agent.py``, ``operator.py`` and ``background.py`` stay one readable SQL statement each.
+"""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+# Agents waiting in claim_next: work became claimable for (endpoint, queue). Sent by statements.
+READY_CHANNEL: LiteralString = "board_ready"
+
+
+def ready_message(endpoint: LiteralString, queue: LiteralString) -> LiteralString:
+    """The one ``board_ready`` message: work became claimable for (endpoint, queue)."""
+    return f"pg_notify('{READY_CHANNEL}', json_build_object('endpoint', {endpoint}, 'queue', {queue})::text)"
+
+
+# The one "not before" predicate (ADR-0004): a retry window and a schedule are both
+# ``next_retry_at``, and both are over when it is reached.
+DUE: LiteralString = "t.next_retry_at <= now()"
+
+# "Claimable", minus the queue-pause, assignee and concurrency-key parts that depend on the caller
+# or on other rows. A pending todo is claimable unless it is scheduled for later.
+CLAIMABLE: LiteralString = f"""(
+        (t.state = 'pending' AND (t.next_retry_at IS NULL OR {DUE}))
+     OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
+     OR (t.state = 'failed' AND {DUE} AND t.attempt < t.max_attempts))"""
+
+# The fragments below that name ``%(team_id)s`` are the agent's: every todo an agent statement
+# touches is its own endpoint's (``t.endpoint_id = %(endpoint_id)s``), so the team is the one its
+# credential resolved to (``AgentScope.team_id``, an endpoint never changes team), bound rather
+# than joined through ``endpoints`` on every call.
+
+# The todo's concurrency key (if any) has a free slot, as of the statement's snapshot. A claim's
+# scans use it to skip keys at their limit without locking anything; the slot itself is taken
+# (and the limit enforced under concurrency) by ``take_concurrency_slot`` (0017) in the claim's
+# ``taken`` CTE (``claims.py``).
+KEY_HAS_ROOM: LiteralString = """(t.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM concurrency_keys ck
+        WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))"""
+
+# The lease-token fence: the open attempt (seq = attempts_total, so a takeover committed while this
+# statement waited on the row lock is seen through the re-read todo row) holds the presented
+# token's digest, both NULL counting as equal. Compared in SQL, on fixed-length digests.
+FENCE: LiteralString = """EXISTS (
+        SELECT 1 FROM todo_attempts fa
+        WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
+          AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
+               OR fa.lease_token_hash = %(token_hash)s::bytea))"""
+
+# The lease's open attempt is visible to this statement, so closing "the open attempt" closes it.
+# A claim that committed while this statement waited on the todo's row lock is seen through the
+# re-read row (attempts_total moved on) but not its new attempt, which is newer than the
+# statement's snapshot: without this guard an unfenced statement (the operator's, a revoke) would
+# end the lease and leave that attempt open. With it, the statement is a conflict (or skips the
+# row) and the caller sees the todo as it now is. The agent's FENCE has the same property.
+LEASE_SEEN: LiteralString = """EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)"""
+
+# The agent's team has not paused the todo's queue: agents' claims skip a paused queue.
+NOT_PAUSED: LiteralString = """NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)"""
+
+
+def queue_not_paused(queue: LiteralString) -> LiteralString:
+    """The agent's team has not paused ``queue`` (an expression naming a queue).
+
+    A check per queue, for scans that go queue by queue: tested against every row (as
+    ``NOT_PAUSED`` is), it stops the planner from walking the claim index in order and makes it
+    fetch and sort the queue's whole backlog instead.
+    """
+    return f"""NOT EXISTS (
+        SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = {queue})"""
+
+
+# The roles of a team, by what they may do: viewers see, operators and admins act on todos,
+# admins manage the team's endpoints and members.
+ACTING_ROLES: LiteralString = "('operator', 'admin')"
+ADMIN_ROLES: LiteralString = "('admin')"
+
+
+def member_of(
+    team: LiteralString, *, roles: LiteralString | None = None, user: LiteralString = "%(user_id)s"
+) -> LiteralString:
+    """SQL: ``user`` is a member of ``team`` (both SQL expressions), in one of ``roles`` when given
+    (``ACTING_ROLES``, ``ADMIN_ROLES``). Every "may this person …" of the store is this predicate:
+    membership is the one tenancy rule (spec: humans see the todos of their teams' endpoints)."""
+    role = "" if roles is None else f" AND m.role IN {roles}"
+    return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = {user}{role})"
+
+
+# operatorOwns(human): the todo's endpoint belongs to a team the human is a member of.
+OPERATOR_SEES: LiteralString = f"""t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id")})"""
+# …and may act on it.
+OPERATOR_ACTS: LiteralString = f"""t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id", roles=ACTING_ROLES)})"""
+
+
+# A todo's state as the Board counts it: ``failed`` split into ``retry`` and ``dead`` (0006).
+def board_state(alias: LiteralString) -> LiteralString:
+    return f"todo_board_state({alias}.state, {alias}.next_retry_at)"
+
+
+def log_change(
+    op: LiteralString,
+    source: LiteralString,
+    *,
+    team: LiteralString,
+    endpoint: LiteralString = "NULL",
+    todo: LiteralString = "NULL",
+    queue: LiteralString = "NULL",
+    before: LiteralString = "NULL",
+    after: LiteralString = "NULL",
+    user: LiteralString = "NULL",
+    waited: LiteralString = "NULL",
+    ran: LiteralString = "NULL",
+) -> LiteralString:
+    """The change-log INSERT of a statement: one row per row of ``source`` (a FROM clause), each
+    column an SQL expression over it. Every state-changing statement runs one (or two) as a CTE,
+    so its change commits with it or not at all; the relay (``todos/relay.py``) turns the rows
+    into Board notifications, exact counts and the charts' rollup (``todo_flow``): ``waited`` and
+    ``ran`` are seconds a first claim waited and an ended attempt ran. Ids and small fields only:
+    never a payload.
+    """
+    return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}, {waited}, {ran}
+    FROM {source}"""
+
+
+def attempt_ran(ended: LiteralString, since: LiteralString = "r.claimed_at") -> LiteralString:
+    """Seconds the open attempt of todo ``r`` ran until now, where ``ended`` (SQL) says this change
+    ends it. ``since`` is when that attempt began: by default the todo's own ``claimed_at``, which
+    the claim sets to the attempt's ``claimed_at`` (one ``now()``, one statement) and nothing
+    changes while the todo stays claimed, so ending an attempt costs no lookup of its row. A claim
+    that takes over a lapsed lease has already overwritten ``claimed_at`` and passes the value
+    its candidate read before the update instead."""
+    return f"""CASE WHEN {ended} THEN extract(epoch FROM now() - {since})::double precision END"""
+
+
+def audit_row(
+    action: LiteralString,
+    source: LiteralString,
+    *,
+    team: LiteralString,
+    user: LiteralString = "%(user_id)s",
+    actor: LiteralString = "%(actor)s",
+    todo: LiteralString = "NULL",
+    endpoint: LiteralString = "NULL",
+    queue: LiteralString = "NULL",
+    note: LiteralString = "NULL",
+    detail: LiteralString = "NULL",
+) -> LiteralString:
+    """The audit-log INSERT of a statement a person (or the system) caused: one row per row of
+    ``source`` (a FROM clause), each column an SQL expression over it. The audit trail is what a
+    human reads later ("who canceled this?"), so it is written by the same statement as the
+    change, and every statement writes it through this one builder: one column list, one order.
+    """
+    return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT {team}, {user}, {actor}, '{action}', {todo}, {endpoint}, {queue}, {note}, {detail}
+    FROM {source}"""
+
+
+def audit_todos(action: LiteralString, rows: LiteralString) -> LiteralString:
+    """Audit an operator's change to each todo of CTE ``rows`` (``id, endpoint_id, queue``), with
+    the statement's ``note`` and ``detail`` parameters; the team is the owning endpoint's."""
+    return audit_row(
+        action,
+        f"{rows} r JOIN endpoints ae ON ae.id = r.endpoint_id",
+        team="ae.team_id",
+        todo="r.id",
+        endpoint="r.endpoint_id",
+        queue="r.queue",
+        note="%(note)s",
+        detail="%(detail)s",
+    )
+
+
+def log_todos(
+    op: LiteralString,
+    rows: LiteralString,
+    *,
+    before: LiteralString,
+    after: LiteralString | None = None,
+    waited: LiteralString = "NULL",
+    ended: LiteralString | None = None,
+    ran_since: LiteralString = "r.claimed_at",
+    team: LiteralString | None = None,
+) -> LiteralString:
+    """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
+    is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
+    states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
+    The team is the owning endpoint's: ``team`` (SQL over ``r``) where the statement knows it (an
+    agent's: ``%(team_id)s``), else read through a join (the statement's rows are its own, so the
+    join always hits).
+    ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt; by
+    default, a todo that leaves ``claimed``) feed the charts' timings; ``ran_since`` is when the
+    ended attempt began (``attempt_ran``).
+    """
+    after = board_state("r") if after is None else after
+    if ended is None:
+        ended = f"({before}) = 'claimed' AND ({after}) IS DISTINCT FROM 'claimed'"
+    return log_change(
+        op,
+        f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id" if team is None else f"{rows} r",
+        team="le.team_id" if team is None else team,
+        endpoint="r.endpoint_id",
+        todo="r.id",
+        queue="r.queue",
+        before=before,
+        after=after,
+        waited=waited,
+        ran=attempt_ran(ended, ran_since),
+    )
+
+
+def log_endpoints(op: LiteralString, rows: LiteralString) -> LiteralString:
+    """Log a change to each endpoint of ``rows`` (``id, team_id``): a vend, a scope or lease
+    change, a rotation, a revoke, a deletion, the last-seen stamp. It reads the team from the rows
+    themselves, so it also logs an endpoint the same statement inserted or deleted."""
+    return log_change(op, f"{rows} n", team="n.team_id", endpoint="n.id")
+
+
+def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralString:
+    """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``.
+
+    The one NOTIFY a statement may still send (lifecycle.md): agents waiting in ``claim_next``
+    must not wait for the relay. Only statements that make work claimable *now* use it (create,
+    release, an operator's retry, release or assignment, resume, the requeue of due retries);
+    claims, heartbeats and completions never do, so agents' commits never queue for the lock.
+    """
+    return f"""(SELECT count({ready_message("w.endpoint_id", "w.queue")})
+                FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""
+
+
+def agent_miss(target: LiteralString = "target", found: LiteralString = "r.id") -> LiteralString:
+    """Classify a zero-row agent transition from the caller-scoped snapshot row ``target``.
+    A hit (``found`` not NULL) is NULL at once: ``target`` is then never read."""
+    return f"""CASE
+        WHEN {found} IS NOT NULL THEN NULL
+        WHEN NOT EXISTS (SELECT 1 FROM {target}) THEN 'not_found'
+        WHEN NOT (SELECT queue FROM {target}) = ANY(%(queues)s::text[]) THEN 'forbidden'
+        ELSE 'conflict' END"""
+
+
+def operator_miss(found: LiteralString = "r.id") -> LiteralString:
+    """Classify a zero-row operator transition: unseen → not found; seen by a viewer → forbidden.
+    A hit (``found`` not NULL) is NULL at once, without the two lookups."""
+    return f"""CASE
+        WHEN {found} IS NOT NULL THEN NULL
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_SEES}) THEN 'not_found'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_ACTS}) THEN 'forbidden'
+        ELSE 'conflict' END"""

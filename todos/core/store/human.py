@@ -1,0 +1,546 @@
+"""Operator (Board) transitions: what a signed-in human can do to their teams' todos.
+
+The agent statements' twins, scoped by ``operatorOwns`` (membership of the owning team, with the
+``operator`` or ``admin`` role to act) instead of ``endpoint_id``, and without the lease-token
+fence: the owning human can always recover a stuck attempt. A human's lease is owned by
+``human:<user id>`` and its attempt has ``claimer_kind = 'owner'``.
+
+Every statement also writes its audit row and its change-log row, so the trail and the Board hold
+exactly the changes that committed. The rows a statement changes are locked first (``_prior``) to
+read their Board state before the change, which the log records.
+"""
+
+from __future__ import annotations
+
+from typing import Any, LiteralString
+from uuid import UUID
+
+from django.conf import settings
+from psycopg.types.json import Jsonb
+
+from todos.core.db import Statement
+from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
+from todos.core.store import inputs
+from todos.core.store.agent import BACKOFF, DEDUPE_PREDICATE
+from todos.core.store.claims import claim_sql, claims_from_rows
+from todos.core.store.fragments import (
+    ACTING_ROLES,
+    CLAIMABLE,
+    LEASE_SEEN,
+    OPERATOR_ACTS,
+    audit_row,
+    audit_todos,
+    board_state,
+    log_change,
+    log_todos,
+    member_of,
+    notify_ready,
+    operator_miss,
+    ready_message,
+)
+from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
+from todos.core.store.scopes import OperatorScope
+
+MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
+MISS_MESSAGES = {
+    "not_found": "no such todo",
+    "forbidden": "your role on this team is read-only",
+    "conflict": "the todo changed: it is no longer in a state you can {verb}",
+}
+HUMAN_TTL_RANGE = (60, 86400)
+
+
+_NO_TODO = object()  # statements on no single todo (bulk, create, pauses)
+
+
+def _params(
+    op: OperatorScope,
+    todo_id: Any = _NO_TODO,
+    *,
+    note: Any = None,
+    detail: dict | None = None,
+    note_max_chars: int = 2000,
+) -> dict:
+    text = inputs.note(note, max_chars=note_max_chars)
+    # The note doubles as the summary of the attempt a human's report closes: a note is bounded in
+    # characters, a summary in bytes (2048), so it is cut like any summary.
+    summary, truncated = inputs.summary(text)
+    params = {
+        "user_id": op.user_id,
+        "actor": op.username,
+        "owner": op.owner,
+        "note": text,
+        "summary": summary,
+        "summary_truncated": truncated,
+        "detail": Jsonb(detail) if detail else None,
+    }
+    if todo_id is not _NO_TODO:
+        params["id"] = inputs.todo_id(todo_id)
+    return params
+
+
+def _human_ttl(value: Any) -> int:
+    if value is None:
+        return settings.BOARD_HUMAN_LEASE_SECONDS
+    return inputs.require_int("lease_ttl_seconds", value, *HUMAN_TTL_RANGE)
+
+
+def _raise_miss(row: dict, verb: LiteralString, todo_id: str) -> None:
+    miss = row["miss"]
+    raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
+
+
+# The rows a human's statement changes, locked, with their Board state before the change (the
+# UPDATE's RETURNING sees only the new row). The lock is taken here, so the UPDATE below finds
+# the row as this CTE read it; its guard is written again there all the same, and a row whose
+# state moved while this statement waited for the lock is re-checked by PostgreSQL and left out.
+def _prior(where: LiteralString, guard: LiteralString, *, order: bool = False) -> LiteralString:
+    order_by = " ORDER BY t.id" if order else ""  # several rows: one lock order, no deadlock
+    return f"""prior AS (
+    SELECT t.id, {board_state("t")} AS state_before FROM todos t
+    WHERE {where} AND {OPERATOR_ACTS} AND {guard}{order_by}
+    FOR UPDATE
+)"""
+
+
+def _single(
+    verb: LiteralString,
+    action: LiteralString,
+    set_todo: LiteralString,
+    guard: LiteralString,
+    params: dict,
+    *,
+    attempt_set: LiteralString | None = None,
+    ready_when: LiteralString | None = None,
+) -> Statement[Todo]:
+    """One todo, one statement: update it, update its open attempt (close it, or stamp a
+    heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
+    waiting agents when ``ready_when`` says the todo became claimable."""
+    attempt = (
+        f"""
+open_attempt AS (
+    UPDATE todo_attempts a SET {attempt_set}
+    FROM upd u
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),"""
+        if attempt_set
+        else ""
+    )
+    ready = notify_ready("upd", ready_when) if ready_when else "0"
+    sql = f"""
+WITH {_prior("t.id = %(id)s", guard)},
+upd AS (
+    UPDATE todos t SET {set_todo}, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND {guard}
+    RETURNING t.*, p.state_before
+),{attempt}
+audit AS ({audit_todos(action, "upd")}),
+logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+result AS (SELECT {TODO_COLUMNS}, {ready} AS notified FROM upd)
+SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> Todo:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], verb.replace("_", " "), params["id"])
+        return Todo.from_row(rows[0])
+
+    return Statement(sql, params, finish)
+
+
+HOLDS: LiteralString = f"t.state = 'claimed' AND t.owner = %(owner)s AND {LEASE_SEEN}"
+HUMAN_REPORT: LiteralString = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
+
+
+def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Claim]:
+    """A human takes the lease (``human:<id>``, default 30 minutes).
+
+    Guard: claimable, assignee empty or this human; a paused queue does not stop a human; waits
+    on the row lock. Attempt rows: as an agent's claim, with ``claimer_kind = 'owner'``.
+    """
+    params = _params(op, todo_id)
+    params.update(
+        ttl=_human_ttl(lease_ttl_seconds),
+        claimant=inputs.claimant(f"Board · {op.username}"),
+        claimer_kind="owner",
+        claimer_endpoint_id=None,
+        session=None,
+        token_hashes=[],
+        cap=settings.BOARD_ATTEMPTS_CAP,
+    )
+    cand = f"""
+cand AS (
+    SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
+           t.concurrency_key, 1 AS ord,
+           (SELECT ce.team_id FROM endpoints ce WHERE ce.id = t.endpoint_id) AS team_id, t.endpoint_id, t.queue
+    FROM todos t
+    WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {CLAIMABLE}
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+    FOR UPDATE
+),
+audit AS ({audit_todos("todo.claim", "cand")})"""
+    sql = claim_sql(cand, with_prior=False, miss=operator_miss())
+
+    def finish(rows: list[dict]) -> Claim:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], "claim", params["id"])
+        return claims_from_rows(rows, [])[0]
+
+    return Statement(sql, params, finish)
+
+
+def extend(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Todo]:
+    """Extend a human's own lease. Guard: claimed by this human.
+    Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at``."""
+    params = _params(op, todo_id)
+    params["ttl"] = _human_ttl(lease_ttl_seconds)
+    return _single(
+        "heartbeat",
+        "todo.extend",
+        "lease_expires_at = now() + make_interval(secs => %(ttl)s)",
+        HOLDS,
+        params,
+        attempt_set="last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
+    )
+
+
+def complete(op: OperatorScope, todo_id: Any, *, note: Any = None, result: Any = None) -> Statement[Todo]:
+    """Finish a todo the human holds. Guard: claimed by this human.
+    Effect: ``done`` with the optional JSON result. Attempt: ``completed``/``done``, note as summary."""
+    params = _params(op, todo_id, note=note)
+    params["result"] = inputs.json_value("result", result)
+    return _single(
+        "complete",
+        "todo.complete",
+        "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
+        HOLDS,
+        params,
+        attempt_set=f"ended_at = now(), outcome = 'completed', disposition = 'done', {HUMAN_REPORT}",
+    )
+
+
+def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Report failure on a todo the human holds. Guard: claimed by this human.
+    Effect and attempt: as an agent's fail (backoff retry below the cap, else dead letter)."""
+    params = _params(op, todo_id, note=note)
+    params["result"] = Jsonb({"error": "failed_by_operator", "note": params["note"]})
+    return _single(
+        "fail",
+        "todo.fail",
+        f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
+            completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
+        HOLDS,
+        params,
+        attempt_set=f"""ended_at = now(), outcome = 'failed',
+            disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
+            {HUMAN_REPORT}""",
+    )
+
+
+def release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Give back a lease the human holds. Guard: claimed by this human.
+    Effect: ``pending``, ``attempt`` unchanged. Attempt: ``released``/``requeued``."""
+    params = _params(op, todo_id, note=note)
+    return _single(
+        "release",
+        "todo.release",
+        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        HOLDS,
+        params,
+        attempt_set=f"ended_at = now(), outcome = 'released', disposition = 'requeued', {HUMAN_REPORT}",
+        ready_when="TRUE",
+    )
+
+
+def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Take a lease away from whoever holds it (an agent that is stuck). Guard: claimed.
+    Effect: ``pending``. Attempt: ``released``/``requeued`` with ``ended_by`` the human (0009), so
+    it does not read like the holder's own release; the audit names the human too."""
+    params = _params(op, todo_id, note=note)
+    return _single(
+        "force_release",
+        "todo.force_release",
+        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        f"t.state = 'claimed' AND {LEASE_SEEN}",
+        params,
+        attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued', ended_by = %(owner)s",
+        ready_when="TRUE",
+    )
+
+
+RETRY_SET: LiteralString = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
+    claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
+# A dead letter gave up its idempotency key (lifecycle.md, idx_todos_dedupe). If a newer live todo
+# holds the key now, bringing the dead letter back would put two live todos on one key: the retry
+# is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
+RETRY_GUARD: LiteralString = """t.state = 'failed' AND (
+    t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM todos k
+    WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
+      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))"""
+CANCEL_SET: LiteralString = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
+    completed_at = now()"""
+CANCEL_GUARD: LiteralString = f"(t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND {LEASE_SEEN}))"
+CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
+# What each bulk action can change: the Board's previews count with these same guards.
+BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD}
+
+
+def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Send a failed todo (dead letter or open retry window) back to ``pending`` now.
+    Effect: a fresh budget (``attempt = 0``), result and timestamps cleared; ``attempts_total``
+    kept, so attempt numbering continues. Attempt rows: none (no lease ends)."""
+    stmt = _single("retry", "todo.retry", RETRY_SET, RETRY_GUARD, _params(op, todo_id, note=note), ready_when="TRUE")
+
+    def finish(rows: list[dict]) -> Todo:
+        try:
+            return stmt.finish(rows)
+        except Conflict as exc:
+            raise Conflict(
+                f"{exc.message} (only a failed todo can be retried, "
+                "and only while no newer live todo holds its idempotency key)"
+            ) from None
+
+    return Statement(stmt.sql, stmt.params, finish)
+
+
+def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Stop a todo for good. Guard: pending, claimed or failed.
+    Effect: ``canceled``, lease and retry window cleared. Attempt: if open, ``canceled``/``canceled``."""
+    return _single(
+        "cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, _params(op, todo_id, note=note), attempt_set=CANCEL_ATTEMPT
+    )
+
+
+def _bulk(
+    verb: LiteralString,
+    action: LiteralString,
+    set_todo: LiteralString,
+    guard: LiteralString,
+    op: OperatorScope,
+    ids: Any,
+    note: Any,
+    *,
+    attempt_set: LiteralString | None = None,
+    ready: bool = False,
+) -> Statement[BulkOutcome]:
+    todo_ids = inputs.todo_ids(ids)
+    if len(todo_ids) > 1000:
+        raise Invalid("ids", "at most 1000 ids per statement")
+    params = _params(op, note=note)
+    params["ids"] = todo_ids
+    attempt = (
+        f"""
+open_attempt AS (
+    UPDATE todo_attempts a SET {attempt_set}
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),"""
+        if attempt_set
+        else ""
+    )
+    wake = notify_ready("upd") if ready else "0"
+    sql = f"""
+WITH {_prior("t.id = ANY(%(ids)s::text[])", guard, order=True)},
+upd AS (
+    UPDATE todos t SET {set_todo}, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND {guard}
+    RETURNING t.*, p.state_before
+),{attempt}
+audit AS ({audit_todos(action, "upd")}),
+logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+woken AS (SELECT {wake} AS n)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
+
+    def finish(rows: list[dict]) -> BulkOutcome:
+        changed = {row["id"] for row in rows}
+        return BulkOutcome(
+            changed=tuple(i for i in todo_ids if i in changed),
+            skipped=tuple(i for i in todo_ids if i not in changed),
+        )
+
+    return Statement(sql, params, finish)
+
+
+def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk retry: the same guard and effect as :func:`retry`; rows whose state moved are skipped."""
+    return _bulk("retry", "todo.retry", RETRY_SET, BULK_GUARDS["retry"], op, ids, note, ready=True)
+
+
+def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk cancel: the same guard and effect as :func:`cancel`."""
+    return _bulk("cancel", "todo.cancel", CANCEL_SET, BULK_GUARDS["cancel"], op, ids, note, attempt_set=CANCEL_ATTEMPT)
+
+
+def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:
+    """Reserve a pending todo for one owner (``human:<id>`` or ``endpoint:<uuid>``), or clear it.
+    Guard: pending. Attempt rows: none."""
+    value = inputs.label("assignee", assignee)
+    if value is not None and not (value.startswith("human:") or value.startswith("endpoint:")):
+        raise Invalid("assignee", "must be human:<user id> or endpoint:<endpoint id>")
+    params = _params(op, todo_id, detail={"assignee": value})
+    params["assignee"] = value
+    return _single(
+        "assign",
+        "todo.assign" if value else "todo.unassign",
+        "assignee = %(assignee)s",
+        "t.state = 'pending'",
+        params,
+        ready_when="TRUE",
+    )
+
+
+def set_priority(op: OperatorScope, todo_id: Any, priority: Any) -> Statement[Todo]:
+    """Change the claim order of a live todo (lower claims first). Guard: pending, claimed or failed."""
+    value = inputs.require_int("priority", priority, *inputs.PRIORITY_RANGE)
+    params = _params(op, todo_id, detail={"priority": value})
+    params["priority"] = value
+    return _single(
+        "priority",
+        "todo.priority",
+        "priority = %(priority)s",
+        "t.state IN ('pending', 'claimed', 'failed')",
+        params,
+    )
+
+
+def create(
+    op: OperatorScope,
+    *,
+    endpoint_id: Any,
+    queue: Any,
+    title: Any,
+    kind: Any = None,
+    source: Any = None,
+    payload: Any = None,
+    idempotency_key: Any = None,
+    priority: Any = None,
+    max_attempts: Any = None,
+    note: Any = None,
+    requires: Any = None,
+) -> Statement[Created]:
+    """A human enqueues a todo on one of their teams' endpoints, in a queue of its scope.
+    Idempotent by key exactly as the agent's create; ``requires`` as the agent's. Attempt rows: none."""
+    try:
+        endpoint = UUID(str(endpoint_id))
+    except ValueError:
+        raise Invalid("endpoint", "must be an endpoint id") from None
+    params = _params(op, note=note)
+    params.update(
+        endpoint_id=endpoint,
+        queue=inputs.queue(queue),
+        title=inputs.title(title),
+        kind=inputs.label("kind", kind),
+        source=inputs.label("source", source) or "board",
+        payload=inputs.json_value("payload", payload),
+        key=inputs.idempotency_key(idempotency_key),
+        priority=inputs.priority(priority),
+        max_attempts=inputs.max_attempts(max_attempts),
+        requires=inputs.capability_labels("requires", requires),
+    )
+    sql = f"""
+WITH target AS (
+    SELECT e.id, e.scope_queues FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id")}
+),
+allowed AS (
+    SELECT e.id FROM endpoints e
+    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id", roles=ACTING_ROLES)}
+      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       priority, max_attempts, requires)
+    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
+    FROM allowed a
+    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+audit AS ({audit_todos("todo.create", "ins")}),
+logged AS ({log_todos("create", "ins", before="NULL")}),
+existing AS (
+    SELECT {TODO_COLUMNS} FROM todos
+    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+      AND {DEDUPE_PREDICATE} AND EXISTS (SELECT 1 FROM allowed)
+),
+result AS (
+    SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins")} AS notified
+    FROM ins
+    UNION ALL
+    SELECT false, {TODO_COLUMNS}, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+)
+SELECT r.*, CASE
+    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
+    ELSE 'conflict' END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> Created:
+        row = rows[0]
+        if row["id"] is None:
+            miss = row["miss"]
+            if miss == "not_found":
+                raise NotFound(f"no such endpoint: {endpoint}")
+            if miss == "forbidden":
+                raise Forbidden(
+                    f"cannot create on endpoint {endpoint}: it must be active, the queue {params['queue']!r} "
+                    "must be in its scope, and your role must be operator or admin"
+                )
+            raise StaleSnapshot("a concurrent create with the same idempotency key is in flight; retry")
+        return Created(todo=Todo.from_row(row), created=row["created"])
+
+    return Statement(sql, params, finish)
+
+
+def pause_queue(op: OperatorScope, team_id: Any, queue: Any, *, note: Any = None) -> Statement[bool]:
+    """Pause ``queue`` for a team: agents' claims skip it until resumed. Returns False if it was
+    already paused. Guard: the human is an operator or admin of the team."""
+    return _pause_statement(op, team_id, queue, note, pause=True)
+
+
+def resume_queue(op: OperatorScope, team_id: Any, queue: Any) -> Statement[bool]:
+    """Resume a paused queue; its pending work becomes claimable again (agents are woken)."""
+    return _pause_statement(op, team_id, queue, None, pause=False)
+
+
+def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, pause: bool) -> Statement[bool]:
+    try:
+        team = UUID(str(team_id))
+    except ValueError:
+        raise Invalid("team", "must be a team id") from None
+    params = _params(op, note=note, note_max_chars=500)  # queue_pauses.note holds 500 characters
+    params.update(team_id=team, queue=inputs.queue(queue))
+    acts = member_of("%(team_id)s", roles=ACTING_ROLES)
+    sees = member_of("%(team_id)s")
+    if pause:
+        change = f"""INSERT INTO queue_pauses (team_id, queue, paused_by, note)
+            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE {acts}
+            ON CONFLICT (team_id, queue) DO NOTHING RETURNING team_id, queue"""
+        action, op_name, wake = "queue.pause", "pause", "0"
+    else:
+        change = f"""DELETE FROM queue_pauses WHERE team_id = %(team_id)s AND queue = %(queue)s AND {acts}
+            RETURNING team_id, queue"""
+        action, op_name, wake = (
+            "queue.resume",
+            "resume",
+            f"""(SELECT count({ready_message("e.id", "c.queue")})
+             FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))""",
+        )
+    sql = f"""
+WITH changed AS ({change}),
+audit AS ({audit_row(action, "changed", team="team_id", queue="queue", note="%(note)s")}),
+logged AS ({log_change(op_name, "changed c", team="c.team_id", queue="c.queue")})
+SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts, {wake} AS notified"""
+
+    def finish(rows: list[dict]) -> bool:
+        row = rows[0]
+        if not row["sees"]:
+            raise NotFound(f"no such team: {team}")
+        if not row["acts"]:
+            raise Forbidden("your role on this team is read-only")
+        return bool(row["changed"])
+
+    return Statement(sql, params, finish)

@@ -1,0 +1,1 @@
+"""The Board people use: views, their form input, wording and template tags."""

@@ -1,0 +1,149 @@
+"""Form input for the Board's actions: text from a browser form into the store's typed inputs
+(each action's parser in ``views/action_table.py`` is made of these).
+
+The store validates again (it trusts no caller); this layer only turns strings into the types
+the store expects and names the field when that fails ("result: not valid JSON …"), before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any
+
+from todos.core.errors import Invalid
+from todos.core.store import inputs
+
+
+def note(data) -> str | None:
+    value = data.get("note", "")
+    return inputs.note(value)
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # past Python's int conversion limit
+        raise _NotJSON(f"a number has more than {sys.get_int_max_str_digits()} digits") from None
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJSON(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _constant(name: str):
+    raise _NotJSON(f"{name} is not JSON")
+
+
+def json_field(data, field: str) -> Any:
+    """Optional JSON text. Empty means absent; anything else must parse, with numbers a
+    database can hold and at most ``inputs.JSON_MAX_DEPTH`` levels of nesting (the store
+    checks the rest: size, NUL characters)."""
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw, parse_int=_integer, parse_float=_finite, parse_constant=_constant)
+    except _NotJSON as exc:
+        raise Invalid(field, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise Invalid(field, f"must not be nested more than {inputs.JSON_MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
+        problem = getattr(exc, "msg", str(exc))
+        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        raise Invalid(field, f"not valid JSON ({problem}{where})") from None
+    inputs.require_depth(field, value)
+    return value
+
+
+def integer(data, field: str, lo: int, hi: int, *, required: bool = True) -> int | None:
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        if required:
+            raise Invalid(field, "is required")
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Invalid(field, f"must be a whole number from {lo} to {hi}") from None
+    if not lo <= value <= hi:
+        raise Invalid(field, f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def lease_seconds(data) -> int | None:
+    minutes = integer(data, "lease_minutes", 1, 1440, required=False)
+    return None if minutes is None else max(minutes * 60, 60)
+
+
+def assignee(data) -> str | None:
+    value = (data.get("assignee") or "").strip()
+    return value or None
+
+
+def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
+    """A hand-made todo. ``target`` is ``<endpoint id>|<queue>`` from the form's list of the
+    viewer's (endpoint, queue) pairs; anything not in ``allowed`` is refused by name."""
+    target = data.get("target") or ""
+    if target not in allowed:
+        raise Invalid("target", "pick one of your team's endpoints and one of its queues")
+    endpoint_id, queue = allowed[target]
+    return {
+        "endpoint_id": endpoint_id,
+        "queue": queue,
+        "title": (data.get("title") or "").strip(),
+        "kind": (data.get("kind") or "").strip() or None,
+        "source": (data.get("source") or "").strip() or None,
+        "payload": json_field(data, "payload"),
+        "idempotency_key": (data.get("idempotency_key") or "").strip() or None,
+        "priority": integer(data, "priority", *inputs.PRIORITY_RANGE, required=False),
+        "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
+        "requires": inputs.capability_text("requires", data.get("requires") or ""),
+        "note": note(data),
+    }
+
+
+_LOCAL_MINUTES = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?$")
+
+
+def run_at(data, field: str = "run_at") -> str | None:
+    """A time to run at: empty means now. The Board's ``datetime-local`` field sends no offset
+    (``2026-12-02T10:30``); the form labels it UTC, so UTC it is. A full RFC 3339 time is taken
+    as written. The store checks the range (not past, at most a year ahead)."""
+    raw = (data.get(field) or "").strip()
+    if not raw:
+        return None
+    if _LOCAL_MINUTES.match(raw):
+        return raw + (":00Z" if raw.count(":") == 1 else "Z")
+    return raw
+
+
+def edit_changes(data) -> dict:
+    """The edit form: every field it shows, as the store's ``waiting.edit`` takes them (the store
+    audits only the values that differ)."""
+    changes: dict[str, Any] = {}
+    if "title" in data:
+        changes["title"] = (data.get("title") or "").strip()
+    if "payload" in data:  # absent when the payload holds masked keys (the form cannot show it)
+        changes["payload"] = json_field(data, "payload")
+    if "priority" in data:
+        changes["priority"] = integer(data, "priority", *inputs.PRIORITY_RANGE)
+    if "max_attempts" in data:
+        changes["max_attempts"] = integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE)
+    if "assignee" in data:
+        changes["assignee"] = assignee(data)
+    if "requires" in data:
+        changes["requires"] = inputs.capability_text("requires", data.get("requires") or "")
+    if "run_at" in data:
+        changes["run_at"] = run_at(data)
+    return changes

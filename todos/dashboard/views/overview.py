@@ -1,0 +1,43 @@
+"""``/``: every queue the human can see, with its live numbers, pause state and throughput."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from todos.core.selectors.claimability import stuck_work
+from todos.core.selectors.concurrency import busy_keys
+from todos.core.selectors.overview import overview
+from todos.dashboard.views.charts import overview_chart_context
+from todos.dashboard.views.common import board_view
+
+
+def overview_table_context(request) -> dict:
+    viewer = request.viewer
+    return {
+        "overview": overview(viewer),
+        "stuck": stuck_work(viewer),
+        "busy_keys": busy_keys(viewer),
+        "viewer": viewer,
+        "here": request.get_full_path(),
+    }
+
+
+@require_GET
+@board_view
+def overview_page(request):
+    context = overview_table_context(request)
+    if request.viewer.teams:
+        context.update(overview_chart_context(request.viewer))
+    return render(request, "overview/index.html", context)
+
+
+@require_GET
+@board_view
+def overview_table(request):
+    """The overview table alone (a live region)."""
+    context = overview_table_context(request)
+    htmx = getattr(request, "htmx", None)
+    if htmx and htmx.current_url_abs_path:
+        context["here"] = htmx.current_url_abs_path
+    return render(request, "overview/_table.html", context)

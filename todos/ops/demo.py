@@ -1,0 +1,419 @@
+"""Demo data and simulated agents for ``manage.py up --demo``: a living queue for a newcomer.
+
+Everything here goes through the store, exactly as real agents and operators would: the seed
+creates todos and drives some of them through claims, failures, deaths and dead letters, and the
+simulated agents keep claiming, heartbeating, completing, failing and dying while Board runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from todos.core.db import execute
+from todos.core.errors import Conflict, StoreError
+from todos.core.store import agent as agent_store
+from todos.core.store import concurrency as concurrency_store
+from todos.core.store import endpoints as endpoint_store
+from todos.core.store import human as operator_store
+from todos.core.store import schedules as schedule_store
+from todos.core.store import teams as team_store
+from todos.core.store.scopes import AgentScope, OperatorScope
+
+logger = logging.getLogger(__name__)
+
+DEMO_TEAM = "demo"
+# The demo's read-only person: a known password, so a visitor can see the viewer role's Board.
+DEMO_VIEWER = "viewer"
+# Todos the demo's producer creates for itself (no claim verb): the Overview's "no agent can claim".
+STRAYS = 2
+DEMO_VIEWER_PASSWORD = "viewer-demo"
+
+
+@dataclass(frozen=True)
+class DemoAgent:
+    slug: str
+    name: str
+    queues: tuple[str, ...]
+    work_seconds: tuple[float, float]
+    fail_rate: float
+    die_rate: float
+    # Required capabilities (issue 15): the endpoint's default capabilities, and what each of its
+    # simulated workers presents on its claims (by worker number; none: the defaults).
+    defaults: tuple[str, ...] = ()
+    presents: tuple[tuple[str, ...], ...] = ()
+
+
+# The summarizer is a mixed pool: its endpoint's default capabilities say it has a GPU (so a plain
+# `manage.py work` on its token takes GPU work), worker 0 is the GPU runner and says so itself,
+# and worker 1 is a CPU-only runner whose own capabilities replace the defaults: it takes only
+# docs work that needs nothing.
+AGENTS = (
+    DemoAgent("ci-fixer", "CI fixer", ("ci-failures",), (2, 8), 0.2, 0.05),
+    DemoAgent("triage-bot", "Support triage", ("support", "triage"), (1, 4), 0.1, 0.03),
+    DemoAgent(
+        "summarizer", "Doc summarizer", ("docs",), (3, 10), 0.05, 0.08, defaults=("gpu",), presents=(("gpu",), ("cpu",))
+    ),
+)
+# Docs work that needs the large model (about one in three, decided from the todo's number).
+BOUND_QUEUE, BOUND_NEEDS = "docs", ["gpu"]
+PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
+
+FAILURES = (
+    "pytest exited 1: 3 tests failed in test_api.py",
+    "timeout after 300 s waiting for build container",
+    "upstream 502 from api.example.com (attempt {n})",
+    "could not parse stack trace: unexpected token at line {n}",
+    "model refused: context window exceeded ({n} tokens)",
+    "git push rejected: non-fast-forward on branch fix-{n}",
+)
+RELEASES = (
+    "rate limited by upstream; handing the todo back",
+    "worker draining for a deploy; released",
+    "needs a GPU runner; released for another worker",
+)
+TITLES = {
+    "ci-failures": ["Fix flaky test in {mod}", "Build broken on main after #{n}", "Lint errors in {mod}"],
+    "support": ["Customer #{n}: cannot log in", "Refund request for order {n}", "Bug report: export to CSV"],
+    "triage": ["Label new issue #{n}", "Duplicate check for #{n}", "Route ticket {n} to owner"],
+    "docs": ["Summarize RFC-{n}", "Changelog for v1.{n}", "Explain module {mod}"],
+}
+MODULES = ("billing", "auth", "search", "exports", "webhooks", "scheduler")
+# Run later and concurrency keys (issue 15): CI fixes of one repository go one at a time (a
+# concurrency key per repository; billing, the busiest, may run two), and some work is scheduled
+# for the next minutes. Decided from the todo's number, so the seed's random sequence is unchanged.
+KEYED_QUEUE = "ci-failures"
+WIDER_KEY, WIDER_LIMIT = "repo:acme/billing", 2
+
+
+def _key(queue: str, payload: dict) -> str | None:
+    return f"repo:{payload['repo']}" if queue == KEYED_QUEUE else None
+
+
+def _requires(queue: str, n: int) -> list[str] | None:
+    return BOUND_NEEDS if queue == BOUND_QUEUE and n % 3 == 0 else None
+
+
+def _run_later(n: int) -> int | None:
+    """Seconds to wait, for about one todo in seven: between 2 and 30 minutes."""
+    return 120 + (n * 397) % 1680 if n % 7 == 3 else None
+
+
+def _agent_scope(vended) -> AgentScope:
+    ep = vended.endpoint if hasattr(vended, "endpoint") else vended
+    return AgentScope(
+        endpoint_id=ep.id,
+        team_id=ep.team_id,
+        queues=tuple(ep.scope_queues),
+        default_lease_ttl_seconds=ep.default_lease_ttl_seconds,
+        verbs=frozenset(ep.scope_verbs),
+        capabilities=tuple(ep.capabilities),
+    )
+
+
+def _title(queue: str, rng: random.Random) -> str:
+    return rng.choice(TITLES[queue]).format(n=rng.randint(100, 9999), mod=rng.choice(MODULES))
+
+
+def demo_scopes() -> dict[str, AgentScope] | None:
+    """The demo endpoints' scopes, or None when there is no demo team yet."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT e.slug, e.id, e.team_id, e.scope_queues, e.default_lease_ttl_seconds, e.scope_verbs,
+                      e.capabilities
+               FROM endpoints e JOIN teams t ON t.id = e.team_id
+               WHERE t.slug = %s AND e.state = 'active'""",
+            [DEMO_TEAM],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    return {
+        slug: AgentScope(
+            endpoint_id=eid,
+            team_id=tid,
+            queues=tuple(queues),
+            default_lease_ttl_seconds=lease,
+            verbs=frozenset(verbs),
+            capabilities=tuple(capabilities),
+        )
+        for slug, eid, tid, queues, lease, verbs, capabilities in rows
+    }
+
+
+def ensure_viewer_password() -> str | None:
+    """Give the demo's viewer the known password when it has none it can sign in with (seeding
+    creates it without one). Returns the password while it is the known one (so ``up --demo`` can
+    print it on every start), None when the viewer is absent or has a password of its own."""
+    User = get_user_model()
+    viewer = User.objects.filter(username=DEMO_VIEWER).first()
+    if viewer is None:
+        return None
+    if not viewer.password or not viewer.has_usable_password():
+        viewer.set_password(DEMO_VIEWER_PASSWORD)
+        viewer.save(update_fields=["password"])
+        return DEMO_VIEWER_PASSWORD
+    return DEMO_VIEWER_PASSWORD if viewer.check_password(DEMO_VIEWER_PASSWORD) else None
+
+
+def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[str, AgentScope]:
+    """Create the demo team, its endpoints and a few hundred todos in every state. Idempotent:
+    an existing demo team is left as it is."""
+    existing = demo_scopes()
+    if existing:
+        return existing
+    rng = rng or random.Random(7)
+    team = execute(team_store.create_team(slug=DEMO_TEAM, name="Demo team"))
+    execute(team_store.set_member(None, team_id=team.id, user_id=admin.id, role="admin"))
+    User = get_user_model()
+    viewer, _ = User.objects.get_or_create(username=DEMO_VIEWER, defaults={"is_active": True})
+    execute(team_store.set_member(None, team_id=team.id, user_id=viewer.id, role="viewer"))
+    scopes = {}
+    for spec in AGENTS + (PRODUCER,):
+        verbs = ["create_for", "list_todos", "get_todo"] if spec is PRODUCER else list(endpoint_store.DRAIN_VERBS)
+        vended = execute(
+            endpoint_store.vend(
+                None,
+                team_id=team.id,
+                name=spec.name,
+                slug=spec.slug,
+                verbs=verbs,
+                queues=list(spec.queues),
+                default_lease_ttl_seconds=60,
+                capabilities=list(spec.defaults),
+            )
+        )
+        scopes[spec.slug] = _agent_scope(vended)
+    human = OperatorScope(user_id=admin.id, username=admin.username)
+    execute(concurrency_store.set_limit(None, team.id, WIDER_KEY, WIDER_LIMIT))
+    owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
+    for n in range(todos):
+        if todos >= 10 * STRAYS and n >= todos - STRAYS:
+            # the classic mistake, for the Overview to flag: the producer's create_for without
+            # endpoint=…, so the todo is the producer's own and nothing can claim it
+            execute(
+                agent_store.create(
+                    scopes[PRODUCER.slug],
+                    queue="triage",
+                    title=_title("triage", rng),
+                    kind="triage",
+                    source="webhook",
+                    idempotency_key=f"demo-{n}",
+                )
+            )
+            continue
+        queue = rng.choice(list(owners))
+        scope = owners[queue]
+        fate = rng.random()
+        max_attempts = 3 if fate < 0.12 else rng.choice((3, 5))
+        title = _title(queue, rng)
+        payload = {"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"}
+        later = _run_later(n) if 0.12 <= fate < 0.45 else None
+        created = execute(
+            agent_store.create(
+                scope,
+                queue=queue,
+                title=title,
+                kind=queue.rstrip("s"),
+                source="webhook",
+                payload=payload,
+                idempotency_key=f"demo-{n}",
+                priority=rng.choice((0, 0, 0, 5, -5)),
+                max_attempts=max_attempts,
+                delay_seconds=later,
+                concurrency_key=_key(queue, payload),
+                requires=_requires(queue, n),
+            )
+        ).todo
+        if 0.12 <= fate < 0.45:
+            continue  # pending (or scheduled)
+        try:
+            claim = execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{n % 4}"))
+        except StoreError:
+            continue
+        if fate < 0.12:
+            # a dead letter with a history to read: earlier holders gave up, the last one failed
+            for earlier in range(max_attempts - 1):
+                execute(agent_store.release(scope, created.id, summary=rng.choice(RELEASES)))
+                execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{earlier}"))
+            execute(
+                agent_store.fail(
+                    scope,
+                    created.id,
+                    summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                    result={"error": "handler_failed"},
+                )
+            )
+        elif fate < 0.7:
+            execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
+        elif fate < 0.8:
+            execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9))))
+        elif fate < 0.85:
+            execute(operator_store.cancel(human, created.id, note="not needed any more"))
+        # else: left claimed; its 60 s lease lapses and the reaper shows a death
+        del claim
+    _seed_schedules(team.id, scopes, human)
+    return scopes
+
+
+# Periodic schedules (issue 15): a nightly audit that catches up after downtime, office-hours
+# triage in New York, a paused weekly digest, and one every two minutes so the Schedules page
+# shows fires (and their todos' fates) while the demo runs.
+SCHEDULES = (
+    ("Nightly dependency audit", "0 3 * * *", "Europe/Berlin", "ci-fixer", "ci-failures", "catch_up", False),
+    ("Support queue sweep", "*/15 8-18 * * MON-FRI", "America/New_York", "triage-bot", "triage", "skip", False),
+    ("Weekly docs digest", "0 9 * * MON", "UTC", "summarizer", "docs", "skip", True),
+    ("Inbox check", "*/2 * * * *", "UTC", "triage-bot", "support", "skip", False),
+)
+
+
+def _seed_schedules(team_id, scopes: dict[str, AgentScope], human: OperatorScope) -> None:
+    from datetime import UTC, datetime
+
+    for name, cron, zone, agent_slug, queue, missed, paused in SCHEDULES:
+        made = execute(
+            schedule_store.create(
+                human,
+                team_id,
+                now=datetime.now(UTC),
+                name=name,
+                cron=cron,
+                timezone=zone,
+                endpoint_id=scopes[agent_slug].endpoint_id,
+                queue=queue,
+                title=name,
+                kind="scheduled",
+                payload={"schedule": name},
+                missed=missed,
+            )
+        )
+        if paused:
+            execute(schedule_store.set_paused(human, made.id, True, now=datetime.now(UTC)))
+        else:
+            execute(schedule_store.fire_now(human, made.id))
+
+
+class SimulatedAgents:
+    """Threads that behave like real agents against the store, plus a producer."""
+
+    def __init__(self, scopes: dict[str, AgentScope], *, speed: float = 1.0, seed: int | None = None):
+        self.scopes = scopes
+        self.speed = speed
+        self.stop = threading.Event()
+        self.rng = random.Random(seed)
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for spec in AGENTS:
+            for worker in range(2):
+                self._spawn(self._work, spec, worker)
+        self._spawn(self._produce)
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=5)
+
+    def _spawn(self, target, *args) -> None:
+        thread = threading.Thread(target=self._guard, args=(target, *args), daemon=True, name=f"demo-{target.__name__}")
+        thread.start()
+        self.threads.append(thread)
+
+    def _guard(self, target, *args) -> None:
+        while not self.stop.is_set():
+            try:
+                target(*args)
+            except Exception:  # noqa: BLE001 - a demo agent never takes Board down
+                logger.exception("simulated agent crashed; restarting")
+                self.stop.wait(2)
+
+    def _sleep(self, seconds: float) -> bool:
+        return self.stop.wait(seconds / self.speed)
+
+    def _work(self, spec: DemoAgent, worker: int) -> None:
+        scope = self.scopes[spec.slug]
+        rng = random.Random(self.rng.random())
+        presents = spec.presents[worker] if worker < len(spec.presents) else ()
+        label = f"{presents[0]}-" if presents else ""
+        while not self.stop.is_set():
+            claim = execute(
+                agent_store.claim_next(
+                    scope,
+                    lease_ttl_seconds=20,
+                    require_fence=rng.random() < 0.5,
+                    claimant=f"{spec.slug}/{label}worker-{worker}",
+                    capabilities=list(presents) or None,
+                )
+            )
+            if claim is None:
+                if self._sleep(rng.uniform(1, 3)):
+                    return
+                continue
+            todo_id, token = claim.todo.id, claim.lease_token
+            roll = rng.random()
+            if roll < spec.die_rate:
+                continue  # the worker "crashes": no heartbeat, no report; the reaper will notice
+            remaining = rng.uniform(*spec.work_seconds)
+            try:
+                while remaining > 0:
+                    step = min(remaining, 6)
+                    if self._sleep(step):
+                        execute(agent_store.release(scope, todo_id, lease_token=token, summary="shutting down"))
+                        return
+                    remaining -= step
+                    execute(agent_store.heartbeat(scope, todo_id, lease_ttl_seconds=20, lease_token=token))
+                if roll < spec.die_rate + spec.fail_rate:
+                    execute(
+                        agent_store.fail(
+                            scope,
+                            todo_id,
+                            lease_token=token,
+                            summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                            result={"error": "handler_failed"},
+                        )
+                    )
+                else:
+                    execute(
+                        agent_store.complete(
+                            scope,
+                            todo_id,
+                            lease_token=token,
+                            result={"ok": True},
+                            summary=f"handled by {spec.slug}/worker-{worker}",
+                        )
+                    )
+            except Conflict:
+                pass  # lost the lease (an operator force-released or canceled it): move on
+
+    def _produce(self) -> None:
+        scope = self.scopes[PRODUCER.slug]
+        owners = {q: self.scopes[a.slug] for a in AGENTS for q in a.queues}
+        rng = random.Random(self.rng.random())
+        while not self._sleep(rng.uniform(1.5, 4)):
+            queue = rng.choice(list(owners))
+            target = owners[queue]
+            payload = {"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"}
+            # the producer hands work to the owning endpoint (create_for with endpoint=…); some of
+            # it for later, CI fixes one at a time per repository
+            execute(
+                agent_store.create(
+                    target,
+                    queue=queue,
+                    title=_title(queue, rng),
+                    kind=queue.rstrip("s"),
+                    source=scope.owner,
+                    payload=payload,
+                    max_attempts=rng.choice((2, 3, 5)),
+                    priority=rng.choice((0, 0, 5, -5)),
+                    delay_seconds=_run_later(payload["n"]),
+                    concurrency_key=_key(queue, payload),
+                    requires=_requires(queue, payload["n"]),
+                )
+            )
+            time.sleep(0)

@@ -1,0 +1,1 @@
+"""The command-running worker behind ``manage.py work``: plain HTTP, no Django."""
