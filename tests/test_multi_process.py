@@ -2,7 +2,7 @@
 servers (A and B), one loops process (``manage.py reaper``) and a round-robin proxy in front
 (``tests/round_robin_proxy.py``, no sticky sessions).
 
-What must hold (issue 13, item 9; README "Deployment"):
+What must hold (docs/deployment.md):
 
 * a browser whose live socket is on one process sees, without a reload, what an agent does
   through the agent API of the other;

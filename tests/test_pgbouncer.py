@@ -1,5 +1,4 @@
-"""Board behind a real PgBouncer in transaction mode (issue 17, item 1; README "Growing past one
-database").
+"""Board behind a real PgBouncer in transaction mode (docs/deployment.md, PgBouncer).
 
 One ``manage.py up`` process runs for the module with ``DATABASE_URL`` naming PgBouncer (a pool of
 ``SERVER_CONNECTIONS`` server connections in front of the test database, ``pool_mode =

@@ -155,11 +155,11 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
         limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
         schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
         fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
-    assert total == 200 + fired and fired == 3  # issue 15: four schedules, three fired once, one paused
+    assert total == 200 + fired and fired == 3  # four schedules, three fired once, one paused
     assert [r["paused"] for r in schedules] == [False, False, False, True]
-    assert scheduled > 0 and keyed > 0  # issue 15: some work runs later, CI fixes go one per repository
+    assert scheduled > 0 and keyed > 0  # some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
-    # issue 15: some docs work needs a GPU, and the summarizer endpoint has one by default
+    # some docs work needs a GPU, and the summarizer endpoint has one by default
     assert [(r["queue"], r["requires"]) for r in bound] == [("docs", ["gpu"])]
     assert [(r["slug"], r["capabilities"]) for r in defaults] == [("summarizer", ["gpu"])]
     assert first["summarizer"].capabilities == ("gpu",)

@@ -1,5 +1,4 @@
-"""The Board's reads on a real streaming replica (issue 17, item 2; README "Growing past one
-database").
+"""The Board's reads on a real streaming replica (docs/deployment.md, the read replica).
 
 A hot standby of the run's embedded PostgreSQL (``pg_basebackup -R``, tests/support/replica.py)
 serves the Board's pages. What proves a page was read there: with the replica's replay paused, a

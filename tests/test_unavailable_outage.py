@@ -1,4 +1,4 @@
-"""PostgreSQL really stopped under a running Board, then started again (issue 13, item 4).
+"""PostgreSQL really stopped under a running Board, then started again.
 
 Each test stops the throwaway server of ``tests/outage.py`` (never the suite's own), checks one
 surface while it is down — the agent API answers ``503 unavailable`` with ``Retry-After``, MCP a

@@ -1,4 +1,4 @@
-"""Required capabilities over HTTP (issue 15): create_for takes ``requires``, the claims take
+"""Required capabilities over HTTP: create_for takes ``requires``, the claims take
 ``capabilities`` (else the endpoint's defaults), todos show ``requires``; bad labels are refused
 naming the field and write or claim nothing; the OpenAPI document describes them."""
 

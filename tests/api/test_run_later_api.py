@@ -1,4 +1,4 @@
-"""Run later and concurrency keys over HTTP (issue 15): create_for takes run_at or delay_seconds
+"""Run later and concurrency keys over HTTP: create_for takes run_at or delay_seconds
 and concurrency_key; bad values are refused naming the field; the todo shows them."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("store_db")
 # What the drawer offered before the table (todos/dashboard/views/present.py's hand-written branches).
 OFFERED = {
     "pending": {"claim", "cancel", "assign", "priority", "reschedule", "edit"},
-    # issue 15: waiting work can be run now (when scheduled), rescheduled and edited
+    # waiting work can be run now (when scheduled), rescheduled and edited
     "scheduled": {"run_now", "cancel", "assign", "priority", "reschedule", "edit"},
     "mine": {"complete", "fail", "release", "extend", "cancel", "priority"},
     "lapsed": {"claim", "force_release", "cancel", "priority"},

@@ -1,5 +1,5 @@
 """axe-core finds no accessibility violation on any Board page, in light and in dark mode, on a
-desktop and at 390×844 (issue 16).
+desktop and at 390×844.
 
 axe is vendored for the tests only (``tests/support/vendor/axe-core``, its version and licence
 there). The Board's CSP allows scripts from its own origin only, so the test serves axe from a

@@ -1,4 +1,4 @@
-"""Required capabilities on the Board (issue 15): requirements on the todo row and in the drawer,
+"""Required capabilities on the Board: requirements on the todo row and in the drawer,
 default capabilities on the endpoint forms (vend and edit, audited, refused naming the field), and
 the claimability warning for waiting work that needs labels its owner does not have."""
 

@@ -155,7 +155,7 @@ def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alic
     counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(mine=True))
     assert str(counts["all"]) == "3+" and counts["all"].capped and str(counts["done"]) == "0"
     body = alice_client.get(reverse("todo_list"), {"mine": "1", "q": "x"}).content.decode()
-    assert "Counts are of the search" in body  # issue 16: the tabs count the search
+    assert "Counts are of the search" in body  # the tabs count the search
     body = alice_client.get(reverse("todo_list"), {"mine": "1"}).content.decode()
     assert "counted up to 1,000 per state" in body
 

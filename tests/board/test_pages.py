@@ -185,7 +185,7 @@ def test_the_actions_that_fit_each_state(world, alice_client, todos):
         assert _drawer_actions(alice_client, todos[state].id) == actions, state
     rows = {
         "pending": {"claim"},
-        "claimed": set(),  # force release asks first, in the drawer (issue 16)
+        "claimed": set(),  # force release asks first, in the drawer
         "mine": {"complete", "release"},
         "retry": {"retry"},
         "dead": {"retry"},

@@ -1,4 +1,4 @@
-"""The Board on a phone (issue 16): at 390×844 no page is wider than the screen, the navigation
+"""The Board on a phone: at 390×844 no page is wider than the screen, the navigation
 folds behind a Menu button that opens by mouse and by keyboard, an opened todo fills the screen
 (not 2,700 px below the list) and closing it returns to the list, and a row's title keeps a
 readable width.

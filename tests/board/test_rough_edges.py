@@ -1,6 +1,6 @@
-"""Issue 16, "Rough edges": each one a first walk through the Board found, held fixed here.
+"""Rough edges a first walk through the Board found, each held fixed here.
 
-Each test failed on the main branch the issue was filed against; the browser-only ones are in
+Each test failed on the Board as it was before its fix; the browser-only ones are in
 ``test_rough_edges_browser.py``."""
 
 from __future__ import annotations

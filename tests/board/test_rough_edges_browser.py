@@ -1,4 +1,4 @@
-"""Issue 16's rough edges that only a browser can tell: the drawer in the URL, the Board's own
+"""Rough edges of the Board that only a browser can tell: the drawer in the URL, the Board's own
 confirmation dialog, toasts, the live indicator, a regular expression Chromium compiles, a swap
 that must not trip the CSP, and a person removed from a team while looking.
 

@@ -1,4 +1,4 @@
-"""The drawer's attempt timeline (issue 16, item 4): each attempt a span on one time axis, coloured
+"""The drawer's attempt timeline: each attempt a span on one time axis, coloured
 by outcome, with its last heartbeat and the gaps between attempts; outcomes in words with the code
 as secondary text; durations; relative times with the exact time on hover."""
 

@@ -1,6 +1,6 @@
-"""The Board's side of issue 15: the Scheduled tab with countdowns, run now / reschedule / edit from
-the drawer (each audited with old and new values), concurrency keys on rows, drawer and overview,
-and setting a key's limit."""
+"""The Board's side of run later and concurrency keys: the Scheduled tab with countdowns, run now /
+reschedule / edit from the drawer (each audited with old and new values), concurrency keys on rows,
+drawer and overview, and setting a key's limit."""
 
 from __future__ import annotations
 

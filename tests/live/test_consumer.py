@@ -220,7 +220,7 @@ def test_a_human_removed_from_a_team_stops_receiving_within_seconds(tenancy):
             return resync, reacted, after.todo.id, colleague_got, removed_got
 
     resync, reacted, after_id, colleague_got, removed_got = run(scenario)
-    # the page re-fetches and loses what it may no longer see, saying why once (issue 16)
+    # the page re-fetches and loses what it may no longer see, saying why once
     assert resync == {"type": "resync", "left_team": True}
     assert reacted < 2.0
     assert after_id in changed_ids(colleague_got)  # the team's other member still receives…

@@ -1,4 +1,4 @@
-"""Required capabilities over MCP (issue 15): the tools take ``requires`` and ``capabilities`` as
+"""Required capabilities over MCP: the tools take ``requires`` and ``capabilities`` as
 the HTTP verbs do, say so in their descriptions, and refuse bad labels naming the field."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Required capabilities (issue 15): a todo names the labels it needs (``requires``); a claim
+"""Required capabilities: a todo names the labels it needs (``requires``); a claim
 presents ``capabilities`` (or, presenting none, its endpoint's defaults) and takes only todos whose
 requirements are a subset of them. A claim presenting nothing takes only todos needing nothing."""
 

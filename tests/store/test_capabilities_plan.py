@@ -1,5 +1,5 @@
 """The claim's plan when nothing uses capabilities: the same walk of ``todos_pending`` as before
-the capability guard existed (issue 15: "keep the claim on its index for the common case").
+the capability guard existed: the claim stays on its index for the common case.
 
 The statement of a claim that presents no capabilities differs from the one before capabilities
 only by the literal filter ``t.requires = '{}'``; with it taken out again, both are planned over
@@ -75,8 +75,7 @@ def test_a_claim_presenting_capabilities_still_walks_the_claim_index(agent):
 def test_the_claim_walks_its_indexes_and_never_a_bitmap(agent):
     """Lapsed leases and due work are each read by a plain index scan (``todos_claimed``,
     ``todos_retry_due``): a bitmap scan cannot mark an index entry of a finished todo dead, so it
-    would revisit every todo claimed since the last VACUUM on every claim (bench/README.md,
-    issue 15)."""
+    would revisit every todo claimed since the last VACUUM on every claim (bench/README.md)."""
     _seed(agent)
     for statement in (A.claim_next(agent), A.claim_batch(agent, max=10)):
         with db.connect() as conn, conn.transaction(force_rollback=True):

@@ -1,4 +1,4 @@
-"""Concurrency keys (issue 15): at most ``max_claimed`` (default 1) todos of a team with one key
+"""Concurrency keys: at most ``max_claimed`` (default 1) todos of a team with one key
 are claimed at once, whatever the number of claimers; claims skip a key at its limit and take
 the key's next todo as soon as a slot frees."""
 

@@ -1,4 +1,4 @@
-"""Run later (issue 15): a todo created with ``run_at`` or ``delay_seconds`` waits for its time in
+"""Run later: a todo created with ``run_at`` or ``delay_seconds`` waits for its time in
 ``next_retry_at`` (the retry window's column), no claim takes it before, and operators run it now,
 reschedule it or edit it, each audited with the old and new values."""
 

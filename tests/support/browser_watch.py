@@ -1,4 +1,4 @@
-"""What must never happen in a browser test, whichever fixture opened the browser (issue 16):
+"""What must never happen in a browser test, whichever fixture opened the browser:
 no console error (Chromium reports a CSP violation as one), no uncaught exception.
 
 Every browser fixture launches Chromium through ``launch`` here: each page of each context it

@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 # psycopg caches the conversion of a query's ``%(name)s`` placeholders only for texts of up to 4 KB
 # (``MAX_CACHED_STATEMENT_LENGTH``), a guard against ORMs' one-off statements. The store's statements
 # are a small, fixed set, and the claim is 5.5 KB: converting it again on every call cost a fifth of
-# a worker's client CPU per job (bench/README.md, issue 12). psycopg is pinned; a test checks the
+# a worker's client CPU per job (bench/README.md). psycopg is pinned; a test checks the
 # constant is still there.
 QUERY_CACHE_MAX_BYTES = 16 * 1024
 psycopg._queries.MAX_CACHED_STATEMENT_LENGTH = max(psycopg._queries.MAX_CACHED_STATEMENT_LENGTH, QUERY_CACHE_MAX_BYTES)

@@ -19,7 +19,7 @@ from todos.core.store import inputs
 from todos.core.store.inputs import PRIORITY_RANGE
 
 # URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived);
-# "scheduled" is the pending work that waits for its time (``next_retry_at``, issue 15).
+# "scheduled" is the pending work that waits for its time (``next_retry_at``).
 BOARD_STATES = {
     "all": "All",
     "pending": "Pending",

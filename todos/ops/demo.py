@@ -44,7 +44,7 @@ class DemoAgent:
     work_seconds: tuple[float, float]
     fail_rate: float
     die_rate: float
-    # Required capabilities (issue 15): the endpoint's default capabilities, and what each of its
+    # Required capabilities: the endpoint's default capabilities, and what each of its
     # simulated workers presents on its claims (by worker number; none: the defaults).
     defaults: tuple[str, ...] = ()
     presents: tuple[tuple[str, ...], ...] = ()
@@ -85,7 +85,7 @@ TITLES = {
     "docs": ["Summarize RFC-{n}", "Changelog for v1.{n}", "Explain module {mod}"],
 }
 MODULES = ("billing", "auth", "search", "exports", "webhooks", "scheduler")
-# Run later and concurrency keys (issue 15): CI fixes of one repository go one at a time (a
+# Run later and concurrency keys: CI fixes of one repository go one at a time (a
 # concurrency key per repository; billing, the busiest, may run two), and some work is scheduled
 # for the next minutes. Decided from the todo's number, so the seed's random sequence is unchanged.
 KEYED_QUEUE = "ci-failures"
@@ -262,7 +262,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
     return scopes
 
 
-# Periodic schedules (issue 15): a nightly audit that catches up after downtime, office-hours
+# Periodic schedules: a nightly audit that catches up after downtime, office-hours
 # triage in New York, a paused weekly digest, and one every two minutes so the Schedules page
 # shows fires (and their todos' fates) while the demo runs.
 SCHEDULES = (

@@ -1,4 +1,4 @@
--- Who ended an attempt when it was not its holder (issue 16): a human's force release takes a
+-- Who ended an attempt when it was not its holder: a human's force release takes a
 -- lease away, and the attempt it closes reads `released` like a holder's voluntary release; this
 -- column says it was forced, and by whom. NULL: the attempt ended by its holder's own report, or
 -- by the lease lapsing (reaper, takeover), as before. Set by the statement that closes the

@@ -1,4 +1,4 @@
--- Run later and concurrency keys (issue 15).
+-- Run later and concurrency keys.
 --
 -- Run later. `next_retry_at` becomes the todo's one "not before" time: a retry window on a failed
 -- todo (as before) and a schedule on a pending one (ADR-0004: one nullable timestamp and one

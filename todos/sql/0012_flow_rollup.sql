@@ -1,4 +1,4 @@
--- The flow of work over time, for the charts (issue 16): per team, queue and minute (and hour),
+-- The flow of work over time, for the charts: per team, queue and minute (and hour),
 -- how many attempts completed, failed or died, and how long todos waited for their first claim and
 -- attempts ran, as histograms over fixed buckets (p50 and p95 come from the bucket counts). The
 -- relay keeps it from the change log (todos/live/relay.py), as it keeps todo_counts, so a chart

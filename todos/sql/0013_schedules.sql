@@ -1,4 +1,4 @@
--- Periodic schedules (issue 15, item 2).
+-- Periodic schedules.
 --
 -- A schedule belongs to a team and fires todos for one of the team's endpoints (the owner) on one
 -- of its queues, on the ticks of a cron expression read in an IANA time zone. The expression and

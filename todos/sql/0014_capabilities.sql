@@ -1,4 +1,4 @@
--- Required capabilities (issue 15, item 4).
+-- Required capabilities.
 --
 -- A todo may name the capabilities it needs (`requires`, labels); a claim presents capabilities
 -- (or, presenting none, its endpoint's defaults: `endpoints.capabilities`) and takes only todos

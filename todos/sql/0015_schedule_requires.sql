@@ -1,4 +1,4 @@
--- Required capabilities on schedule templates (issue 15, item 4): the todo a tick fires carries
+-- Required capabilities on schedule templates: the todo a tick fires carries
 -- the schedule's `requires`, as a todo made by an agent or a person may. Same shape and backstop
 -- as todos.requires (0014): an empty array when it needs nothing, never NULL, at most 16 labels.
 -- A NOT NULL column with a constant default rewrites nothing (PostgreSQL ≥ 11).

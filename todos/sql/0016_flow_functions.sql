@@ -1,5 +1,5 @@
--- The charts' histogram functions (0012) as PL/pgSQL loops over the array (issue 15, the drain's
--- figure). The relay's pass calls them for every (team, queue, grain) it folds, up to a hundred
+-- The charts' histogram functions (0012) as PL/pgSQL loops over the array, to win back the drain's
+-- throughput. The relay's pass calls them for every (team, queue, grain) it folds, up to a hundred
 -- passes a second under load: as SQL functions they were a join of generate_series with the
 -- unnested buckets and an aggregate, re-planned per call (23 µs a histogram, 10 µs a sum, the
 -- relay's whole rise in CPU after 0012); as loops over an expanded array they are 3.5 and 7 µs.

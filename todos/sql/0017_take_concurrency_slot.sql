@@ -1,11 +1,11 @@
--- Taking a concurrency key's slot (issue 15) becomes a function beside the trigger that gives it
+-- Taking a concurrency key's slot becomes a function beside the trigger that gives it
 -- back (0011): the claim calls it for each keyed candidate it is about to take, in (team, key)
 -- order, and takes the candidate only when it returns true.
 --
 -- The claim did the same upsert in a CTE of its own, with three more CTEs to pair keyed
 -- candidates with the slots they got. Every claim paid to set those up (a second INSERT … ON
 -- CONFLICT target, its indexes, two sorts and a hashed subplan) whether or not a key was in
--- sight: the drain of unkeyed work lost several per cent to them (bench/README.md, issue 15).
+-- sight: the drain of unkeyed work lost several per cent to them (bench/README.md).
 -- A PL/pgSQL function keeps its plan for the session and runs only for keyed candidates.
 --
 -- The guard is the CTE's: the upsert waits for the key's row and re-checks `claimed <

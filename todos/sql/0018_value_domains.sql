@@ -1,4 +1,4 @@
--- A column's own rule lives in its type (a domain), not in a table CHECK (issue 15).
+-- A column's own rule lives in its type (a domain), not in a table CHECK.
 --
 -- PostgreSQL checks every CHECK constraint of a table on every row an INSERT or UPDATE writes,
 -- whichever columns it changed, and it reads each one back from its stored text for every

@@ -337,7 +337,7 @@ def finite_number(field: str, value: Any) -> float:
     return float(value)
 
 
-# --- run later and concurrency keys (issue 15) --------------------------------------------------
+# --- run later and concurrency keys ---------------------------------------------------------
 
 # A run_at this far in the past is taken as "now" (clocks differ a little between a client and
 # Board); further back it is a mistake worth naming.
@@ -401,7 +401,7 @@ def concurrency_limit(value: Any, field: str = "limit") -> int:
     return require_int(field, value, *CONCURRENCY_LIMIT_RANGE)
 
 
-# --- required capabilities (issue 15) -----------------------------------------------------------
+# --- required capabilities ------------------------------------------------------------------
 
 CAPABILITIES_MAX = 16
 CAPABILITY_MAX_CHARS = 64

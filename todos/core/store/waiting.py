@@ -1,5 +1,5 @@
 """Operator transitions on waiting work: run a scheduled todo now, reschedule it, or edit it
-before it runs (issue 15). The peers' most requested dashboard action after search and bulk.
+before it runs. The peers' most requested dashboard action after search and bulk.
 
 Each is one statement over one todo, scoped like every operator statement (``human.py``): it
 locks the row (``prior``), reads the old values there, updates it under the same guard, and

@@ -1,4 +1,4 @@
-"""The attempt list's words: an outcome as a sentence, and how long an attempt ran (issue 16)."""
+"""The attempt list's words: an outcome as a sentence, and how long an attempt ran."""
 
 from __future__ import annotations
 

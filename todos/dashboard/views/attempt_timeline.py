@@ -1,4 +1,4 @@
-"""The drawer's attempt timeline: every attempt shown as a span on one time axis (issue 16, item 4).
+"""The drawer's attempt timeline: every attempt shown as a span on one time axis.
 
 From the todo's creation to now (or to its last attempt's end), each attempt is a bar from its
 claim to its end (to now while open), coloured by outcome, with a tick at its last heartbeat; the
@@ -20,7 +20,7 @@ LANE, TOP = 16, 4
 PLOT_W = WIDTH - LEFT - RIGHT
 
 # An outcome in words, then what became of the todo: people read sentences, the code stays as
-# secondary text (issue 16).
+# secondary text.
 OUTCOME_WORDS = {
     "completed": "Completed",
     "failed": "Failed (the worker reported it)",
