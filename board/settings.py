@@ -1,6 +1,6 @@
 """Board's settings, read from the environment.
 
-Every variable is documented in README.md ("Configuration"). Defaults are safe for a laptop:
+Every variable is documented in docs/configuration.md. Defaults are safe for a laptop:
 an embedded PostgreSQL under ``./.board/``, ``DEBUG`` on, a throwaway secret key. With
 ``BOARD_ENV=production`` Board refuses to start unless ``DEBUG`` is off and ``SECRET_KEY`` is set.
 """
@@ -156,7 +156,7 @@ BOARD_DB_POOL_TIMEOUT = env_float("BOARD_DB_POOL_TIMEOUT", 5.0, minimum=0.1)
 # PostgreSQL's statement_timeout on the store's pooled connections, in seconds (0: none). A
 # statement stopped by it is answered "unavailable" (503), like an outage (todos/core/unavailable.py).
 BOARD_DB_STATEMENT_TIMEOUT = env_float("BOARD_DB_STATEMENT_TIMEOUT", 0.0, minimum=0.0)
-# Behind a transaction-mode pooler (PgBouncer, README "Growing past one database"), DATABASE_URL
+# Behind a transaction-mode pooler (PgBouncer, docs/deployment.md), DATABASE_URL
 # names the pooler and BOARD_LISTEN_URL the database itself: the connections that keep session
 # state (LISTEN, the relay's and the migrations' session advisory locks, dedicated connections)
 # go there. Empty: everything uses DATABASE_URL (or the embedded server).
@@ -175,8 +175,8 @@ if BOARD_LISTEN_URL and BOARD_DB_STATEMENT_TIMEOUT > 0:
         "BOARD_DB_STATEMENT_TIMEOUT cannot be applied through a transaction pooler (BOARD_LISTEN_URL is set): "
         "set statement_timeout on the database role instead (ALTER ROLE … SET statement_timeout = '30s')"
     )
-# A streaming replica (hot standby) of the database for the Board's page reads (README "Growing
-# past one database"): writes, the agent API, MCP, LISTEN, the relay and the loops stay on the
+# A streaming replica (hot standby) of the database for the Board's page reads (docs/deployment.md):
+# writes, the agent API, MCP, LISTEN, the relay and the loops stay on the
 # primary. Empty: every read on the primary. A replica further behind than
 # BOARD_READ_REPLICA_MAX_LAG seconds, or down, is not read (the Board says so).
 BOARD_READ_REPLICA_URL = env_str("BOARD_READ_REPLICA_URL")

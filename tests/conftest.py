@@ -5,7 +5,7 @@ With neither ``DATABASE_URL`` nor ``BOARD_TEST_DATABASE_URL`` set, the run start
 embedded PostgreSQL in a temporary directory (deleted at exit). ``BOARD_TEST_DATABASE_URL`` points
 the tests (only) at another server; pytest-django creates and drops ``test_<name>`` there.
 ``BOARD_TEST_PGBOUNCER=1`` runs everything through a real PgBouncer in transaction mode started
-for the run (``tests/support/pgbouncer.py``; README "Growing past one database").
+for the run (``tests/support/pgbouncer.py``; docs/deployment.md, PgBouncer).
 """
 
 from __future__ import annotations

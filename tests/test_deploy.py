@@ -53,7 +53,7 @@ def compose() -> dict:
 
 def test_compose_services(compose):
     assert set(compose["services"]) == {"postgres", "board", "lb", "loops", "pgbouncer"}
-    # PgBouncer is optional: only with its profile (README, "Growing past one database").
+    # PgBouncer is optional: only with its profile (docs/deployment.md).
     assert compose["services"]["pgbouncer"]["profiles"] == ["pgbouncer"]
 
 

@@ -1,6 +1,6 @@
 """Several Board processes on one PostgreSQL, as a scaled-out deployment runs them: two daphne
 servers (A and B), one loops process (``manage.py reaper``) and a round-robin proxy in front
-(``tests/round_robin_proxy.py``, no sticky sessions).
+(``tests/support/round_robin_proxy.py``, no sticky sessions).
 
 What must hold (docs/deployment.md):
 

@@ -122,7 +122,7 @@ def test_every_board_message_is_written_by_the_one_builder():
         if "board_events" in text:
             assert len(shape.findall(text)) == text.count("board_events"), name
             senders.append(name)
-    # Only the relay sends Board messages (lifecycle.md, "Live notifications"): no transition does.
+    # Only the relay sends Board messages: no transition does (docs/lifecycle.md, "Live notifications").
     assert senders and all(name.startswith("relay.") for name in senders), senders
 
 

@@ -1,8 +1,8 @@
 """PostgreSQL really stopped under a running Board, then started again.
 
-Each test stops the throwaway server of ``tests/outage.py`` (never the suite's own), checks one
-surface while it is down — the agent API answers ``503 unavailable`` with ``Retry-After``, MCP a
-JSON-RPC error (never HTML), the Board a 503 page that reloads itself, ``/healthz`` 503, the
+Each test stops the throwaway server of ``tests/support/outage.py`` (never the suite's own), checks
+one surface while it is down — the agent API answers ``503 unavailable`` with ``Retry-After``, MCP
+a JSON-RPC error (never HTML), the Board a 503 page that reloads itself, ``/healthz`` 503, the
 worker backs off and keeps its lease — then starts it again and checks that the same daphne
 process answers normally, without a restart.
 """

@@ -1,5 +1,5 @@
 """Upgrading an installation that already has todos: migration 0006 counts them, so the Board's
-counts are exact from the first page after the upgrade (README, "Upgrading")."""
+counts are exact from the first page after the upgrade (docs/deployment.md, upgrading)."""
 
 from __future__ import annotations
 

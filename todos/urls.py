@@ -1,8 +1,8 @@
 """The Board's routes, sign-in, ``/healthz`` and ``/metrics`` (the agent API is mounted in board/urls.py).
 
-Every todo action of ``views/action_table.py`` is its own named route (``todo_<action>``) so each
-is listed, tested for isolation (tests/board/test_isolation.py fails for a route it does not
-cover), and easy to find.
+Every todo action of ``todos/dashboard/views/action_table.py`` is its own named route
+(``todo_<action>``) so each is listed, tested for isolation (tests/board/test_isolation.py fails for
+a route it does not cover), and easy to find.
 """
 
 from django.contrib.auth import views as auth_views

@@ -183,7 +183,8 @@ def test_nul_in_a_result_is_invalid_and_the_todo_stays_held(api, tenancy, held, 
 
 
 def test_a_claimant_is_cleaned_not_refused(api, tenancy, held):
-    """lifecycle.md: control characters in a claimant are removed (it is a label for humans)."""
+    """Control characters in a claimant are removed (it is a label for humans): docs/lifecycle.md,
+    "Inputs the store cleans or rejects"."""
     todo = api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": "y"}, status=201)["todo"]
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "claimant": "w\x00orker\n-7"})
     attempts = api.ok(tenancy.worker_token, "get_todo", {"id": todo["id"]})["attempts"]

@@ -1,4 +1,4 @@
-"""Every verb's happy path over real HTTP, with the shapes agent-api.md promises.
+"""Every verb's happy path over real HTTP, with the shapes docs/api.md describes.
 
 (Every answer is also checked against the verb's declared output schema by the ``api`` client.)
 """

@@ -1,4 +1,4 @@
-"""The NOTIFY side of the live Board (lifecycle.md, "Live notifications"), checked on a real
+"""The NOTIFY side of the live Board (docs/lifecycle.md, "Live notifications"), checked on a real
 LISTEN connection: at most one notification per state-changing statement, sent only if it
 commits, ids and small fields only, and none from row triggers."""
 

@@ -1,4 +1,4 @@
-"""The change log and its relay (lifecycle.md, "Live notifications"): statements record their
+"""The change log and its relay (docs/lifecycle.md, "Live notifications"): statements record their
 change in the same statement, one elected relay turns the log into Board notifications and exact
 counts, and neither a rollback, a crash of the relay mid-pass nor a relay election loses or
 duplicates anything."""

@@ -1,4 +1,5 @@
-"""Every agent row of the transition table in lifecycle.md: the todo's effect and the attempt row."""
+"""Every agent row of the transition table in docs/lifecycle.md ("Transitions"): the todo's effect
+and the attempt row."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 * The lifecycle: a claimed todo has exactly one open attempt, and it is the todo's latest (``seq =
   attempts_total``); any other todo has none; no attempt is numbered past the todo's count.
-  lifecycle.md states it; the deferred exclusion constraint enforces the "one open attempt" half at
-  commit.
+  docs/lifecycle.md ("Transitions") states it; the deferred exclusion constraint enforces the "one
+  open attempt" half at commit.
 * The counts: for every (endpoint, queue, Board state), the relay's count plus the changes still
   waiting in the change log equals the number of todos. It holds in every snapshot, whether or not
   a relay is running, because a relay pass applies and deletes log rows in one transaction. (After

@@ -195,7 +195,7 @@ def _forget_django_connection() -> None:
 def route_through(dbname_conninfo: str) -> Routing:
     """Point the store's pools and Django's connection at a new PgBouncer in front of the test
     database, and the session connections (``BOARD_LISTEN_URL``) at the database itself: the
-    configuration README "Growing past one database" describes. Processes the tests start get it
+    configuration docs/deployment.md describes for PgBouncer. Processes the tests start get it
     through ``tests.support.live_server.server_environment``."""
     from django.conf import settings
 

@@ -18,8 +18,8 @@ from todos.core.errors import Invalid
 from todos.core.store import inputs
 from todos.core.store.inputs import PRIORITY_RANGE
 
-# URL value → label. "retry" and "dead" split the store's ``failed`` state (lifecycle.md, Derived);
-# "scheduled" is the pending work that waits for its time (``next_retry_at``).
+# URL value → label. "retry" and "dead" split the store's ``failed`` state (docs/lifecycle.md,
+# "Derived states"); "scheduled" is the pending work that waits for its time (``next_retry_at``).
 BOARD_STATES = {
     "all": "All",
     "pending": "Pending",

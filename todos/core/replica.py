@@ -1,5 +1,5 @@
-"""The Board's reads on a streaming replica (``BOARD_READ_REPLICA_URL``; README "Growing past one
-database").
+"""The Board's reads on a streaming replica (``BOARD_READ_REPLICA_URL``; docs/deployment.md,
+the read replica).
 
 The heaviest reads at scale are the Board's pages; a hot standby can serve them while the primary
 keeps the queue's writes. Only a Board page request (a safe method, not the agent API, not MCP)

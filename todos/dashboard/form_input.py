@@ -1,5 +1,5 @@
 """Form input for the Board's actions: text from a browser form into the store's typed inputs
-(each action's parser in ``views/action_table.py`` is made of these).
+(each action's parser in ``todos/dashboard/views/action_table.py`` is made of these).
 
 The store validates again (it trusts no caller); this layer only turns strings into the types
 the store expects and names the field when that fails ("result: not valid JSON …"), before

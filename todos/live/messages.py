@@ -20,7 +20,8 @@ def board_message(
 ) -> LiteralString:
     """The one ``board_events`` message (SQL expressions for each field): what changed for one
     team, as ``todos/live/listener.py`` parses it. ``user`` names the person of a membership
-    change and is dropped when NULL. Only the relay sends it (lifecycle.md, "Live notifications")."""
+    change and is dropped when NULL. Only the relay sends it (docs/lifecycle.md, "Live
+    notifications")."""
     return f"""pg_notify('{BOARD_CHANNEL}', json_strip_nulls(json_build_object(
             'op', {op}, 'team', {team}, 'ids', {ids}, 'queues', {queues},
             'endpoints', {endpoints}, 'user', {user}))::text)"""

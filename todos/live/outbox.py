@@ -30,7 +30,8 @@ from collections.abc import Awaitable, Callable
 
 logger = logging.getLogger(__name__)
 
-# Seconds per token: at most ~15 changed messages a second per client (the spec's "~10").
+# Seconds per token: at most ~15 changed messages a second per client (a burst is coalesced to
+# about ten).
 # Why not 0.1: under a steady stream a change waits for the next message, on average half the
 # interval, and at 0.1 that alone would spend the whole median latency budget before the relay and
 # the fan-out add theirs (the figures per interval: bench/README.md, "Live latency").

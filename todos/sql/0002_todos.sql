@@ -1,4 +1,4 @@
--- The work items and their attempts. lifecycle.md is the contract for every column here.
+-- The work items and their attempts. docs/lifecycle.md says what every column here means.
 
 CREATE TABLE todos (
     id               text        PRIMARY KEY,

@@ -1,14 +1,15 @@
--- The change log and the exact counts it keeps (lifecycle.md, "Live notifications").
+-- The change log and the exact counts it keeps (docs/lifecycle.md, "Live notifications").
 --
 -- A NOTIFY inside a transaction takes PostgreSQL's one cluster-wide notify lock at commit and
 -- holds it through the WAL flush, so notifying transitions commit one at a time. Instead, every
 -- state-changing statement INSERTs its change here, in the same statement (a rollback records
--- nothing, a commit never loses it), and one relay per installation (todos/relay.py) turns the
+-- nothing, a commit never loses it), and one relay per installation (todos/live/relay.py) turns the
 -- rows into NOTIFYs on board_events and into the counts below, then deletes them, in one
 -- transaction.
 
--- The Board's state of a todo: the store's state, with `failed` split as lifecycle.md derives it
--- (a retry window open → `retry`, none → `dead`). The counts and the log speak in these terms.
+-- The Board's state of a todo: the store's state, with `failed` split as docs/lifecycle.md
+-- derives it ("Derived states": a retry window open → `retry`, none → `dead`). The counts and
+-- the log speak in these terms.
 CREATE FUNCTION todo_board_state(state text, next_retry_at timestamptz) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN state <> 'failed' THEN state

@@ -1,12 +1,12 @@
 -- Run later and concurrency keys.
 --
 -- Run later. `next_retry_at` becomes the todo's one "not before" time: a retry window on a failed
--- todo (as before) and a schedule on a pending one (ADR-0004: one nullable timestamp and one
--- predicate in the claim serve both). A pending todo with the time set is *scheduled*; the
--- requeue loop clears the time once it is due (scheduled → pending, waiting agents woken), and
--- until then a claim finds a due one through the same index and the same `next_retry_at <= now()`
--- as a due retry. The fresh-work claim index leaves scheduled todos out, so a claim over
--- unscheduled work walks exactly the index it walked before.
+-- todo (as before) and a schedule on a pending one (docs/lifecycle.md, "Run later": one nullable
+-- timestamp and one predicate in the claim serve both). A pending todo with the time set is
+-- *scheduled*; the requeue loop clears the time once it is due (scheduled → pending, waiting
+-- agents woken), and until then a claim finds a due one through the same index and the same
+-- `next_retry_at <= now()` as a due retry. The fresh-work claim index leaves scheduled todos out,
+-- so a claim over unscheduled work walks exactly the index it walked before.
 ALTER TABLE todos DROP CONSTRAINT todos_check1;  -- was: next_retry_at IS NULL OR state = 'failed'
 ALTER TABLE todos ADD CONSTRAINT todos_not_before_state
     CHECK (next_retry_at IS NULL OR state IN ('pending', 'failed'));
@@ -52,9 +52,9 @@ CREATE TABLE concurrency_keys (
     PRIMARY KEY (team_id, key)
 );
 
--- It sends no notification (lifecycle.md, "Live notifications": no transition takes the notify
--- lock): work of the key that was waiting is taken by the next claim, and a long poll re-checks
--- every RECHECK_SECONDS (todos/agents/api/longpoll.py).
+-- It sends no notification (docs/lifecycle.md, "Live notifications": no transition takes the
+-- notify lock): work of the key that was waiting is taken by the next claim, and a long poll
+-- re-checks every RECHECK_SECONDS (todos/agents/api/longpoll.py).
 CREATE FUNCTION todos_free_concurrency_slot() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE concurrency_keys k SET claimed = greatest(k.claimed - 1, 0)

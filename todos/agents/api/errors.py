@@ -7,7 +7,7 @@ import uuid
 
 from todos.core.errors import StoreError
 
-# agent-api.md, "Transport": the error codes and their HTTP statuses.
+# The error codes and their HTTP statuses (docs/api.md, "Errors").
 STATUS = {
     "invalid": 400,
     "unauthorized": 401,

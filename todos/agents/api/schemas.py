@@ -1,4 +1,4 @@
-"""The JSON schemas of every verb's input and output (agent-api.md, "Verbs").
+"""The JSON schemas of every verb's input and output (docs/api.md, "Calling").
 
 Inputs are strict: ``additionalProperties: false`` everywhere, so a misspelt field is an error
 naming it rather than a silently ignored option. An optional input may also be sent as ``null``,

@@ -1,4 +1,4 @@
-"""Store records as the API's JSON: todo rows, attempts, claims (agent-api.md, "Verbs").
+"""Store records as the API's JSON: todo rows, attempts, claims (docs/api.md, "Calling").
 
 Only the listed keys leave the server: never the token hash, the MCP session, the claimer
 endpoint or the idempotency key. Timestamps are RFC 3339 in UTC; absent values are ``null``.
@@ -68,8 +68,8 @@ def attempt(a: Attempt) -> dict:
 
 
 def claim(c: Claim, *, with_prior: bool = True) -> dict:
-    """A claim. ``lease_token`` is present only when the claim was fenced (the spec's
-    ``lease_token?``): an unfenced claim has no token to show, so the key is left out."""
+    """A claim. ``lease_token`` is present only when the claim was fenced
+    (``require_fence``): an unfenced claim has no token to show, so the key is left out."""
     out: dict = {"todo": todo_row(c.todo), "attempt_seq": c.attempt_seq, "attempts_total": c.attempts_total}
     if c.lease_token is not None:
         out["lease_token"] = c.lease_token

@@ -8,7 +8,8 @@ same input and output schemas, same scope rules, same handlers. This package onl
 * ``runtime.py`` – the SDK's session manager, started lazily in the server's event loop, and the
   upkeep of its sessions;
 * ``manager.py`` – that manager, able to serve a session another process opened;
-* ``store/mcp_sessions.py`` – the sessions' records in PostgreSQL (``mcp_sessions``), which any process reads;
+* ``todos/core/store/mcp_sessions.py`` – the sessions' records in PostgreSQL (``mcp_sessions``),
+  which any process reads;
 * ``server.py`` – the SDK ``Server``: ``tools/list`` and ``tools/call`` over the verb table;
 * ``tools.py`` – verb → tool (schemas, annotations) and output/error → ``CallToolResult``;
 * ``descriptions.py`` – what the tools and the server tell an agent about using the queue well;

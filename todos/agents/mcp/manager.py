@@ -1,10 +1,10 @@
 """The SDK's session manager, taught to serve sessions that another Board process opened.
 
-``StreamableHTTPSessionManager`` keeps each stateful session (its transport and its message loop)
-in the memory of the process that answered ``initialize`` and answers 404 to a session id it does
-not hold. Behind a round-robin balancer a session's requests reach every process, so Board's
-manager adds one thing: :meth:`SessionManager.restore` re-creates, in this process, a session
-recorded in PostgreSQL (``store/mcp_sessions.py``) — same id, same owner (endpoint and token), and an
+``StreamableHTTPSessionManager`` keeps each stateful session (its transport and its message loop) in
+the memory of the process that answered ``initialize`` and answers 404 to a session id it does not
+hold. Behind a round-robin balancer a session's requests reach every process, so Board's manager
+adds one thing: :meth:`SessionManager.restore` re-creates, in this process, a session recorded in
+PostgreSQL (``todos/core/store/mcp_sessions.py``) — same id, same owner (endpoint and token), and an
 initialized connection carrying the negotiated protocol version and the client's ``initialize``
 params — after which the SDK serves the request as it would any of its own. :meth:`drop` forgets a
 session that ended elsewhere.

@@ -10,13 +10,13 @@ has one loop; tests that drive the ASGI app in-process make one per test).
 Sessions are **stateful**: the ``initialize`` response hands out an ``Mcp-Session-Id``, which the
 store records on each claim as ``claimer_session`` and which the ``todo_ready`` notifications are
 addressed to (a sessionless server could do neither). Each session is recorded in PostgreSQL
-(``store/mcp_sessions.py``), and :meth:`Runtime.resume` lets this process serve a session another process
-opened (``manager.py``), so a balancer may send any request to any process. A session no process
-has seen for :data:`SESSION_IDLE_SECONDS` is over: its id answers 404, after which the client
-initializes again. The runtime's task also keeps the table bounded: every
-:data:`MAINTENANCE_SECONDS` it stamps the sessions whose notification stream this process holds
-(an open stream is activity), drops its copy of those that ended elsewhere, and sweeps the expired
-ones. The queue itself never depends on a session: leases, fences and attempts are in the database.
+(``todos/core/store/mcp_sessions.py``), and :meth:`Runtime.resume` lets this process serve a session
+another process opened (``manager.py``), so a balancer may send any request to any process. A
+session no process has seen for :data:`SESSION_IDLE_SECONDS` is over: its id answers 404, after
+which the client initializes again. The runtime's task also keeps the table bounded: every
+:data:`MAINTENANCE_SECONDS` it stamps the sessions whose notification stream this process holds (an
+open stream is activity), drops its copy of those that ended elsewhere, and sweeps the expired ones.
+The queue itself never depends on a session: leases, fences and attempts are in the database.
 Clients speaking the sessionless 2026-07-28 protocol are served too, by the SDK's single-exchange
 path, without a session id or notifications.
 """

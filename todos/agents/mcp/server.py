@@ -12,9 +12,9 @@ The MCP session id (the ``Mcp-Session-Id`` the session manager handed out) goes 
 as ``Call.session``: the store records it as the attempt's ``claimer_session``, so an operator
 can tell apart two sessions that share one credential.
 
-A middleware writes each new session down in PostgreSQL (``store/mcp_sessions.py``) while ``initialize`` is
-answered, before the answer leaves: the session's next request may reach another process, which
-re-creates the session from that row (``manager.py``).
+A middleware writes each new session down in PostgreSQL (``todos/core/store/mcp_sessions.py``) while
+``initialize`` is answered, before the answer leaves: the session's next request may reach another
+process, which re-creates the session from that row (``manager.py``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Layout:
 
 * ``agent.py`` – an endpoint's transitions (create, claims, heartbeat, complete, fail, release,
   batches), scoped by ``endpoint_id`` and fenced;
-* ``operator.py`` – a human's transitions on the Board, scoped by ``operatorOwns``, audited;
+* ``human.py`` – a human's transitions on the Board, scoped by ``operatorOwns``, audited;
 * ``background.py`` – the reaper, the due-retry requeue and retention;
 * ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
 * ``schedules.py`` – periodic schedules: audited writes, and the loop's firing (two statements in

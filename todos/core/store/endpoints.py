@@ -7,7 +7,7 @@ the vend and rotate results and nowhere else.
 Who may manage a team's endpoints (checked in each statement's SQL): its admins, and its members
 who are site admins (``superuser=True``: the caller vouches for ``is_superuser``). A site admin who
 is not a member may not: an endpoint's token reaches the team's todos, and being a superuser does
-not bypass team scoping (lifecycle.md); a site admin joins the team first (audited, visible).
+not bypass team scoping (docs/guarantees.md); a site admin joins the team first (audited, visible).
 ``by`` None is a command-line call: no membership check.
 
 Every change writes its change-log row (op ``endpoint``; ``revoke``; ``seen`` for the last-seen

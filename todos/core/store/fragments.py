@@ -1,7 +1,7 @@
 """SQL fragments shared by the store's statements: scopes, the fence, the change log, misses.
 
 Each is a piece of one statement, never a statement of its own: the transitions in
-``agent.py``, ``operator.py`` and ``background.py`` stay one readable SQL statement each.
+``agent.py``, ``human.py`` and ``background.py`` stay one readable SQL statement each.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ def ready_message(endpoint: LiteralString, queue: LiteralString) -> LiteralStrin
     return f"pg_notify('{READY_CHANNEL}', json_build_object('endpoint', {endpoint}, 'queue', {queue})::text)"
 
 
-# The one "not before" predicate (ADR-0004): a retry window and a schedule are both
-# ``next_retry_at``, and both are over when it is reached.
+# The one "not before" predicate (docs/lifecycle.md, "Run later"): a retry window and a schedule
+# are both ``next_retry_at``, and both are over when it is reached.
 DUE: LiteralString = "t.next_retry_at <= now()"
 
 # "Claimable", minus the queue-pause, assignee and concurrency-key parts that depend on the caller
@@ -87,7 +87,8 @@ def member_of(
 ) -> LiteralString:
     """SQL: ``user`` is a member of ``team`` (both SQL expressions), in one of ``roles`` when given
     (``ACTING_ROLES``, ``ADMIN_ROLES``). Every "may this person …" of the store is this predicate:
-    membership is the one tenancy rule (spec: humans see the todos of their teams' endpoints)."""
+    membership is the one tenancy rule: people see the todos of their teams' endpoints
+    (docs/guarantees.md)."""
     role = "" if roles is None else f" AND m.role IN {roles}"
     return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = {user}{role})"
 
@@ -121,7 +122,7 @@ def log_change(
 ) -> LiteralString:
     """The change-log INSERT of a statement: one row per row of ``source`` (a FROM clause), each
     column an SQL expression over it. Every state-changing statement runs one (or two) as a CTE,
-    so its change commits with it or not at all; the relay (``todos/relay.py``) turns the rows
+    so its change commits with it or not at all; the relay (``todos/live/relay.py``) turns the rows
     into Board notifications, exact counts and the charts' rollup (``todo_flow``): ``waited`` and
     ``ran`` are seconds a first claim waited and an ended attempt ran. Ids and small fields only:
     never a payload.
@@ -228,10 +229,11 @@ def log_endpoints(op: LiteralString, rows: LiteralString) -> LiteralString:
 def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralString:
     """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``.
 
-    The one NOTIFY a statement may still send (lifecycle.md): agents waiting in ``claim_next``
-    must not wait for the relay. Only statements that make work claimable *now* use it (create,
-    release, an operator's retry, release or assignment, resume, the requeue of due retries);
-    claims, heartbeats and completions never do, so agents' commits never queue for the lock.
+    The one NOTIFY a statement may still send (docs/lifecycle.md, "Live notifications"): agents
+    waiting in ``claim_next`` must not wait for the relay. Only statements that make work claimable
+    *now* use it (create, release, an operator's retry, release or assignment, resume, the requeue
+    of due retries); claims, heartbeats and completions never do, so agents' commits never queue for
+    the lock.
     """
     return f"""(SELECT count({ready_message("w.endpoint_id", "w.queue")})
                 FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""

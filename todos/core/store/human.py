@@ -271,9 +271,9 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
 
 RETRY_SET: LiteralString = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
     claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
-# A dead letter gave up its idempotency key (lifecycle.md, idx_todos_dedupe). If a newer live todo
-# holds the key now, bringing the dead letter back would put two live todos on one key: the retry
-# is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
+# A dead letter gave up its idempotency key (docs/lifecycle.md, "Idempotency keys"). If a newer live
+# todo holds the key now, bringing the dead letter back would put two live todos on one key: the
+# retry is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
 RETRY_GUARD: LiteralString = """t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k

@@ -1,4 +1,4 @@
-"""The store's input rules (lifecycle.md, "Inputs the store cleans or rejects").
+"""The store's input rules (docs/lifecycle.md, "Inputs the store cleans or rejects").
 
 Cleaning never loses a verdict: a long summary is cut, not refused. Anything malformed raises
 :class:`~todos.core.errors.Invalid` naming the field, before a single statement runs.

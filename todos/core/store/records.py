@@ -64,8 +64,8 @@ class Todo:
 
 
 _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
-# Written out (every statement that selects them is literal SQL); tests/store/test_records.py checks
-# they are the dataclass's fields, in order.
+# Written out (every statement that selects them is literal SQL); tests/test_sql_composition.py
+# checks they are the dataclass's fields, in order.
 TODO_COLUMNS: LiteralString = (
     "id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner,"
     " lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result,"

@@ -8,7 +8,7 @@ Board updates live) and, when the todo became claimable now, the ``board_ready``
 wakes long-polling agents.
 
 The time a todo waits for is ``next_retry_at`` — the same column, and the same ``<= now()``
-predicate in the claim, as a failed todo's retry window (ADR-0004).
+predicate in the claim, as a failed todo's retry window (docs/lifecycle.md, "Run later").
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Operator actions on single todos, creating a todo by hand, pausing and resuming queues.
 
-Each action of the table (``views/action_table.py``) is one store call (the store writes the
-audit row) answered with the fragment the form came from, re-read after the change: the row or
-the drawer. A lost race (``Conflict``) or bad input (``Invalid``) answers the current state with
-a message saying what happened; a todo that is absent or another team's answers the Board's one
+Each action of the table (``todos/dashboard/views/action_table.py``) is one store call (the store
+writes the audit row) answered with the fragment the form came from, re-read after the change: the
+row or the drawer. A lost race (``Conflict``) or bad input (``Invalid``) answers the current state
+with a message saying what happened; a todo that is absent or another team's answers the Board's one
 404 (``common.store_refusals`` maps the store's errors).
 """
 

@@ -35,7 +35,8 @@ def situation(todo: TodoRow, viewer: Viewer) -> str:
 
 
 def actions_for(todo: TodoRow, viewer: Viewer) -> tuple[str, ...]:
-    """What this viewer may do to this todo now (lifecycle.md guards; viewers get nothing)."""
+    """What this viewer may do to this todo now (the guards of docs/lifecycle.md, "Transitions");
+    viewers get nothing."""
     if not viewer.can_act_on(todo.endpoint_id):
         return ()
     now = situation(todo, viewer)
