@@ -30,7 +30,7 @@ import yaml
 from django.conf import settings
 from django.test import Client
 
-from tests import factories as f
+from tests import factories
 from tests.support.live_server import free_port
 from tests.up.processes import start_up, stop, up_environment, wait_healthy
 
@@ -196,8 +196,8 @@ def test_caddy_sets_forwarded_headers_itself(balanced):
 
 @pytest.mark.usefixtures("store_db")
 def test_caddy_does_not_cut_a_long_poll(balanced):
-    team = f.team()
-    token = f.endpoint(team).token
+    team = factories.team()
+    token = factories.endpoint(team).token
     started = time.monotonic()
     response = httpx.post(
         f"{balanced}/api/v1/claim_next",
@@ -213,7 +213,7 @@ def test_caddy_does_not_cut_a_long_poll(balanced):
 
 @pytest.mark.usefixtures("store_db")
 def test_caddy_upgrades_a_websocket(balanced):
-    user = f.user()
+    user = factories.user()
     client = Client()
     client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME].value

@@ -2,18 +2,18 @@ import asyncio
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import aexecute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.live.listener import get_listener
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
 
 def test_listener_receives_a_committed_transition():
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
-    f.relayed()  # the vend's own notification is out before listening starts
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
+    factories.relayed()  # the vend's own notification is out before listening starts
 
     async def scenario():
         listener = get_listener()
@@ -22,7 +22,7 @@ def test_listener_receives_a_committed_transition():
         listener.subscribe("board_events", got.put_nowait)
         ready = asyncio.Queue()
         listener.subscribe("board_ready", ready.put_nowait)
-        created = await aexecute(A.create(ep, queue="default", title="t"))
+        created = await aexecute(agent_store.create(ep, queue="default", title="t"))
         event = await asyncio.wait_for(got.get(), 5)
         wake = await asyncio.wait_for(ready.get(), 5)
         await listener.stop()

@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.board.test_bulk import audits_per_todo, insert_dead_letters, states
 from tests.support.browser_watch import watched
 from tests.support.live_server import ROOT, LiveServer, server_environment, start_server, stop_server
@@ -171,10 +171,10 @@ class Team:
 
 @pytest.fixture
 def team(store_db):
-    team = f.team()
-    vended = f.endpoint(team)
-    user = f.user()
-    f.member(team, user, "operator")
+    team = factories.team()
+    vended = factories.endpoint(team)
+    user = factories.user()
+    factories.member(team, user, "operator")
     return Team(vended.endpoint.id, vended.token, user)
 
 

@@ -30,7 +30,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.board.test_bulk import insert_dead_letters, job_id_of, states
 from tests.support.board import htmx, login
 from tests.support.live import session_cookie
@@ -117,10 +117,10 @@ class Team:
 
 @pytest.fixture
 def team(store_db):
-    team = f.team()
-    vended = f.endpoint(team, queues=("default", "other"))
-    user = f.user()
-    f.member(team, user, "operator")
+    team = factories.team()
+    vended = factories.endpoint(team, queues=("default", "other"))
+    user = factories.user()
+    factories.member(team, user, "operator")
     return Team(vended.token, user)
 
 

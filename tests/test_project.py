@@ -17,10 +17,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
 from board.db import parse_database_url
-from tests import factories as f
+from tests import factories
 from todos.core import db
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.ops.loops import SWEEPS, run_sweep_once
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,10 +101,10 @@ def test_database_url_errors(url, message):
 
 @pytest.mark.usefixtures("store_db")
 def test_reaper_command_runs_every_sweep_once(capsys):
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
-    created = execute(A.create(ep, queue="default", title="t"))
-    execute(A.claim(ep, created.todo.id, lease_ttl_seconds=1))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
+    created = execute(agent_store.create(ep, queue="default", title="t"))
+    execute(agent_store.claim(ep, created.todo.id, lease_ttl_seconds=1))
     with db.connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", [created.todo.id])
     call_command("reaper", "--once")
@@ -134,7 +134,7 @@ def test_sweep_repeats_while_batches_are_full():
 def test_demo_seed_covers_every_state_and_is_idempotent():
     from todos.ops.demo import seed
 
-    admin = f.user("demo-admin", superuser=True)
+    admin = factories.user("demo-admin", superuser=True)
     first = seed(admin, todos=200)
     again = seed(admin, todos=200)
     assert first.keys() == again.keys()
@@ -221,7 +221,7 @@ def test_demo_agents_take_capability_bound_work_only_with_matching_capabilities(
     whose own capabilities replace the endpoint's defaults, never does."""
     from todos.ops.demo import SimulatedAgents, seed
 
-    scopes = seed(f.user("demo-admin", superuser=True), todos=60)
+    scopes = seed(factories.user("demo-admin", superuser=True), todos=60)
     agents = SimulatedAgents(scopes, speed=30, seed=1)
     agents.start()
     query = """SELECT a.claimant, t.requires FROM todo_attempts a JOIN todos t ON t.id = a.todo_id

@@ -16,12 +16,12 @@ import psycopg
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support import replica as support
 from tests.support.board import login
 from todos.core import db, replica
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 pytestmark = [pytest.mark.slow]
 
@@ -60,7 +60,7 @@ def reads(settings, standby, world):
 
 
 def todo(world, title: str):
-    return execute(A.create(world.agent, queue="default", title=title)).todo
+    return execute(agent_store.create(world.agent, queue="default", title=title)).todo
 
 
 def on_primary(todo_id: str) -> bool:
@@ -191,7 +191,7 @@ def test_a_replica_that_dies_mid_request_is_left_for_the_primary(reads, world):
 
 
 def test_the_agent_api_reads_the_primary(reads, world, api):
-    token = f.endpoint(world.acme, slug="api-reader").token
+    token = factories.endpoint(world.acme, slug="api-reader").token
     reads.pause_replay()
     created = api.ok(token, "create_for", {"queue": "default", "title": "an agent writes"}, status=201)["todo"]
     assert not on_replica(reads, created["id"])

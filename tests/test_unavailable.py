@@ -22,7 +22,7 @@ import pytest
 from django.db import connection as django_connection
 from mcp.shared.exceptions import MCPError
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import mcp_client, run
 from tests.support.live_server import ROOT, start_server, stop_server
 from todos.agents.api import openapi
@@ -206,10 +206,10 @@ def tight_server(django_db_setup):
 
 @pytest.fixture
 def tenancy(store_db):
-    team = f.team()
-    user = f.user()
-    f.member(team, user)
-    return team, f.endpoint(team, slug="worker"), user
+    team = factories.team()
+    user = factories.user()
+    factories.member(team, user)
+    return team, factories.endpoint(team, slug="worker"), user
 
 
 class LockedTodos:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 
 
 @dataclass
@@ -17,11 +17,11 @@ class Tenancy:
     agent: object  # the worker's AgentScope, for store calls
 
     def scope(self, vended):
-        return f.agent(vended)
+        return factories.agent(vended)
 
 
 @pytest.fixture
 def tenancy(store_db) -> Tenancy:
-    team = f.team()
-    worker = f.endpoint(team, slug="worker", queues=("default", "other"))
-    return Tenancy(team=team, worker=worker, worker_token=worker.token, agent=f.agent(worker))
+    team = factories.team()
+    worker = factories.endpoint(team, slug="worker", queues=("default", "other"))
+    return Tenancy(team=team, worker=worker, worker_token=worker.token, agent=factories.agent(worker))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core import db
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.core.store import endpoints
 from todos.core.store.endpoints import SCOPE_VERBS
 from todos.core.store.scopes import AgentScope
@@ -153,15 +153,15 @@ def test_default_lease_is_read_per_request(api, tenancy):
 
 @pytest.mark.parametrize("verb", sorted(BODIES))
 def test_a_verb_outside_scope_verbs_is_forbidden(api, tenancy, verb):
-    todo = execute(A.create(tenancy.agent, queue="default", title="x")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="x")).todo
     without = [v for v in SCOPE_VERBS if v not in GRANTED_BY[verb]]
-    vended = f.endpoint(tenancy.team, slug="narrow", queues=("default",), verbs=without)
+    vended = factories.endpoint(tenancy.team, slug="narrow", queues=("default",), verbs=without)
     message = api.error(vended.token, verb, BODIES[verb](todo.id), "forbidden")
     assert verb in message
 
 
 def test_scope_checks_come_before_body_validation(api, tenancy):
-    vended = f.endpoint(tenancy.team, slug="reader", queues=("default",), verbs=["list_todos"])
+    vended = factories.endpoint(tenancy.team, slug="reader", queues=("default",), verbs=["list_todos"])
     api.error(vended.token, "claim", {"bogus": 1}, "forbidden")
 
 
@@ -170,10 +170,10 @@ def test_scope_checks_come_before_body_validation(api, tenancy):
     [("list_todos", "get_todo"), ("claim_next", "claim_batch"), ("complete", "complete_batch")],
 )
 def test_implied_verbs(api, tenancy, granted, verb):
-    held = execute(A.create(tenancy.agent, queue="default", title="x")).todo
-    vended = f.endpoint(tenancy.team, slug="implied", queues=("default",), verbs=[granted, "claim"])
+    held = execute(agent_store.create(tenancy.agent, queue="default", title="x")).todo
+    vended = factories.endpoint(tenancy.team, slug="implied", queues=("default",), verbs=[granted, "claim"])
     if verb == "complete_batch":
-        mine = execute(A.create(f.agent(vended), queue="default", title="mine")).todo
+        mine = execute(agent_store.create(factories.agent(vended), queue="default", title="mine")).todo
         api.ok(vended.token, "claim", {"id": mine.id})
         assert api.ok(vended.token, verb, {"items": [{"id": mine.id}]})["results"][0]["ok"] is True
     elif verb == "get_todo":
@@ -183,10 +183,10 @@ def test_implied_verbs(api, tenancy, granted, verb):
 
 
 def test_nothing_implies_a_state_changing_verb(api, tenancy):
-    vended = f.endpoint(
+    vended = factories.endpoint(
         tenancy.team, slug="reader", queues=("default",), verbs=["list_todos", "get_todo", "claim_next"]
     )
-    todo = execute(A.create(f.agent(vended), queue="default", title="x")).todo
+    todo = execute(agent_store.create(factories.agent(vended), queue="default", title="x")).todo
     for verb in (
         "claim",
         "heartbeat",
@@ -213,8 +213,8 @@ def outside(tenancy):
         team_id=tenancy.agent.team_id,
         queues=("default", "other", "secret"),
     )
-    todo = execute(A.create(wide, queue="secret", title="outside")).todo
-    claimed = execute(A.claim(wide, todo.id))
+    todo = execute(agent_store.create(wide, queue="secret", title="outside")).todo
+    claimed = execute(agent_store.claim(wide, todo.id))
     return claimed.todo
 
 
@@ -260,7 +260,7 @@ def test_claim_next_without_a_queue_only_claims_scoped_queues(api, tenancy, outs
         conn.execute(
             "UPDATE todos SET state = 'pending', owner = NULL, lease_expires_at = NULL WHERE id = %s", (outside.id,)
         )
-    f.recount()
+    factories.recount()
     assert api.ok(tenancy.worker_token, "claim_next") == {"empty": True}
 
 
@@ -270,11 +270,11 @@ def test_claim_next_without_a_queue_only_claims_scoped_queues(api, tenancy, outs
 @pytest.fixture
 def foreign(store_db):
     """A claimed todo of another team's endpoint, in a queue with the same name."""
-    other = f.endpoint(f.team(), slug="foreigner", queues=("default",))
-    scope = f.agent(other)
-    todo = execute(A.create(scope, queue="default", title="not yours")).todo
-    execute(A.claim(scope, todo.id))
-    pending = execute(A.create(scope, queue="default", title="not yours either")).todo
+    other = factories.endpoint(factories.team(), slug="foreigner", queues=("default",))
+    scope = factories.agent(other)
+    todo = execute(agent_store.create(scope, queue="default", title="not yours")).todo
+    execute(agent_store.claim(scope, todo.id))
+    pending = execute(agent_store.create(scope, queue="default", title="not yours either")).todo
     return todo.id, pending.id
 
 
@@ -304,7 +304,7 @@ def test_a_foreign_todo_answers_exactly_like_an_absent_one(api, tenancy, foreign
 
 
 def test_another_endpoint_of_the_same_team_is_a_separate_tenant(api, tenancy):
-    sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
-    todo = execute(A.create(f.agent(sibling), queue="default", title="sibling's")).todo
+    sibling = factories.endpoint(tenancy.team, slug="sibling", queues=("default",))
+    todo = execute(agent_store.create(factories.agent(sibling), queue="default", title="sibling's")).todo
     api.error(tenancy.worker_token, "get_todo", {"id": todo.id}, "not_found")
     api.error(tenancy.worker_token, "claim", {"id": todo.id}, "not_found")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import execute, pool
-from todos.core.store import endpoints as E
+from todos.core.store import endpoints as endpoint_store
 
 
 def count(where: str = "true") -> int:
@@ -36,7 +36,7 @@ def test_the_endpoints_default_capabilities_serve_a_claim_that_presents_none(api
     token = tenancy.worker_token
     todo = api.ok(token, "create_for", {"queue": "default", "title": "g", "requires": ["gpu"]}, status=201)["todo"]
     assert api.ok(token, "claim_next", {})["empty"] is True
-    execute(E.set_capabilities(None, tenancy.worker.endpoint.id, ["gpu"]))  # read by the next request
+    execute(endpoint_store.set_capabilities(None, tenancy.worker.endpoint.id, ["gpu"]))  # read by the next request
     assert api.ok(token, "claim_next", {"capabilities": ["other"]})["empty"] is True  # its own replace them
     assert api.ok(token, "claim_next", {"capabilities": None})["todo"]["id"] == todo["id"]
 
@@ -84,7 +84,7 @@ def test_openapi_describes_requires_and_capabilities(api, tenancy):
 
 
 def test_a_hand_off_keeps_requires(api, tenancy):
-    other = f.endpoint(tenancy.team, slug="gpu-worker", queues=("default",), capabilities=["gpu"])
+    other = factories.endpoint(tenancy.team, slug="gpu-worker", queues=("default",), capabilities=["gpu"])
     body = {"queue": "default", "title": "t", "requires": ["gpu"], "endpoint": "gpu-worker"}
     handed = api.ok(tenancy.worker_token, "create_for", body, status=201)["todo"]
     assert handed["requires"] == ["gpu"]

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import execute
 from todos.core.selectors.agent_api import credential_for
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.core.store.endpoints import DRAIN_VERBS, SCOPE_VERBS, token_hash
 from todos.models import Endpoint
 
@@ -28,7 +28,7 @@ def token_of(output: str) -> str:
 
 
 def test_vend_prints_the_token_once_and_it_authenticates(store_db):
-    team = f.team("acme")
+    team = factories.team("acme")
     out, err = vend("--team", "acme", "--name", "CI fixer", "--verbs", "claim_next,complete", "--queues", "ci,builds")
     token = token_of(out)
     assert out.count(token) == 1 and "shown once" in err
@@ -40,7 +40,7 @@ def test_vend_prints_the_token_once_and_it_authenticates(store_db):
 
 
 def test_vend_defaults_to_the_drain_verbs_and_takes_all(store_db):
-    f.team("acme")
+    factories.team("acme")
     token = token_of(vend("--team", "acme", "--name", "w1", "--queues", "q")[0])
     assert set(execute(credential_for(token_hash(token))).scope_verbs) == set(DRAIN_VERBS)
     token = token_of(vend("--team", "acme", "--name", "w2", "--queues", "q", "--verbs", "all", "--slug", "custom")[0])
@@ -49,7 +49,7 @@ def test_vend_defaults_to_the_drain_verbs_and_takes_all(store_db):
 
 
 def test_vend_expiry_and_default_lease(store_db):
-    f.team("acme")
+    factories.team("acme")
     out, _ = vend("--team", "acme", "--name", "temp", "--queues", "q", "--expires-in", "24h", "--default-lease", "600")
     credential = execute(credential_for(token_hash(token_of(out))))
     assert credential.default_lease_ttl_seconds == 600
@@ -75,22 +75,22 @@ def test_vend_expiry_and_default_lease(store_db):
     ],
 )
 def test_vend_refuses_bad_options_clearly(store_db, args, message):
-    team = f.team("acme")
-    f.endpoint(team, slug="taken")
+    team = factories.team("acme")
+    factories.endpoint(team, slug="taken")
     with pytest.raises(CommandError, match=re.escape(message)):
         vend(*args)
     assert set(Endpoint.objects.values_list("slug", flat=True)) == {"taken"}  # nothing vended
 
 
 def test_revoke_dead_letters_live_todos_and_refuses_the_token(store_db):
-    team = f.team()
-    vended = f.endpoint(team, slug="doomed")
-    scope = f.agent(vended)
+    team = factories.team()
+    vended = factories.endpoint(team, slug="doomed")
+    scope = factories.agent(vended)
     for n in range(2):
-        execute(A.create(scope, queue="default", title=f"live {n}"))
-    done = execute(A.create(scope, queue="default", title="done")).todo
-    execute(A.claim(scope, done.id))
-    execute(A.complete(scope, done.id))
+        execute(agent_store.create(scope, queue="default", title=f"live {n}"))
+    done = execute(agent_store.create(scope, queue="default", title="done")).todo
+    execute(agent_store.claim(scope, done.id))
+    execute(agent_store.complete(scope, done.id))
     out = io.StringIO()
     call_command("revoke", "doomed", stdout=out)
     assert out.getvalue().strip() == "revoked doomed; 2 live todos dead-lettered"
@@ -98,7 +98,7 @@ def test_revoke_dead_letters_live_todos_and_refuses_the_token(store_db):
 
 
 def test_revoke_unknown_or_already_revoked_is_an_error(store_db):
-    f.endpoint(f.team(), slug="once")
+    factories.endpoint(factories.team(), slug="once")
     with pytest.raises(CommandError, match="no endpoint"):
         call_command("revoke", "never", stdout=io.StringIO())
     call_command("revoke", "once", stdout=io.StringIO())
@@ -107,7 +107,7 @@ def test_revoke_unknown_or_already_revoked_is_an_error(store_db):
 
 
 def test_vend_sets_default_capabilities_and_refuses_bad_ones_naming_the_option(store_db):
-    f.team("acme")
+    factories.team("acme")
     out, _ = vend("--team", "acme", "--name", "GPU box", "--queues", "ci", "--capabilities", "gpu, cuda")
     assert re.search(r"^capabilities: cuda,gpu$", out, re.M)
     assert execute(credential_for(token_hash(token_of(out)))).capabilities == ("cuda", "gpu")

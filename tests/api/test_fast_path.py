@@ -11,7 +11,7 @@ import pytest
 from django.core.signals import request_started
 
 from board.asgi import application
-from tests import factories as f
+from tests import factories
 from tests.support.api import asgi_call as call
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -41,8 +41,8 @@ def django_requests():
 
 @pytest.fixture
 def worker():
-    team = f.team()
-    return f.endpoint(team, slug="worker", queues=("default",))
+    team = factories.team()
+    return factories.endpoint(team, slug="worker", queues=("default",))
 
 
 def test_a_verb_is_answered_without_django_s_request_machinery(worker, settings):

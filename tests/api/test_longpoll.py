@@ -9,13 +9,13 @@ import time
 import httpx
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.support.api import run_async
 from tests.support.live_server import start_server, stop_server
 from todos.agents.api.longpoll import ReadyWaiters
 from todos.core import db
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 
 class Poll(threading.Thread):
@@ -66,7 +66,7 @@ def test_a_create_wakes_the_waiter_within_200_ms(warm, tenancy):
     time.sleep(0.5)
     assert waiting.finished_at is None, waiting.result
     created_at = time.monotonic()
-    todo = execute(A.create(tenancy.agent, queue="default", title="wake up")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="wake up")).todo
     waiting.join(5)
     assert waiting.status == 200 and waiting.result["empty"] is False
     assert waiting.result["todo"]["id"] == todo.id
@@ -74,25 +74,25 @@ def test_a_create_wakes_the_waiter_within_200_ms(warm, tenancy):
 
 
 def test_a_release_wakes_a_waiter_and_a_fenced_wait_gets_a_token(warm, tenancy):
-    todo = execute(A.create(tenancy.agent, queue="default", title="held")).todo
-    execute(A.claim(tenancy.agent, todo.id))
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="held")).todo
+    execute(agent_store.claim(tenancy.agent, todo.id))
     waiting = poll(warm.url, tenancy.worker_token, {"wait_seconds": 10, "require_fence": True})
     time.sleep(0.3)
     released_at = time.monotonic()
-    execute(A.release(tenancy.agent, todo.id))
+    execute(agent_store.release(tenancy.agent, todo.id))
     waiting.join(5)
     assert waiting.result["todo"]["id"] == todo.id and waiting.result["lease_token"]
     assert waiting.finished_at - released_at < 0.5
 
 
 def test_another_endpoints_work_does_not_end_the_wait(warm, tenancy):
-    sibling = f.agent(f.endpoint(tenancy.team, slug="sibling", queues=("default",)))
-    stranger = f.agent(f.endpoint(f.team(), slug="stranger", queues=("default",)))
+    sibling = factories.agent(factories.endpoint(tenancy.team, slug="sibling", queues=("default",)))
+    stranger = factories.agent(factories.endpoint(factories.team(), slug="stranger", queues=("default",)))
     waiting = poll(warm.url, tenancy.worker_token, {"queue": "default", "wait_seconds": 2})
     time.sleep(0.3)
-    execute(A.create(sibling, queue="default", title="the sibling's"))
-    execute(A.create(stranger, queue="default", title="the stranger's"))
-    execute(A.create(tenancy.agent, queue="other", title="mine, but another queue"))
+    execute(agent_store.create(sibling, queue="default", title="the sibling's"))
+    execute(agent_store.create(stranger, queue="default", title="the stranger's"))
+    execute(agent_store.create(tenancy.agent, queue="other", title="mine, but another queue"))
     waiting.join(10)
     assert waiting.result == {"empty": True}
     assert waiting.finished_at - waiting.started_at >= 1.9
@@ -112,7 +112,7 @@ def test_the_wait_ends_empty_at_its_deadline(warm, tenancy):
 
 
 def test_work_already_there_is_claimed_at_once(warm, tenancy):
-    execute(A.create(tenancy.agent, queue="default", title="ready"))
+    execute(agent_store.create(tenancy.agent, queue="default", title="ready"))
     started = time.monotonic()
     response = httpx.post(
         f"{warm.url}/api/v1/claim_next",
@@ -126,7 +126,7 @@ def test_work_already_there_is_claimed_at_once(warm, tenancy):
 def test_one_todo_two_waiters_exactly_one_claims(warm, tenancy):
     waiters = [poll(warm.url, tenancy.worker_token, {"wait_seconds": 2}) for _ in range(2)]
     time.sleep(0.3)
-    todo = execute(A.create(tenancy.agent, queue="default", title="only one")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="only one")).todo
     for w in waiters:
         w.join(10)
     results = sorted((w.result for w in waiters), key=lambda r: r["empty"])
@@ -138,7 +138,7 @@ def test_a_client_that_hangs_up_stops_waiting_and_claims_nothing(warm, tenancy):
     gone.join(5)
     assert isinstance(gone.error, httpx.TimeoutException)
     time.sleep(0.3)
-    todo = execute(A.create(tenancy.agent, queue="default", title="nobody is listening")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="nobody is listening")).todo
     time.sleep(0.5)
     # A waiter that outlived its client would have claimed it, and the lease would be stuck.
     assert state_of(todo.id) == "pending"
@@ -165,7 +165,7 @@ def test_waiting_holds_no_database_connection(store_db, tenancy):
         )
         # A pool held by the waiters would make this wait for the pool's 30 s timeout.
         assert response.status_code == 200 and time.monotonic() - started < 5.0
-        todo = execute(A.create(tenancy.agent, queue="default", title="for one of six")).todo
+        todo = execute(agent_store.create(tenancy.agent, queue="default", title="for one of six")).todo
         for w in waiters:
             w.join(10)
         claimed = [w.result for w in waiters if w.result and not w.result["empty"]]
@@ -266,7 +266,7 @@ def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(st
         assert await listener.wait_connected()
 
         async def attempt():
-            return await aexecute(A.claim_next(tenancy.agent))
+            return await aexecute(agent_store.claim_next(tenancy.agent))
 
         waiting = asyncio.ensure_future(
             longpoll.claim_with_wait(
@@ -277,7 +277,7 @@ def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(st
         async with await aconnect() as conn:
             await conn.execute("SELECT pg_terminate_backend(%s)", (listener.backend_pid,))
             await asyncio.sleep(0.1)
-            created = await aexecute(A.create(tenancy.agent, queue="default", title="while deaf"))
+            created = await aexecute(agent_store.create(tenancy.agent, queue="default", title="while deaf"))
         started = time.monotonic()
         claim = await asyncio.wait_for(waiting, 15)
         return created.todo.id, claim, time.monotonic() - started

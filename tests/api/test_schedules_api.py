@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import schedules
@@ -92,7 +92,7 @@ def test_round_trip(api, tenancy, changes):
 
 
 def test_another_endpoints_schedule_is_not_found(api, tenancy):
-    sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
+    sibling = factories.endpoint(tenancy.team, slug="sibling", queues=("default",))
     theirs = api.ok(sibling.token, "create_schedule", NIGHTLY)["schedule"]
     by_team = execute(
         schedules.create(
@@ -117,7 +117,7 @@ def test_another_endpoints_schedule_is_not_found(api, tenancy):
 
 
 def test_another_teams_schedule_is_not_found(api, tenancy):
-    stranger = f.endpoint(f.team(), slug="stranger", queues=("default",))
+    stranger = factories.endpoint(factories.team(), slug="stranger", queues=("default",))
     theirs = api.ok(stranger.token, "create_schedule", NIGHTLY)["schedule"]
     mine = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]  # names are unique per team
     assert [s["id"] for s in api.ok(tenancy.worker_token, "list_schedules")["schedules"]] == [mine["id"]]
@@ -127,7 +127,7 @@ def test_another_teams_schedule_is_not_found(api, tenancy):
 
 
 def test_a_schedule_is_owned_by_its_creator_whatever_the_body_says(api, tenancy):
-    sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
+    sibling = factories.endpoint(tenancy.team, slug="sibling", queues=("default",))
     api.error(tenancy.worker_token, "create_schedule", {**NIGHTLY, "endpoint_id": str(sibling.endpoint.id)}, "invalid")
     assert schedule_rows() == []
     made = api.ok(tenancy.worker_token, "create_schedule", NIGHTLY)["schedule"]
@@ -228,7 +228,7 @@ def test_bad_input_names_the_field_and_writes_nothing(api, tenancy, changes, cha
 
 
 def test_a_name_the_team_already_uses_is_refused(api, tenancy):
-    sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
+    sibling = factories.endpoint(tenancy.team, slug="sibling", queues=("default",))
     api.ok(sibling.token, "create_schedule", NIGHTLY)
     message = api.error(tenancy.worker_token, "create_schedule", NIGHTLY, "invalid")
     assert "name" in message and len(schedule_rows()) == 1
@@ -278,7 +278,7 @@ def test_a_bad_or_unknown_id(api, tenancy, verb):
 
 
 def test_without_the_scope_verb_every_schedule_verb_is_forbidden(api, tenancy):
-    narrow = f.endpoint(tenancy.team, slug="narrow", queues=("default",), verbs=["list_todos", "claim_next"])
+    narrow = factories.endpoint(tenancy.team, slug="narrow", queues=("default",), verbs=["list_todos", "claim_next"])
     for verb, body in (
         ("list_schedules", {}),
         ("create_schedule", NIGHTLY),

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests import factories as f
+from tests import factories
 from todos.agents.api.openapi import document
 from todos.agents.api.verbs import VERBS
 
@@ -52,9 +52,9 @@ def operations():
 
 @pytest.fixture
 def fuzz_token(store_db):
-    team = f.team()
-    vended = f.endpoint(team, slug="fuzzer", queues=("default", "other"))
-    f.endpoint(team, slug="sibling", queues=("default",))
+    team = factories.team()
+    vended = factories.endpoint(team, slug="fuzzer", queues=("default", "other"))
+    factories.endpoint(team, slug="sibling", queues=("default",))
     return vended.token
 
 

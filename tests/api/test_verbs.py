@@ -10,9 +10,9 @@ from datetime import datetime
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.core.store import background
 
 TODO_KEYS = {
@@ -102,7 +102,7 @@ def test_create_for_with_a_live_idempotency_key_returns_the_existing_todo_with_2
 
 
 def test_create_for_hands_work_to_another_endpoint_of_the_team(api, tenancy):
-    target = f.endpoint(tenancy.team, slug="target", queues=("handoff",))
+    target = factories.endpoint(tenancy.team, slug="target", queues=("handoff",))
     out = api.ok(
         tenancy.worker_token, "create_for", {"queue": "handoff", "title": "for you", "endpoint": "target"}, status=201
     )
@@ -113,14 +113,14 @@ def test_create_for_hands_work_to_another_endpoint_of_the_team(api, tenancy):
 
 
 def test_create_for_a_queue_outside_the_targets_scope_is_forbidden(api, tenancy):
-    f.endpoint(tenancy.team, slug="target", queues=("handoff",))
+    factories.endpoint(tenancy.team, slug="target", queues=("handoff",))
     # "default" is in the caller's scope but not in the target's: the target's scope decides.
     api.error(tenancy.worker_token, "create_for", {"queue": "default", "title": "x", "endpoint": "target"}, "forbidden")
 
 
 def test_create_for_an_endpoint_of_another_team_or_a_revoked_one_is_not_found(api, tenancy):
-    f.endpoint(f.team(), slug="stranger", queues=("default",))
-    gone = f.endpoint(tenancy.team, slug="gone", queues=("default",))
+    factories.endpoint(factories.team(), slug="stranger", queues=("default",))
+    gone = factories.endpoint(tenancy.team, slug="gone", queues=("default",))
     from todos.core.store import endpoints
 
     execute(endpoints.revoke(None, gone.endpoint.id))
@@ -154,7 +154,7 @@ def test_list_todos_pages_through_rows_created_in_the_same_instant(api, tenancy)
                FROM generate_series(1, 5) n""",
             (tenancy.agent.endpoint_id,),
         )
-    f.recount()
+    factories.recount()
     seen, cursor = [], None
     while True:
         body = {"limit": 2, **({"cursor": cursor} if cursor else {})}
@@ -386,5 +386,5 @@ def test_claim_of_a_claimed_todo_is_a_conflict_and_reaped_work_comes_back(api, t
 
 
 def test_the_store_and_the_api_see_the_same_todos(api, tenancy):
-    created = execute(A.create(tenancy.agent, queue="other", title="from the store"))
+    created = execute(agent_store.create(tenancy.agent, queue="other", title="from the store"))
     assert api.ok(tenancy.worker_token, "get_todo", {"id": created.todo.id})["todo"]["title"] == "from the store"

@@ -17,7 +17,7 @@ from tests.support.live_server import ROOT, server_environment, start_server, st
 from todos.core import db
 from todos.core.db import execute
 from todos.core.selectors.agent_api import get_todo
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.core.store import background
 from worker.worker import Tail, Worker, WorkerConfig
 
@@ -79,7 +79,7 @@ def todo_row(todo_id: str) -> dict:
 def test_a_succeeding_command_completes_each_todo_with_its_stdout(asgi_server, tenancy):
     payloads = [{"n": n, "text": "héllo"} for n in range(3)]
     ids = [
-        execute(A.create(tenancy.agent, queue="default", title=f"t{n}", payload=p)).todo.id
+        execute(agent_store.create(tenancy.agent, queue="default", title=f"t{n}", payload=p)).todo.id
         for n, p in enumerate(payloads)
     ]
     worker = run_worker(asgi_server.url, tenancy.worker_token, ["cat"], todos=3, concurrency=2)
@@ -93,7 +93,7 @@ def test_a_succeeding_command_completes_each_todo_with_its_stdout(asgi_server, t
 
 
 def test_a_failing_command_fails_the_todo_with_its_stderr(asgi_server, tenancy):
-    todo = execute(A.create(tenancy.agent, queue="default", title="doomed", max_attempts=1)).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="doomed", max_attempts=1)).todo
     run_worker(asgi_server.url, tenancy.worker_token, ["sh", "-c", "echo bad >&2; exit 3"], todos=1)
     got = detail(tenancy.agent, todo.id)
     assert got.todo.state == "failed" and got.todo.dead_letter and got.todo.result == {"exit_code": 3}
@@ -102,7 +102,7 @@ def test_a_failing_command_fails_the_todo_with_its_stderr(asgi_server, tenancy):
 
 def test_the_command_gets_the_todo_in_its_environment_but_not_the_token(asgi_server, tenancy, monkeypatch):
     monkeypatch.setenv("BOARD_TOKEN", tenancy.worker_token)
-    todo = execute(A.create(tenancy.agent, queue="default", title="env check", kind="k")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="env check", kind="k")).todo
     script = (
         'printf "%s|%s|%s|%s|%s|%s" "$BOARD_TODO_ID" "$BOARD_TODO_QUEUE" "$BOARD_TODO_ATTEMPT" '
         '"$BOARD_TODO_TITLE" "$BOARD_TODO_KIND" "${BOARD_TOKEN:-none}"'
@@ -112,14 +112,14 @@ def test_the_command_gets_the_todo_in_its_environment_but_not_the_token(asgi_ser
 
 
 def test_long_output_is_cut_to_its_last_2048_bytes(asgi_server, tenancy):
-    todo = execute(A.create(tenancy.agent, queue="default", title="chatty")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="chatty")).todo
     run_worker(asgi_server.url, tenancy.worker_token, ["sh", "-c", "yes é | head -c 100000; printf END"], todos=1)
     summary = detail(tenancy.agent, todo.id).attempts[0].summary
     assert summary.endswith("END") and len(summary.encode()) <= 2048
 
 
 def test_heartbeats_keep_a_short_lease_alive(asgi_server, tenancy):
-    todo = execute(A.create(tenancy.agent, queue="default", title="slow")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="slow")).todo
     run_worker(asgi_server.url, tenancy.worker_token, ["sh", "-c", "sleep 2.5; echo done"], todos=1, lease=1)
     got = detail(tenancy.agent, todo.id)
     assert got.todo.state == "done"  # a 1 s lease outlived by 2.5 s of work: heartbeats held it
@@ -173,7 +173,7 @@ def alive(pid: int) -> bool:
 @pytest.mark.slow
 def test_a_killed_worker_s_todo_is_reaped_and_completed_by_the_next(asgi_server, tenancy, tmp_path: Path):
     pidfile = tmp_path / "child.pid"
-    todo = execute(A.create(tenancy.agent, queue="default", title="survives", payload={"v": 1})).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="survives", payload={"v": 1})).todo
     script = f'if [ "$BOARD_TODO_ATTEMPT" = 1 ]; then echo $$ > {pidfile}; exec sleep 60; fi; cat'
     process = start_work_process(asgi_server.url, tenancy.worker_token, script, lease=2)
     child = None
@@ -200,7 +200,7 @@ def test_a_killed_worker_s_todo_is_reaped_and_completed_by_the_next(asgi_server,
 @pytest.mark.slow
 def test_sigterm_terminates_the_command_releases_the_lease_and_exits_0(asgi_server, tenancy, tmp_path: Path):
     pidfile = tmp_path / "child.pid"
-    todo = execute(A.create(tenancy.agent, queue="default", title="interrupted")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="interrupted")).todo
     process = start_work_process(asgi_server.url, tenancy.worker_token, f"echo $$ > {pidfile}; exec sleep 60", lease=30)
     try:
         wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), what="the command to start")
@@ -218,9 +218,9 @@ def test_sigterm_terminates_the_command_releases_the_lease_and_exits_0(asgi_serv
 
 
 def test_a_worker_takes_only_what_its_capabilities_cover(asgi_server, tenancy):
-    gpu = execute(A.create(tenancy.agent, queue="default", title="gpu", requires=["gpu"])).todo
-    arm = execute(A.create(tenancy.agent, queue="default", title="arm", requires=["arm64"])).todo
-    plain = execute(A.create(tenancy.agent, queue="default", title="plain")).todo
+    gpu = execute(agent_store.create(tenancy.agent, queue="default", title="gpu", requires=["gpu"])).todo
+    arm = execute(agent_store.create(tenancy.agent, queue="default", title="arm", requires=["arm64"])).todo
+    plain = execute(agent_store.create(tenancy.agent, queue="default", title="plain")).todo
     worker = run_worker(asgi_server.url, tenancy.worker_token, ["cat"], todos=2, capabilities=("gpu",))
     assert sorted(o.todo_id for o in worker.outcomes) == sorted([gpu.id, plain.id])
     assert todo_row(arm.id)["state"] == "pending"
@@ -274,7 +274,7 @@ def test_the_worker_rides_out_a_server_restart(store_db, tenancy):
     """Heartbeats fail while the server is down and resume when it is back; the report lands."""
     server = start_server()
     port = int(server.url.rsplit(":", 1)[1])
-    todo = execute(A.create(tenancy.agent, queue="default", title="through a restart")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="through a restart")).todo
     result: dict = {}
 
     def work():
@@ -301,7 +301,7 @@ def test_a_lost_lease_stops_the_command_and_drops_the_todo(asgi_server, tenancy,
     """Another holder took the lapsed lease over: the fenced heartbeat is refused, the command is
     terminated, and the worker reports nothing (the todo is the new holder's now)."""
     pidfile = tmp_path / "child.pid"
-    todo = execute(A.create(tenancy.agent, queue="default", title="contested")).todo
+    todo = execute(agent_store.create(tenancy.agent, queue="default", title="contested")).todo
     result: dict = {}
     thread = threading.Thread(
         target=lambda: result.update(
@@ -319,7 +319,7 @@ def test_a_lost_lease_stops_the_command_and_drops_the_todo(asgi_server, tenancy,
     child = int(pidfile.read_text())
     with db.connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo.id,))
-    taken = execute(A.claim(tenancy.agent, todo.id, claimant="usurper"))
+    taken = execute(agent_store.claim(tenancy.agent, todo.id, claimant="usurper"))
     thread.join(30)
     assert [(o.todo_id, o.verdict) for o in result["worker"].outcomes] == [(todo.id, "lost")]
     assert not alive(child)
@@ -329,4 +329,4 @@ def test_a_lost_lease_stops_the_command_and_drops_the_todo(asgi_server, tenancy,
         (2, None, "usurper"),
         (1, "lease_expired", "test-worker"),
     ]
-    execute(A.release(tenancy.agent, todo.id))  # leave no lease behind
+    execute(agent_store.release(tenancy.agent, todo.id))  # leave no lease behind

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from tests.support.board import htmx, make
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -111,7 +111,7 @@ def test_invalid_priority_names_the_field(world, alice_client):
 
 def test_lost_race_says_who_won_and_shows_the_current_state(world, alice_client):
     todo = make(world, "pending")
-    execute(A.claim(world.agent, todo.id, claimant="fast-agent"))  # the agent got there first
+    execute(agent_store.claim(world.agent, todo.id, claimant="fast-agent"))  # the agent got there first
     response = post(alice_client, "todo_claim", todo.id, {"fragment": "drawer"}, **htmx("drawer"))
     assert response.status_code == 409
     message = toasts(response)[0]["message"]
@@ -235,7 +235,7 @@ def test_pause_and_resume_a_queue(world, alice_client, vera_client):
     todo = make(world, "pending", queue="email")
     assert "‖ paused" in alice_client.get(reverse("todo_row", args=[todo.id])).content.decode()
     assert "queue paused" in alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
-    assert execute(A.claim_next(world.agent, queue="email")) is None  # agents skip the paused queue
+    assert execute(agent_store.claim_next(world.agent, queue="email")) is None  # agents skip the paused queue
     assert vera_client.post(reverse("queue_resume"), {"team": "acme", "queue": "email"}).status_code == 403
     response = alice_client.post(reverse("queue_resume"), {"team": "acme", "queue": "email", "next": "/"})
     assert response.status_code == 302

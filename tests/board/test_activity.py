@@ -10,7 +10,7 @@ from django.urls import reverse
 from tests.support.board import htmx, make
 from todos.core.db import connect, execute
 from todos.core.selectors import activity as selectors
-from todos.core.store import human as O
+from todos.core.store import human as human_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -19,11 +19,11 @@ def test_activity_lists_filters_and_pages(world, alice_client, monkeypatch):
     with connect() as conn:
         conn.execute("DELETE FROM audit_log")  # the fixture's own set-up (teams, members, endpoints)
     todo = make(world, "pending", title="audited")
-    execute(O.claim(world.alice, todo.id))
-    execute(O.release(world.alice, todo.id, note="not today"))
-    execute(O.pause_queue(world.adam, world.acme.id, "email"))
+    execute(human_store.claim(world.alice, todo.id))
+    execute(human_store.release(world.alice, todo.id, note="not today"))
+    execute(human_store.pause_queue(world.adam, world.acme.id, "email"))
     globex_todo = make(world, "pending", agent=world.globex_agent)
-    execute(O.cancel(world.bob, globex_todo.id, note="globex private note"))
+    execute(human_store.cancel(world.bob, globex_todo.id, note="globex private note"))
 
     rows = lambda b: re.findall(r'<code class="code-note">([a-z._]+)</code>', b)  # noqa: E731
     get = lambda **q: alice_client.get(reverse("activity"), q).content.decode()  # noqa: E731

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests import factories as f
+from tests import factories
 from tests.board import test_browser as base
 from tests.board.test_browser import sign_in
 from tests.board.test_schedules import acme_schedule
 from tests.support.board import make
 from todos.core.db import execute
-from todos.core.store import human as O
+from todos.core.store import human as human_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -87,11 +87,11 @@ def seed(world):
         state: make(world, state, title=f"An example {state} todo")
         for state in ("pending", "scheduled", "claimed", "retry", "dead", "done", "canceled", "mine")
     }
-    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
     make(world, "pending", title="Waiting in a paused queue", queue="email")
     schedule = acme_schedule(world)
-    sue = f.user("sue", superuser=True)
-    f.member(world.acme, sue, "admin")
+    sue = factories.user("sue", superuser=True)
+    factories.member(world.acme, sue, "admin")
     return todos, schedule
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import make
 from tests.support.browser_watch import EXPECTED_STATUS, watched
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 CHROMIUM = "/usr/bin/chromium"
 # Waits use locators and ``expect`` (never ``wait_for_function``): the Board's CSP forbids eval,
@@ -131,7 +131,7 @@ def search(page, term: str, rows: int) -> None:
 
 def test_operator_flow_in_a_real_browser(world, page):
     execute(
-        A.create(
+        agent_store.create(
             world.agent,
             queue="email",
             title="Send the welcome email",
@@ -288,13 +288,13 @@ def bulk_loop():
 
 def test_every_page_renders_without_csp_violations(world, page):
     from tests.board.test_bulk import insert_dead_letters
-    from todos.core.store import human as O
+    from todos.core.store import human as human_store
 
     for state in ("pending", "claimed", "retry", "dead", "done", "mine"):
         make(world, state, title=f"An example {state} todo")
     insert_dead_letters(world.acme_ep.id, 30)
-    execute(O.pause_queue(world.alice, world.acme.id, "email"))
-    f.member(world.acme, f.user("carol"), "viewer")
+    execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
+    factories.member(world.acme, factories.user("carol"), "viewer")
     sign_in(page, "adam")
     for name, path in (
         ("overview", "/"),
@@ -340,9 +340,9 @@ def test_charts_draw_and_follow_the_work_live(world, page):
     expect(page.locator("figure.chart-times circle").first).to_be_visible()
     expect(page.locator("#live-status")).to_have_text("live")
     shot(page, "charts")
-    todo = execute(A.create(world.agent, queue="email", title="charted")).todo
-    execute(A.claim(world.agent, todo.id))
-    execute(A.complete(world.agent, todo.id))
+    todo = execute(agent_store.create(world.agent, queue="email", title="charted")).todo
+    execute(agent_store.claim(world.agent, todo.id))
+    execute(agent_store.complete(world.agent, todo.id))
     expect(outcomes).to_have_attribute(
         "aria-label", "Last hour, all queues: 3 completed, 1 failed, 0 died", timeout=15_000
     )
@@ -360,13 +360,13 @@ def test_charts_draw_and_follow_the_work_live(world, page):
         "aria-label", "Last hour, all queues: 3 completed, 1 failed, 0 died"
     )
     shot(page, "overview-chart")
-    timed = execute(A.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
-    execute(A.claim(world.agent, timed.id))
-    execute(A.heartbeat(world.agent, timed.id))
-    execute(A.fail(world.agent, timed.id, summary="boom"))
+    timed = execute(agent_store.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
+    execute(agent_store.claim(world.agent, timed.id))
+    execute(agent_store.heartbeat(world.agent, timed.id))
+    execute(agent_store.fail(world.agent, timed.id, summary="boom"))
     with connect() as conn:
         conn.execute("UPDATE todos SET next_retry_at = now() WHERE id = %s", (timed.id,))
-    execute(A.claim(world.agent, timed.id))
+    execute(agent_store.claim(world.agent, timed.id))
     page.goto(f"/todos/{timed.id}/")
     expect(page.locator("figure.timeline g.timeline-span")).to_have_count(2)
     expect(page.locator("figure.timeline .timeline-failed rect")).to_be_visible()

@@ -18,7 +18,7 @@ from tests.support.board import htmx, make
 from todos.core.db import connect, execute
 from todos.core.selectors import bulk_jobs
 from todos.core.selectors.access import viewer_for
-from todos.core.store import human as O
+from todos.core.store import human as human_store
 from todos.ops import bulk
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -116,7 +116,7 @@ def test_bulk_retry_of_ten_thousand_dead_letters_in_chunks(world, alice_client, 
     def chunk_and_interfere(chunk, conn):
         sizes.append(len(chunk.todo_ids))
         if len(sizes) == 2:
-            execute(O.cancel_many(world.adam, late))
+            execute(human_store.cancel_many(world.adam, late))
         return original(chunk, conn)
 
     monkeypatch.setattr(bulk, "run_chunk", chunk_and_interfere)
@@ -171,8 +171,8 @@ def test_bulk_cancel_of_a_selection_reports_rows_whose_state_moved(world, alice_
     body = preview.content.decode()
     assert "4 selected todos" in body and "3 of them can be canceled now; the rest will be skipped." in body
     # between the preview and the confirmation, one pending todo is claimed and completed elsewhere
-    execute(O.claim(world.adam, pending[0].id))
-    execute(O.complete(world.adam, pending[0].id))
+    execute(human_store.claim(world.adam, pending[0].id))
+    execute(human_store.complete(world.adam, pending[0].id))
     response = alice_client.post(reverse("bulk_start"), {"action": "cancel", "scope": "selected", "ids": ids})
     assert response.status_code == 302
     job = work(world.alice_user, job_id_of(response))

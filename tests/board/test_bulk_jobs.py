@@ -266,11 +266,11 @@ def test_store_refuses_bad_jobs_and_writes_nothing(world):
 def test_a_job_fixes_its_ids_once_and_only_from_its_teams(world, alice_client):
     """The count fixed at start is the count worked: todos that match later are not added, and a
     job's teams bound what it collects even if its starter joins another team meanwhile."""
-    from tests import factories as f
+    from tests import factories
 
     mine = [make(world, "dead") for _ in range(3)]
     job_id = start_retry_of_dead_letters(alice_client)
-    f.member(world.globex, world.alice_user, "operator")  # alice joins globex after starting
+    factories.member(world.globex, world.alice_user, "operator")  # alice joins globex after starting
     foreign = make(world, "dead", agent=world.globex_agent)
     assert bulk.collect_one()
     late = make(world, "dead")  # matches the filter, but after the ids were fixed

@@ -11,13 +11,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import login, make
 from tests.support.endpoints import endpoint, sql, vend, written
 from todos.core.db import connect, execute
 from todos.core.selectors import claimability
 from todos.core.selectors.access import viewer_for
-from todos.core.store import endpoints as E
+from todos.core.store import endpoints as endpoint_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -49,7 +49,7 @@ def test_the_row_and_drawer_show_the_requirements(world, alice_client):
     assert "<dt>Requires</dt>" in drawer
     assert '<span class="tag tag-cap mono">cuda</span> <span class="tag tag-cap mono">gpu</span>' in drawer
     assert "The endpoint's defaults lack cuda, gpu." in drawer
-    execute(E.set_capabilities(None, world.acme_ep.id, ["gpu", "cuda"]))
+    execute(endpoint_store.set_capabilities(None, world.acme_ep.id, ["gpu", "cuda"]))
     drawer = page(alice_client.get(reverse("todo_detail", args=[bound.id]), HTTP_HX_REQUEST="true"))
     assert "default capabilities: cuda, gpu" in drawer and "defaults lack" not in drawer
     plain_drawer = page(alice_client.get(reverse("todo_detail", args=[plain.id]), HTTP_HX_REQUEST="true"))
@@ -105,12 +105,12 @@ def test_bad_default_capabilities_name_the_field_and_write_nothing(world, adam_c
 
 
 def test_work_needing_capabilities_its_owner_lacks_is_flagged_with_the_missing_labels(world, alice_client):
-    execute(E.set_capabilities(None, world.acme_ep.id, ["gpu"]))
+    execute(endpoint_store.set_capabilities(None, world.acme_ep.id, ["gpu"]))
     covered = make(world, "pending", title="gpu only", requires=["gpu"])
     short = make(world, "pending", title="gpu and eu", requires=["gpu", "region:eu"])
     make(world, "retry", title="arm", requires=["arm64"], max_attempts=3)
     make(world, "pending", title="plain")
-    f.relayed()
+    factories.relayed()
     stuck = stuck_of(world.alice_user)
     assert list(stuck) == [("acme-worker", "default", "missing_capabilities")]
     group = stuck[("acme-worker", "default", "missing_capabilities")]
@@ -128,14 +128,14 @@ def test_work_needing_capabilities_its_owner_lacks_is_flagged_with_the_missing_l
     # an admin gets the fix as a link; giving the labels clears the flag
     adam = page(login(world.adam_user).get(reverse("overview")))
     assert f'href="{reverse("endpoint_edit", args=["acme-worker"])}"' in adam
-    execute(E.set_capabilities(None, world.acme_ep.id, ["gpu", "region:eu", "arm64"]))
+    execute(endpoint_store.set_capabilities(None, world.acme_ep.id, ["gpu", "region:eu", "arm64"]))
     assert stuck_of(world.alice_user) == {}
 
 
 def test_scheduled_work_needing_capabilities_its_owner_lacks_is_flagged(world, alice_client):
     later = make(world, "scheduled", title="gpu, later", requires=["gpu"])
     make(world, "scheduled", title="plain, later")
-    f.relayed()
+    factories.relayed()
     group = stuck_of(world.alice_user)[("acme-worker", "default", "missing_capabilities")]
     assert (group.pending, group.retry, group.scheduled, group.missing) == (0, 0, 1, ("gpu",))
     body = page(alice_client.get(reverse("todo_list"), {"state": "scheduled"}))
@@ -158,7 +158,7 @@ def test_the_capability_check_reads_only_capability_bound_waiting_rows(world):
             (world.acme_ep.id,),
         )
         conn.execute("ANALYZE todos")
-    f.recount()
+    factories.recount()
     viewer = viewer_for(world.alice_user)
     params = {"eps": viewer.endpoint_ids, "queue": None, "claim_verbs": list(claimability.CLAIM_VERBS)}
     with connect() as conn:

@@ -12,7 +12,7 @@ from django.urls import reverse
 from tests.factories import relayed
 from tests.support.board import make
 from todos.core.db import connect
-from todos.core.selectors import flow as F
+from todos.core.selectors import flow as flow_reads
 from todos.core.selectors.access import viewer_for
 from todos.dashboard.views import chart_svg
 
@@ -31,19 +31,19 @@ def finish_some(world) -> None:
 def test_the_flow_counts_only_the_viewers_teams_per_queue_and_for_all(world):
     finish_some(world)
     alice = viewer_for(world.alice_user)
-    every = F.flow(alice, range_key="1h")
+    every = flow_reads.flow(alice, range_key="1h")
     assert (every.total.completed, every.total.failed, every.total.died) == (4, 2, 0)
     assert every.total.waited_count == 6 and every.total.ran_count == 6
     assert every.total.waited_p50 is not None and every.total.ran_p95 is not None
     assert len(every.intervals) == 60 and every.intervals[-1].completed == 4  # all in this minute
-    email = F.flow(alice, range_key="24h", queue="email")
+    email = flow_reads.flow(alice, range_key="24h", queue="email")
     assert (email.total.completed, email.total.failed, len(email.intervals)) == (1, 0, 24)
-    week = F.flow(alice, range_key="7d")
+    week = flow_reads.flow(alice, range_key="7d")
     assert len(week.intervals) == 28 and week.total.completed == 4
     assert week.intervals[-1].start <= week.now < week.intervals[-1].start + timedelta(hours=6)
-    bob = F.flow(viewer_for(world.bob_user), range_key="1h")
+    bob = flow_reads.flow(viewer_for(world.bob_user), range_key="1h")
     assert (bob.total.completed, bob.total.failed) == (1, 2)
-    assert F.queues(alice) == ["default", "email"]
+    assert flow_reads.queues(alice) == ["default", "email"]
 
 
 def test_the_charts_page_draws_axes_hover_values_and_a_table(world, alice_client):
@@ -131,9 +131,9 @@ def test_hour_rows_feed_the_long_ranges_and_minute_rows_the_hour(world):
             {"t": world.acme.id},
         )
     alice = viewer_for(world.alice_user)
-    assert F.flow(alice, range_key="1h").total.completed == 0  # two hours ago: outside the hour
-    assert F.flow(alice, range_key="24h").total.completed == 0  # thirty hours ago: outside the day
-    week = F.flow(alice, range_key="7d")
+    assert flow_reads.flow(alice, range_key="1h").total.completed == 0  # two hours ago: outside the hour
+    assert flow_reads.flow(alice, range_key="24h").total.completed == 0  # thirty hours ago: outside the day
+    week = flow_reads.flow(alice, range_key="7d")
     assert (week.total.completed, week.total.failed, week.total.died) == (7, 1, 2)
 
 

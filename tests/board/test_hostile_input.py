@@ -11,7 +11,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.api.test_hostile_input import raw_request
 from tests.store.helpers import counts, snapshot
 from tests.support.board import htmx, login, make
@@ -285,7 +285,7 @@ def test_bad_input_in_the_bulk_forms_writes_nothing(world, alice_client):
 
 
 def test_bad_input_in_team_and_endpoint_forms_writes_nothing(world):
-    root = login(f.user("root", superuser=True))
+    root = login(factories.user("root", superuser=True))
     adam = login(world.adam_user)
     before = counts()
     posts = [

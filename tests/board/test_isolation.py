@@ -19,7 +19,7 @@ from todos.core.db import connect, execute
 from todos.core.selectors import bulk_jobs as bulk_job_selectors
 from todos.core.selectors.access import viewer_for
 from todos.core.store import bulk_jobs, schedules
-from todos.core.store import human as O
+from todos.core.store import human as human_store
 from todos.ops import bulk
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -150,7 +150,7 @@ def acme_things(world):
             bulk_jobs.create(world.alice, action="cancel", scope="selected", selected_ids=["td_none"], description="x")
         )
     )
-    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
     job.schedule = execute(
         schedules.create(
             world.alice,
@@ -262,9 +262,9 @@ def test_bulk_on_all_matching_never_reaches_another_team(world, acme_things, bob
 
 
 def test_superuser_does_not_see_other_teams_todos(world, acme_things):
-    from tests import factories as f
+    from tests import factories
 
-    root = f.user("root", superuser=True)
+    root = factories.user("root", superuser=True)
     client = login(root)
     todos, _ = acme_things
     assert client.get(reverse("todo_detail", args=[todos["pending"].id])).status_code == 404

@@ -15,8 +15,8 @@ from todos.core.db import connect, execute
 from todos.core.filters import Cursor, TodoFilter
 from todos.core.selectors import todo_counts, todo_list
 from todos.core.selectors.access import viewer_for
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -27,7 +27,9 @@ def ids_in(body: str) -> list[str]:
 
 def spread(n: int) -> list:
     """n pending todos with distinct, known creation times (newest last)."""
-    todos = [execute(A.create(worldless_agent[0], queue="default", title=f"item {i:03d}")).todo for i in range(n)]
+    todos = [
+        execute(agent_store.create(worldless_agent[0], queue="default", title=f"item {i:03d}")).todo for i in range(n)
+    ]
     with connect() as conn:
         for i, t in enumerate(todos):
             conn.execute(
@@ -70,7 +72,7 @@ def test_keyset_pages_walk_the_whole_set_without_gaps(world, agent, alice_client
 
 def test_oldest_and_priority_orders(world, agent, alice_client):
     todos = spread(5)
-    execute(O.set_priority(world.alice, todos[3].id, -10))
+    execute(human_store.set_priority(world.alice, todos[3].id, -10))
     oldest = ids_in(alice_client.get(reverse("todo_list") + "?sort=oldest").content.decode())
     assert oldest == [t.id for t in todos]
     by_priority = ids_in(alice_client.get(reverse("todo_list") + "?sort=priority").content.decode())
@@ -95,7 +97,7 @@ def test_filters_state_queue_endpoint_team_mine(world, agent, alice_client):
     default = make(world, "pending", title="default one")
     mine = make(world, "mine", title="held by alice")
     assigned = make(world, "pending", title="assigned to alice")
-    execute(O.assign(world.alice, assigned.id, f"human:{world.alice_user.id}"))
+    execute(human_store.assign(world.alice, assigned.id, f"human:{world.alice_user.id}"))
     dead = make(world, "dead", title="a dead one")
     retry = make(world, "retry", title="a retry one")
     get = lambda q: ids_in(alice_client.get(reverse("todo_list") + q).content.decode())  # noqa: E731
@@ -149,7 +151,7 @@ def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alic
     """The counts cannot answer "assigned to me": those tabs count the rows, capped, and say so."""
     for _ in range(4):
         todo = make(world, "pending")
-        execute(O.assign(world.alice, todo.id, world.alice.owner))
+        execute(human_store.assign(world.alice, todo.id, world.alice.owner))
     make(world, "pending")  # not assigned: not counted under the filter
     monkeypatch.setattr(todo_counts, "COUNT_CAP", 3)
     counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(mine=True))
@@ -162,7 +164,7 @@ def test_assigned_to_me_counts_rows_up_to_the_cap_and_says_so(world, agent, alic
 
 def test_search_text_id_and_payload(world, agent, alice_client):
     a = execute(
-        A.create(
+        agent_store.create(
             agent,
             queue="default",
             title="Invoice 42 for ACME",
@@ -171,7 +173,7 @@ def test_search_text_id_and_payload(world, agent, alice_client):
         )
     ).todo
     b = execute(
-        A.create(
+        agent_store.create(
             agent,
             queue="default",
             title="Reminder",
@@ -196,7 +198,7 @@ def test_search_text_id_and_payload(world, agent, alice_client):
 
 
 def test_search_is_a_bounded_scan_that_continues(world, agent, alice_client, monkeypatch):
-    target = execute(A.create(agent, queue="default", title="needle")).todo
+    target = execute(agent_store.create(agent, queue="default", title="needle")).todo
     spread(30)
     with connect() as conn:  # the needle is older than the 30 others
         conn.execute("UPDATE todos SET created_at = now() - interval '1 hour' WHERE id = %s", (target.id,))
@@ -255,7 +257,7 @@ def test_filters_live_in_the_url(world, agent, alice_client):
 
 def test_pending_in_claim_order_across_queues_and_pages(world, agent):
     todos = [
-        execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", priority=(i * 7) % 5)).todo
+        execute(agent_store.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", priority=(i * 7) % 5)).todo
         for i in range(12)
     ]
     viewer = viewer_for(world.alice_user)
@@ -276,26 +278,30 @@ def test_mine_is_what_is_assigned_to_me_or_leased_by_me_in_every_state_page_and_
     me = f"human:{world.alice_user.id}"
 
     def assigned(title, *, then=(), **kwargs):
-        todo = execute(A.create(agent, queue="default", title=title, **kwargs)).todo
-        execute(O.assign(world.alice, todo.id, me))
+        todo = execute(agent_store.create(agent, queue="default", title=title, **kwargs)).todo
+        execute(human_store.assign(world.alice, todo.id, me))
         for step in then:
             step(todo.id)
         return todo.id
 
-    claim = lambda tid: execute(O.claim(world.alice, tid))  # noqa: E731
+    claim = lambda tid: execute(human_store.claim(world.alice, tid))  # noqa: E731
     expected = {
         assigned("assigned pending"),
         assigned("assigned and leased by me", then=[claim]),  # both: listed once
-        assigned("assigned done", then=[claim, lambda tid: execute(O.complete(world.alice, tid))]),
-        assigned("assigned dead", then=[claim, lambda tid: execute(O.fail(world.alice, tid))], max_attempts=1),
-        assigned("assigned canceled", then=[lambda tid: execute(O.cancel(world.alice, tid))]),
+        assigned("assigned done", then=[claim, lambda tid: execute(human_store.complete(world.alice, tid))]),
+        assigned(
+            "assigned dead", then=[claim, lambda tid: execute(human_store.fail(world.alice, tid))], max_attempts=1
+        ),
+        assigned("assigned canceled", then=[lambda tid: execute(human_store.cancel(world.alice, tid))]),
         make(world, "mine", title="leased by me, assigned to no one").id,
     }
     make(world, "pending", title="nobody's")
-    other = execute(A.create(agent, queue="default", title="someone else's")).todo
-    execute(O.assign(world.alice, other.id, "human:999999"))
-    foreign = execute(A.create(world.globex_agent, queue="default", title="globex, assigned to alice's id")).todo
-    execute(O.assign(world.bob, foreign.id, me))
+    other = execute(agent_store.create(agent, queue="default", title="someone else's")).todo
+    execute(human_store.assign(world.alice, other.id, "human:999999"))
+    foreign = execute(
+        agent_store.create(world.globex_agent, queue="default", title="globex, assigned to alice's id")
+    ).todo
+    execute(human_store.assign(world.bob, foreign.id, me))
 
     listed = ids_in(alice_client.get(reverse("todo_list") + "?mine=1").content.decode())
     assert len(listed) == len(set(listed)) and set(listed) == expected

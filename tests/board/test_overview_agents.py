@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
 from tests.support.board import make
@@ -15,9 +15,9 @@ from todos.core.db import connect, execute
 from todos.core.selectors.access import viewer_for
 from todos.core.selectors.agents import agents
 from todos.core.selectors.overview import overview
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import human as human_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -27,7 +27,7 @@ def test_overview_counts_per_queue(world, alice_client):
         make(world, state)
     make(world, "pending", queue="email")
     make(world, "pending", agent=world.globex_agent)  # not alice's
-    execute(O.pause_queue(world.alice, world.acme.id, "email"))
+    execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
     relayed()
     data = overview(viewer_for(world.alice_user))
     rows = {s.queue: s for s in data.rows}
@@ -45,7 +45,7 @@ def test_overview_counts_per_queue(world, alice_client):
 
 def test_overview_counts_a_team_queue_across_its_endpoints_exactly(world, alice_client):
     """A row is a (team, queue): its numbers are the relay's counts summed over the endpoints."""
-    second = f.agent(f.endpoint(world.acme, slug="acme-second", queues=("default",)))
+    second = factories.agent(factories.endpoint(world.acme, slug="acme-second", queues=("default",)))
     for agent in (world.agent, second):
         for state in ("dead", "dead", "pending", "pending", "retry", "claimed"):
             make(world, state, agent=agent)
@@ -95,13 +95,13 @@ def test_overview_for_a_viewer_has_no_pause_buttons(world, vera_client):
 def test_agents_panel(world, alice_client):
     held = make(world, "claimed", title="being worked")
     todo = make(world, "pending")
-    execute(A.claim(world.agent, todo.id))
-    execute(A.complete(world.agent, todo.id))
+    execute(agent_store.claim(world.agent, todo.id))
+    execute(agent_store.complete(world.agent, todo.id))
     dying = make(world, "pending")
-    execute(A.claim(world.agent, dying.id, lease_ttl_seconds=1))
+    execute(agent_store.claim(world.agent, dying.id, lease_ttl_seconds=1))
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 minute' WHERE id = %s", (dying.id,))
-    execute(B.reap())
+    execute(background_store.reap())
     make(world, "dead")
     status = {a.endpoint.slug: a for a in agents(viewer_for(world.alice_user))}
     acme = status["acme-worker"]

@@ -80,10 +80,10 @@ def test_detail_is_a_full_page_and_a_fragment(world, alice_client, todos):
 
 def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, alice_client):
     from todos.core.db import execute
-    from todos.core.store import agent as A
+    from todos.core.store import agent as agent_store
 
     created = execute(
-        A.create(
+        agent_store.create(
             world.agent,
             queue="default",
             title="with history",
@@ -94,9 +94,9 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
         )
     )
     todo = created.todo
-    claim = execute(A.claim(world.agent, todo.id, require_fence=True, claimant="worker-9"))
+    claim = execute(agent_store.claim(world.agent, todo.id, require_fence=True, claimant="worker-9"))
     execute(
-        A.fail(
+        agent_store.fail(
             world.agent,
             todo.id,
             lease_token=claim.lease_token,
@@ -104,10 +104,10 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
             artifact="https://logs.example.com/run/1",
         )
     )
-    from todos.core.store import human as O
+    from todos.core.store import human as human_store
 
-    execute(O.retry(world.alice, todo.id, note="try again now"))
-    execute(A.claim(world.agent, todo.id, claimant="worker-9", require_fence=True))
+    execute(human_store.retry(world.alice, todo.id, note="try again now"))
+    execute(agent_store.claim(world.agent, todo.id, claimant="worker-9", require_fence=True))
     body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
     for text in (
         "with history",
@@ -137,17 +137,17 @@ def test_drawer_shows_what_board_md_lists_and_never_the_lease_secrets(world, ali
 
 def test_drawer_marks_died_attempts_and_pruned_history(world, alice_client):
     from todos.core.db import connect, execute
-    from todos.core.store import agent as A
-    from todos.core.store import background as B
+    from todos.core.store import agent as agent_store
+    from todos.core.store import background as background_store
 
-    todo = execute(A.create(world.agent, queue="default", title="dies")).todo
-    execute(A.claim(world.agent, todo.id, lease_ttl_seconds=1))
+    todo = execute(agent_store.create(world.agent, queue="default", title="dies")).todo
+    execute(agent_store.claim(world.agent, todo.id, lease_ttl_seconds=1))
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 minute' WHERE id = %s", (todo.id,))
         conn.execute(
             "UPDATE todo_attempts SET lease_expires_at = now() - interval '1 minute' WHERE todo_id = %s", (todo.id,)
         )
-    assert execute(B.reap()).count == 1
+    assert execute(background_store.reap()).count == 1
     with connect() as conn:
         conn.execute("UPDATE todos SET attempts_pruned = 3 WHERE id = %s", (todo.id,))
     body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()

@@ -8,7 +8,7 @@ from django.contrib.auth import authenticate, get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import login
 from todos.core.db import connect
 
@@ -32,7 +32,7 @@ def shown_password(response) -> str:
 
 @pytest.fixture
 def root(world):
-    return login(f.user("root", superuser=True))
+    return login(factories.user("root", superuser=True))
 
 
 def test_site_admin_creates_a_person_in_a_team_who_can_then_sign_in(world, root):
@@ -112,7 +112,7 @@ def test_deactivate_reactivate_and_reset(world, root):
 
 
 def test_a_site_admin_cannot_deactivate_themselves(world):
-    root_user = f.user("root", superuser=True)
+    root_user = factories.user("root", superuser=True)
     root = login(root_user)
     response = root.post(reverse("person_deactivate", args=[root_user.id]))
     assert response.status_code == 422 and "you cannot deactivate yourself" in response.content.decode()
@@ -138,7 +138,7 @@ def test_a_team_admin_adding_an_unknown_person_is_told_who_creates_them(world):
     response = adam.post(reverse("team_member_set", args=["acme"]), {"username": "ghost", "role": "viewer"})
     assert response.status_code == 422
     assert "ask a site admin to create them" in response.content.decode()
-    root = login(f.user("root", superuser=True))
+    root = login(factories.user("root", superuser=True))
     response = root.post(reverse("team_member_set", args=["acme"]), {"username": "ghost", "role": "viewer"})
     assert "create them on the People page" in response.content.decode()
 

@@ -14,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests import factories as f
+from tests import factories
 from tests.board import test_browser as base
 from tests.board.test_axe_browser import AXE, AXE_PATH, readable, violations
 from tests.board.test_browser import ARTIFACTS, sign_in
@@ -62,8 +62,8 @@ def box(locator) -> dict:
 @pytest.fixture
 def sue(world):
     """A site admin who is also an admin of acme: every page of the Board has something on it."""
-    user = f.user("sue", superuser=True)
-    f.member(world.acme, user, "admin")
+    user = factories.user("sue", superuser=True)
+    factories.member(world.acme, user, "admin")
     return user
 
 

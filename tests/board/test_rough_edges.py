@@ -15,7 +15,7 @@ from django.urls import reverse
 from tests.factories import relayed
 from tests.support.board import make
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -58,7 +58,7 @@ def test_pages_that_are_not_live_do_not_say_offline(world, alice_client):
 
 def test_an_agent_that_heartbeats_is_not_never_seen(world, alice_client):
     todo = make(world, "claimed")
-    execute(A.heartbeat(world.agent, todo.id))  # through the store: the endpoint's last_seen_at stays NULL
+    execute(agent_store.heartbeat(world.agent, todo.id))  # through the store: the endpoint's last_seen_at stays NULL
     body = text_of(alice_client.get(reverse("agents")))
     row = body[body.index("acme-worker") :]
     row = row[: row.index("</tr>")]
@@ -335,7 +335,7 @@ def test_an_agent_release_leaves_ended_by_empty(world):
     from todos.core.db import connect
 
     todo = make(world, "claimed")
-    execute(A.release(world.agent, todo.id))
+    execute(agent_store.release(world.agent, todo.id))
     with connect() as conn:
         row = conn.execute("SELECT outcome, ended_by FROM todo_attempts WHERE todo_id = %s", (todo.id,)).fetchone()
     assert row == {"outcome": "released", "ended_by": None}
@@ -369,11 +369,11 @@ def test_cancel_asks_in_the_boards_dialog_with_unambiguous_buttons(world, alice_
 
 
 def test_the_assignee_list_offers_only_who_can_claim_in_the_queue(world, alice_client):
-    from tests import factories as f
+    from tests import factories
 
-    f.endpoint(world.acme, slug="producer", queues=("default",), verbs=("create_for", "list_todos"))
-    f.endpoint(world.acme, slug="elsewhere", queues=("other",))
-    f.endpoint(world.acme, slug="second-worker", queues=("default",), verbs=("claim_next", "complete"))
+    factories.endpoint(world.acme, slug="producer", queues=("default",), verbs=("create_for", "list_todos"))
+    factories.endpoint(world.acme, slug="elsewhere", queues=("other",))
+    factories.endpoint(world.acme, slug="second-worker", queues=("default",), verbs=("claim_next", "complete"))
     todo = make(world, "pending")
     drawer = text_of(alice_client.get(reverse("todo_drawer", args=[todo.id])))
     select = drawer[drawer.index(f'id="assign-{todo.id}"') :]
@@ -453,9 +453,9 @@ def test_a_reason_group_opens_to_its_members_a_keyset_page_at_a_time(world, alic
     monkeypatch.setattr(dead_letters, "MEMBERS_PAGE", 2)
     monkeypatch.setattr(dead_letters.group_members, "__kwdefaults__", {"after": None, "limit": 2})
     for n in range(5):
-        todo = execute(A.create(world.agent, queue="default", title=f"Timed out {n}", max_attempts=1)).todo
-        execute(A.claim(world.agent, todo.id))
-        execute(A.fail(world.agent, todo.id, summary=f"timeout after {30 + n}s"))
+        todo = execute(agent_store.create(world.agent, queue="default", title=f"Timed out {n}", max_attempts=1)).todo
+        execute(agent_store.claim(world.agent, todo.id))
+        execute(agent_store.fail(world.agent, todo.id, summary=f"timeout after {30 + n}s"))
     make(world, "dead", title="Another reason")
     groups = text_of(alice_client.get(reverse("dead_letter_groups")))
     link = re.search(r'<a class="reason-link" href="\?group=(timeout[^"#]+)#group-members"', groups)

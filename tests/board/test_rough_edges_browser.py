@@ -12,12 +12,12 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests import factories as f
+from tests import factories
 from tests.board import test_browser as base
 from tests.board.test_browser import sign_in, state_of
 from tests.support.board import make
 from todos.core.db import connect, execute
-from todos.core.store import teams as T
+from todos.core.store import teams as team_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -137,7 +137,7 @@ def test_the_indicator_says_nothing_where_the_page_is_not_live(world, page):
 
 
 def test_the_teams_slug_pattern_is_enforced_by_chromium(world, page):
-    f.user("root", superuser=True)
+    factories.user("root", superuser=True)
     sign_in(page, "root")
     page.goto("/teams/")
     slug = page.locator("#team-slug")
@@ -169,7 +169,7 @@ def test_a_person_removed_from_a_team_gets_one_message_not_a_404_per_row(world, 
     sign_in(page, "alice")
     expect(page.locator("#live-status")).to_have_text("live")
     expect(page.locator("#todo-rows tr.todo-row")).to_have_count(12)
-    execute(T.remove_member(None, team_id=world.acme.id, user_id=world.alice_user.id))
+    execute(team_store.remove_member(None, team_id=world.acme.id, user_id=world.alice_user.id))
     expect(page.locator("#toasts")).to_contain_text("no longer a member of one of your teams", timeout=15_000)
     expect(page.locator("#todo-rows tr.todo-row")).to_have_count(0)
     expect(page.locator("#toasts .toast-error")).to_have_count(0)

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from tests.support.board import htmx
 from todos.core.db import connect, execute
-from todos.core.store import schedules as S
+from todos.core.store import schedules as schedule_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -40,10 +40,12 @@ def form(world, **overrides):
     return {**data, **overrides}
 
 
-def acme_schedule(world, **overrides) -> S.Schedule:
+def acme_schedule(world, **overrides) -> schedule_store.Schedule:
     fields = {k: v for k, v in form(world, **overrides).items() if k not in ("team", "endpoint")}
     fields.update(payload=None, priority=int(fields["priority"]), max_attempts=int(fields["max_attempts"]))
-    return execute(S.create(None, world.acme.id, now=datetime.now(UTC), endpoint_id=world.acme_ep.id, **fields))
+    return execute(
+        schedule_store.create(None, world.acme.id, now=datetime.now(UTC), endpoint_id=world.acme_ep.id, **fields)
+    )
 
 
 def test_nav_link_and_empty_page(world, alice_client):

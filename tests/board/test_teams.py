@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import login
 from todos.core.db import connect
 
@@ -24,7 +24,7 @@ def members(slug: str) -> dict[str, str]:
 
 
 def test_site_admin_creates_a_team_and_adds_people(world):
-    root = login(f.user("root", superuser=True))
+    root = login(factories.user("root", superuser=True))
     page = root.get(reverse("teams")).content.decode()
     assert "Create a team" in page and "Acme" in page and "Globex" in page  # a site admin sees every team
     response = root.post(reverse("team_create"), {"name": "Initech", "slug": "initech"})

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
-from todos.core.store import background as B
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
 from todos.dashboard.views.attempt_timeline import LEFT, PLOT_W, outcome_sentence, timeline
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -77,18 +77,18 @@ def test_every_outcome_reads_as_a_sentence():
 
 @pytest.mark.usefixtures("store_db")
 def test_the_drawer_draws_the_timeline_and_says_each_outcome_in_words(world, alice_client):
-    todo = execute(A.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
-    execute(A.claim(world.agent, todo.id))
-    execute(A.heartbeat(world.agent, todo.id))
-    execute(A.fail(world.agent, todo.id, summary="boom"))
+    todo = execute(agent_store.create(world.agent, queue="default", title="timed", max_attempts=3)).todo
+    execute(agent_store.claim(world.agent, todo.id))
+    execute(agent_store.heartbeat(world.agent, todo.id))
+    execute(agent_store.fail(world.agent, todo.id, summary="boom"))
     with connect() as conn:
         conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = %s", (todo.id,))
-    execute(B.requeue_due_retries())
-    execute(A.claim(world.agent, todo.id))
+    execute(background_store.requeue_due_retries())
+    execute(agent_store.claim(world.agent, todo.id))
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo.id,))
-    execute(B.reap())
-    execute(A.claim(world.agent, todo.id))
+    execute(background_store.reap())
+    execute(agent_store.claim(world.agent, todo.id))
     body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
     assert 'aria-label="Attempt timeline: 3 attempts over' in body
     assert body.count('<g class="timeline-span timeline-') == 3

@@ -10,12 +10,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import login, make
 from todos.core.db import connect, execute
 from todos.core.selectors import claimability
 from todos.core.selectors.access import viewer_for
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.core.store import endpoints as endpoint_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -32,24 +32,24 @@ def stuck_of(user, **narrow) -> dict[tuple[str, str], claimability.Stuck]:
 def stuck_world(world):
     """acme: a producer-only endpoint with work in `default` (which acme-worker claims), worker
     work in `email` after `email` left the worker's scope, and an expired endpoint's work."""
-    producer = f.agent(
-        f.endpoint(world.acme, slug="acme-producer", queues=("default", "reports"), verbs=PRODUCER_VERBS)
+    producer = factories.agent(
+        factories.endpoint(world.acme, slug="acme-producer", queues=("default", "reports"), verbs=PRODUCER_VERBS)
     )
-    execute(A.create(producer, queue="default", title="made by the producer"))
-    execute(A.create(producer, queue="reports", title="nobody claims reports"))
+    execute(agent_store.create(producer, queue="default", title="made by the producer"))
+    execute(agent_store.create(producer, queue="reports", title="nobody claims reports"))
     make(world, "pending", queue="email", title="an email")
     make(world, "pending", title="healthy work")  # acme-worker claims default: not flagged
     execute(
         endpoint_store.set_scopes(None, world.acme_ep.id, verbs=list(endpoint_store.SCOPE_VERBS), queues=["default"])
     )
-    ending = f.endpoint(
+    ending = factories.endpoint(
         world.acme, slug="acme-temp", queues=("batch",), expires_at=datetime.now(UTC) + timedelta(hours=1)
     )
-    execute(A.create(f.agent(ending), queue="batch", title="batch job"))
+    execute(agent_store.create(factories.agent(ending), queue="batch", title="batch job"))
     with connect() as conn:  # the lifetime ran out; the expiry sweep has not run yet
         conn.execute("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE slug = 'acme-temp'")
     make(world, "pending", agent=world.globex_agent, title="globex work")
-    f.relayed()
+    factories.relayed()
     return world
 
 
@@ -104,20 +104,20 @@ def test_fixing_the_cause_clears_the_flag(stuck_world):
 
 
 def test_a_revoked_owner_and_retry_waiting_work(world):
-    from todos.core.store import human as O
+    from todos.core.store import human as human_store
 
-    agent = f.agent(f.endpoint(world.acme, slug="acme-old", queues=("default",)))
+    agent = factories.agent(factories.endpoint(world.acme, slug="acme-old", queues=("default",)))
     make(world, "retry", agent=agent, max_attempts=3)
     pending = make(world, "pending", agent=agent)
     with connect() as conn:  # a fixture shortcut: revoking through the store dead-letters live work
         conn.execute("UPDATE endpoints SET state = 'revoked', revoked_at = now() WHERE slug = 'acme-old'")
-    f.relayed()
+    factories.relayed()
     stuck = stuck_of(world.alice_user)[("acme-old", "default")]
     assert (stuck.reason, stuck.pending, stuck.retry, stuck.waiting) == ("revoked", 1, 1, 2)
     assert "was revoked" in stuck.explanation
     assert stuck.todos_url.endswith("state=pending")
-    execute(O.cancel(world.alice, pending.id))
-    f.relayed()
+    execute(human_store.cancel(world.alice, pending.id))
+    factories.relayed()
     only_retry = stuck_of(world.alice_user)[("acme-old", "default")]
     assert (only_retry.pending, only_retry.retry) == (0, 1) and only_retry.todos_url.endswith("state=retry")
 
@@ -160,9 +160,9 @@ def test_people_see_only_their_teams_stuck_work(stuck_world, bob_client):
         body = bob_client.get(reverse(name)).content.decode()
         assert "Work no agent can claim" not in body and "acme-producer" not in body, name
     # globex's own producer-made work is flagged for globex
-    producer = f.agent(f.endpoint(stuck_world.globex, slug="globex-producer", verbs=PRODUCER_VERBS))
-    execute(A.create(producer, queue="default", title="globex handed in"))
-    f.relayed()
+    producer = factories.agent(factories.endpoint(stuck_world.globex, slug="globex-producer", verbs=PRODUCER_VERBS))
+    execute(agent_store.create(producer, queue="default", title="globex handed in"))
+    factories.relayed()
     assert set(stuck_of(stuck_world.bob_user)) == {("globex-producer", "default")}
     assert set(stuck_of(stuck_world.alice_user)) == {
         ("acme-producer", "default"),
@@ -196,14 +196,14 @@ def test_the_check_never_reads_todos(stuck_world):
 
 
 def test_work_reserved_for_an_endpoint_that_does_not_own_it(world, alice_client):
-    from todos.core.store import human as O
+    from todos.core.store import human as human_store
 
-    other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
+    other = factories.endpoint(world.acme, slug="acme-other", queues=("default",))
     reserved = make(world, "pending", title="reserved elsewhere")
     make(world, "pending", title="free work")
     mine = make(world, "pending", title="reserved for its owner")
-    execute(O.assign(world.alice, reserved.id, f"endpoint:{other.endpoint.id}"))
-    execute(O.assign(world.alice, mine.id, f"endpoint:{world.acme_ep.id}"))
+    execute(human_store.assign(world.alice, reserved.id, f"endpoint:{other.endpoint.id}"))
+    execute(human_store.assign(world.alice, mine.id, f"endpoint:{world.acme_ep.id}"))
     stuck = stuck_of(world.alice_user)
     assert list(stuck) == [("acme-worker", "default")]
     group = stuck[("acme-worker", "default")]
@@ -214,7 +214,7 @@ def test_work_reserved_for_an_endpoint_that_does_not_own_it(world, alice_client)
     assert page.count("⚠ no agent can claim") == 1  # only the reserved row, not its queue's others
     row = page[page.index(f'id="todo-{reserved.id}"') :]
     assert "⚠ no agent can claim" in row[: row.index("</tr>")]
-    execute(O.assign(world.alice, reserved.id, None))
+    execute(human_store.assign(world.alice, reserved.id, None))
     assert stuck_of(world.alice_user) == {}
 
 
@@ -229,7 +229,7 @@ def test_reservations_are_read_from_the_assignee_index(world):
             (world.acme_ep.id,),
         )
         conn.execute("ANALYZE todos")
-    f.recount()
+    factories.recount()
     viewer = viewer_for(world.alice_user)
     params = {"eps": viewer.endpoint_ids, "queue": None, "claim_verbs": list(claimability.CLAIM_VERBS)}
     with connect() as conn:
@@ -241,9 +241,11 @@ def test_reservations_are_read_from_the_assignee_index(world):
 def test_work_scheduled_to_run_later_is_stuck_as_well(world, alice_client):
     """Scheduled work (pending with a time ahead) of an owner that cannot claim it waits forever
     once it comes due: it is flagged now, counted apart, and its row carries the mark."""
-    producer = f.agent(f.endpoint(world.acme, slug="acme-producer", queues=("default",), verbs=PRODUCER_VERBS))
+    producer = factories.agent(
+        factories.endpoint(world.acme, slug="acme-producer", queues=("default",), verbs=PRODUCER_VERBS)
+    )
     later = make(world, "scheduled", agent=producer, title="run later")
-    f.relayed()
+    factories.relayed()
     stuck = stuck_of(world.alice_user)[("acme-producer", "default")]
     assert (stuck.reason, stuck.pending, stuck.retry, stuck.scheduled, stuck.waiting) == ("no_claim_verb", 0, 0, 1, 1)
     assert stuck.todos_url.endswith("state=scheduled")
@@ -256,10 +258,10 @@ def test_work_scheduled_to_run_later_is_stuck_as_well(world, alice_client):
 
 
 def test_scheduled_work_reserved_elsewhere_is_stuck_as_well(world):
-    from todos.core.store import human as O
+    from todos.core.store import human as human_store
 
-    other = f.endpoint(world.acme, slug="acme-other", queues=("default",))
+    other = factories.endpoint(world.acme, slug="acme-other", queues=("default",))
     later = make(world, "scheduled", title="reserved, later")
-    execute(O.assign(world.alice, later.id, f"endpoint:{other.endpoint.id}"))
+    execute(human_store.assign(world.alice, later.id, f"endpoint:{other.endpoint.id}"))
     group = stuck_of(world.alice_user)[("acme-worker", "default")]
     assert (group.reason, group.pending, group.scheduled) == ("assigned_elsewhere", 0, 1)

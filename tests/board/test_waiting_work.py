@@ -13,7 +13,7 @@ from django.urls import reverse
 from tests.factories import relayed
 from tests.support.board import htmx, make
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -177,7 +177,7 @@ def test_viewers_get_no_waiting_work_actions(world, vera_client):
 def test_keys_show_on_rows_drawer_and_the_overview_with_what_waits(world, alice_client):
     first = make(world, "pending", title="deploy one", concurrency_key="deploy:prod")
     make(world, "pending", title="deploy two", concurrency_key="deploy:prod")
-    execute(A.claim_next(world.agent))
+    execute(agent_store.claim_next(world.agent))
     relayed()
     rows = alice_client.get(reverse("todo_list")).content.decode()
     assert "⚿ deploy:prod" in rows

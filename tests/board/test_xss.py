@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from tests.support.board import htmx
 from todos.core.db import execute
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -32,7 +32,7 @@ def assert_inert(body: str) -> None:
 @override_settings(BOARD_ARTIFACT_SCHEMES=["mcp", "javascript"])
 def test_everything_untrusted_is_escaped(world, alice_client):
     todo = execute(
-        A.create(
+        agent_store.create(
             world.agent,
             queue="default",
             title=EVIL,
@@ -42,12 +42,14 @@ def test_everything_untrusted_is_escaped(world, alice_client):
             payload={"html": EVIL, SCRIPT: IMG},
         )
     ).todo
-    execute(A.claim(world.agent, todo.id, claimant=EVIL))
-    execute(A.fail(world.agent, todo.id, summary=EVIL, artifact="javascript://alert(3)", result={"error": EVIL}))
-    execute(O.retry(world.alice, todo.id, note=EVIL))
-    execute(A.claim(world.agent, todo.id, claimant=SCRIPT))
+    execute(agent_store.claim(world.agent, todo.id, claimant=EVIL))
     execute(
-        A.complete(
+        agent_store.fail(world.agent, todo.id, summary=EVIL, artifact="javascript://alert(3)", result={"error": EVIL})
+    )
+    execute(human_store.retry(world.alice, todo.id, note=EVIL))
+    execute(agent_store.claim(world.agent, todo.id, claimant=SCRIPT))
+    execute(
+        agent_store.complete(
             world.agent,
             todo.id,
             summary=IMG,
@@ -75,9 +77,9 @@ def test_everything_untrusted_is_escaped(world, alice_client):
 
 
 def test_dead_letter_reasons_and_a_search_echo_are_escaped(world, alice_client):
-    todo = execute(A.create(world.agent, queue="default", title="t", max_attempts=1)).todo
-    execute(A.claim(world.agent, todo.id))
-    execute(A.fail(world.agent, todo.id, summary=EVIL))
+    todo = execute(agent_store.create(world.agent, queue="default", title="t", max_attempts=1)).todo
+    execute(agent_store.claim(world.agent, todo.id))
+    execute(agent_store.fail(world.agent, todo.id, summary=EVIL))
     body = alice_client.get(reverse("dead_letter_groups")).content.decode()
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;" in body
@@ -86,8 +88,8 @@ def test_dead_letter_reasons_and_a_search_echo_are_escaped(world, alice_client):
 
 
 def test_https_artifact_is_a_safe_link(world, alice_client):
-    todo = execute(A.create(world.agent, queue="default", title="t")).todo
-    execute(A.claim(world.agent, todo.id))
-    execute(A.complete(world.agent, todo.id, artifact='https://example.com/a?b="c"&d=<e>'))
+    todo = execute(agent_store.create(world.agent, queue="default", title="t")).todo
+    execute(agent_store.claim(world.agent, todo.id))
+    execute(agent_store.complete(world.agent, todo.id, artifact='https://example.com/a?b="c"&d=<e>'))
     body = alice_client.get(reverse("todo_drawer", args=[todo.id])).content.decode()
     assert '<a href="https://example.com/a?b=&quot;c&quot;&amp;d=&lt;e&gt;" rel="noopener noreferrer nofollow"' in body

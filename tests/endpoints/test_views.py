@@ -11,12 +11,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import htmx, login, make
 from tests.support.endpoints import endpoint, sql, token_of, vend, vend_data, written
 from todos.core.db import execute
-from todos.core.store import agent as A
-from todos.core.store import endpoints as E
+from todos.core.store import agent as agent_store
+from todos.core.store import endpoints as endpoint_store
 from todos.live.subscriptions import Subscription
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -49,7 +49,7 @@ def live_work(world):
 
 
 def test_the_list_shows_every_field_and_no_controls_to_an_operator(world, alice_client):
-    execute(E.touch_last_seen(world.acme_ep.id))
+    execute(endpoint_store.touch_last_seen(world.acme_ep.id))
     body = page(alice_client.get(reverse("endpoints")))
     assert 'data-live-page="endpoints"' in body and 'data-live-region="endpoints"' in body
     assert 'href="/endpoints/" aria-current="page"' in body  # the nav link
@@ -72,8 +72,8 @@ def test_the_list_shows_every_field_and_no_controls_to_an_operator(world, alice_
 
 
 def test_admins_get_the_controls_and_revoked_endpoints_are_dimmed_with_a_delete_button(world, adam_client):
-    execute(E.revoke(None, world.acme_ep.id))
-    f.endpoint(
+    execute(endpoint_store.revoke(None, world.acme_ep.id))
+    factories.endpoint(
         world.acme,
         slug="acme-mailer",
         queues=("email",),
@@ -112,7 +112,7 @@ def test_the_page_listens_for_endpoint_changes_only():
 
 
 def test_a_site_admin_outside_every_team_sees_no_endpoints(world):
-    root = login(f.user("root", superuser=True))
+    root = login(factories.user("root", superuser=True))
     body = page(root.get(reverse("endpoints")))
     assert "acme-worker" not in body and "join a team" in body
 
@@ -130,12 +130,16 @@ def test_signed_out_visitors_are_sent_to_sign_in(world):
 
 def test_the_vend_form_preselects_the_drain_verbs_and_offers_the_team_s_queues(world, adam_client):
     # a todo left in a queue the endpoint no longer has still makes the queue known
-    execute(A.create(world.agent, queue="email", title="x"))
-    execute(E.set_scopes(None, world.acme_ep.id, verbs=list(E.SCOPE_VERBS), queues=["default", "reports"]))
+    execute(agent_store.create(world.agent, queue="email", title="x"))
+    execute(
+        endpoint_store.set_scopes(
+            None, world.acme_ep.id, verbs=list(endpoint_store.SCOPE_VERBS), queues=["default", "reports"]
+        )
+    )
     body = page(adam_client.get(reverse("endpoint_vend"), {"team": "acme"}))
     checked = set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body))
-    assert checked == set(E.DRAIN_VERBS)
-    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)"', body)) == set(E.SCOPE_VERBS)
+    assert checked == set(endpoint_store.DRAIN_VERBS)
+    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)"', body)) == set(endpoint_store.SCOPE_VERBS)
     assert re.findall(r'name="scope_queues" value="([^"]+)"', body) == ["default", "email", "reports"]
     assert "list_todos</strong> ⇒ get_todo" in body and "claim_next</strong> ⇒ claim_batch" in body
     assert "complete</strong> ⇒ complete_batch" in body
@@ -283,7 +287,7 @@ def test_invalid_vends_name_the_field_and_write_nothing(world, adam_client, fiel
 
 def test_vend_without_a_team_picks_the_only_team_one_administers_or_asks(world, adam_client, gina):
     assert 'name="team" value="acme"' in page(adam_client.get(reverse("endpoint_vend")))
-    f.member(world.globex, world.adam_user, "admin")
+    factories.member(world.globex, world.adam_user, "admin")
     both = page(adam_client.get(reverse("endpoint_vend")))
     assert "For which team?" in both and "?team=acme" in both and "?team=globex" in both
 
@@ -307,8 +311,10 @@ def _every_action(client, slug: str, *, team: str = "acme") -> list:
 @pytest.mark.parametrize("who", ["alice", "vera"])
 def test_operators_and_viewers_are_refused_every_action_with_403(world, who):
     client = login(getattr(world, f"{who}_user"))
-    execute(E.vend(None, team_id=world.acme.id, name="Gone", slug="acme-gone", verbs=["claim"], queues=["q"]))
-    execute(E.revoke(None, endpoint("acme-gone")["id"]))  # so delete has something to refuse too
+    execute(
+        endpoint_store.vend(None, team_id=world.acme.id, name="Gone", slug="acme-gone", verbs=["claim"], queues=["q"])
+    )
+    execute(endpoint_store.revoke(None, endpoint("acme-gone")["id"]))  # so delete has something to refuse too
     before = written()
     for slug in ("acme-worker", "acme-gone"):
         for response in _every_action(client, slug):
@@ -337,13 +343,13 @@ def test_another_team_s_admin_gets_the_same_404_as_for_nothing(world, gina):
 
 
 def test_a_site_admin_manages_only_the_teams_they_belong_to(world):
-    root_user = f.user("root", superuser=True)
+    root_user = factories.user("root", superuser=True)
     root = login(root_user)
     before = written()
     for response in _every_action(root, "acme-worker"):
         assert response.status_code == 404
     assert written() == before
-    f.member(world.acme, root_user, "viewer")  # a member now, with any role
+    factories.member(world.acme, root_user, "viewer")  # a member now, with any role
     body = page(root.get(reverse("endpoints")))
     assert "Vend an endpoint" in body and "/endpoints/acme-worker/rotate/" in body and ">site admin</span>" in body
     prefix = endpoint("acme-worker")["credential_prefix"]
@@ -362,9 +368,9 @@ def test_get_only_and_post_only_routes_refuse_other_methods(world, adam_client):
 
 
 def test_edit_shows_the_current_scopes(world, adam_client):
-    execute(E.set_default_lease(None, world.acme_ep.id, 900))
+    execute(endpoint_store.set_default_lease(None, world.acme_ep.id, 900))
     body = page(adam_client.get(reverse("endpoint_edit", args=["acme-worker"])))
-    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body)) == set(E.SCOPE_VERBS)
+    assert set(re.findall(r'name="scope_verbs" value="([a-z_]+)" checked', body)) == set(endpoint_store.SCOPE_VERBS)
     assert set(re.findall(r'name="scope_queues" value="([^"]+)" checked', body)) == {"default", "email"}
     assert 'name="default_lease_ttl_seconds" type="number" min="60" max="86400" class="narrow" value="900"' in body
 
@@ -389,7 +395,7 @@ def test_edit_saves_scopes_and_lease_audited_from_what_to_what(world, adam_clien
     [scopes] = audit("endpoint.scopes")
     assert scopes["user_id"] == world.adam_user.id and scopes["actor"] == "adam"
     assert scopes["detail"] == {
-        "verbs": {"from": list(E.SCOPE_VERBS), "to": ["claim_next", "complete"]},
+        "verbs": {"from": list(endpoint_store.SCOPE_VERBS), "to": ["claim_next", "complete"]},
         "queues": {"from": ["default", "email"], "to": ["default", "email", "reports"]},
     }
     [lease] = audit("endpoint.lease")
@@ -421,7 +427,11 @@ def test_edit_saves_scopes_and_lease_audited_from_what_to_what(world, adam_clien
 def test_removing_queues_says_how_many_live_todos_sit_in_them_first(world, adam_client, alice_client):
     ids = live_work(world)
     before = written()
-    data = {"scope_verbs": list(E.SCOPE_VERBS), "scope_queues": ["default"], "default_lease_ttl_seconds": ""}
+    data = {
+        "scope_verbs": list(endpoint_store.SCOPE_VERBS),
+        "scope_queues": ["default"],
+        "default_lease_ttl_seconds": "",
+    }
     response = adam_client.post(reverse("endpoint_edit", args=["acme-worker"]), data)
     assert response.status_code == 200
     body = page(response)
@@ -465,7 +475,7 @@ def test_invalid_edits_name_the_field_and_write_nothing(world, adam_client, fiel
 
 
 def test_a_revoked_endpoint_cannot_be_edited_rotated_or_revoked_again(world, adam_client):
-    execute(E.revoke(None, world.acme_ep.id))
+    execute(endpoint_store.revoke(None, world.acme_ep.id))
     before = written()
     for name in ("endpoint_edit", "endpoint_rotate", "endpoint_revoke"):
         for call in (adam_client.get, adam_client.post):
@@ -556,7 +566,7 @@ def test_delete_needs_a_revoked_endpoint_and_takes_its_todos_with_it(world, adam
     assert adam_client.post(reverse("endpoint_delete", args=["acme-worker"])).status_code == 302
     assert "Revoke acme-worker before deleting it." in page(adam_client.get(reverse("endpoints")))
     assert written() == before
-    execute(E.revoke(None, world.acme_ep.id))
+    execute(endpoint_store.revoke(None, world.acme_ep.id))
     body = page(adam_client.get(reverse("endpoint_delete", args=["acme-worker"])))
     assert "6 todos and their attempt history are deleted with it" in body
     assert adam_client.post(reverse("endpoint_delete", args=["acme-worker"])).status_code == 302

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.support.live import session_cookie
 
 
@@ -16,9 +16,9 @@ def tenancy(store_db):
         pass
 
     t = T()
-    t.team_a, t.team_b = f.team(), f.team()
-    t.agent_a, t.agent_b = f.agent(f.endpoint(t.team_a)), f.agent(f.endpoint(t.team_b))
-    t.user_a, t.user_b = f.user(), f.user()
-    t.human_a, t.human_b = f.member(t.team_a, t.user_a), f.member(t.team_b, t.user_b)
+    t.team_a, t.team_b = factories.team(), factories.team()
+    t.agent_a, t.agent_b = factories.agent(factories.endpoint(t.team_a)), factories.agent(factories.endpoint(t.team_b))
+    t.user_a, t.user_b = factories.user(), factories.user()
+    t.human_a, t.human_b = factories.member(t.team_a, t.user_a), factories.member(t.team_b, t.user_b)
     t.cookie_a, t.cookie_b = session_cookie(t.user_a), session_cookie(t.user_b)
     return t

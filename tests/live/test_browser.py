@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.support.browser_watch import watched
 from tests.support.live import session_cookie
 from tests.support.live_server import (
@@ -23,9 +23,9 @@ from tests.support.live_server import (
     server_environment,
 )
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import human as human_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -67,10 +67,10 @@ def world(store_db, monkeypatch):
         pass
 
     w = W()
-    w.team_a, w.team_b = f.team(), f.team()
-    w.agent_a, w.agent_b = f.agent(f.endpoint(w.team_a)), f.agent(f.endpoint(w.team_b))
-    w.user_a, w.user_b = f.user("alice"), f.user("bob")
-    w.human_a, w.human_b = f.member(w.team_a, w.user_a), f.member(w.team_b, w.user_b)
+    w.team_a, w.team_b = factories.team(), factories.team()
+    w.agent_a, w.agent_b = factories.agent(factories.endpoint(w.team_a)), factories.agent(factories.endpoint(w.team_b))
+    w.user_a, w.user_b = factories.user("alice"), factories.user("bob")
+    w.human_a, w.human_b = factories.member(w.team_a, w.user_a), factories.member(w.team_b, w.user_b)
     return w
 
 
@@ -90,7 +90,7 @@ def row(page, todo_id):
 
 
 def test_the_list_and_the_open_drawer_follow_an_agent_the_reaper_and_a_retry(chromium, asgi_server, world):
-    first = execute(A.create(world.agent_a, queue="default", title="watch me", max_attempts=5)).todo
+    first = execute(agent_store.create(world.agent_a, queue="default", title="watch me", max_attempts=5)).todo
     errors: list = []
     page = open_page(chromium, asgi_server.url, world.user_a, "/todos/", errors)
     expect(row(page, first.id)).to_be_visible()
@@ -101,41 +101,41 @@ def test_the_list_and_the_open_drawer_follow_an_agent_the_reaper_and_a_retry(chr
     page.mouse.move(5, 5)
 
     # an agent claims it: the row and the drawer's lease card
-    claim = execute(A.claim_next(world.agent_a, lease_ttl_seconds=60, require_fence=True))
+    claim = execute(agent_store.claim_next(world.agent_a, lease_ttl_seconds=60, require_fence=True))
     expect(row(page, first.id)).to_have_class(re.compile(r"\brow-claimed\b"), timeout=WAIT)
     lease = page.locator("#drawer .lease-card time[data-countdown]")
     expect(lease).to_be_visible(timeout=WAIT)
     before = lease.get_attribute("data-countdown")
 
     # a heartbeat moves the lease countdown
-    execute(A.heartbeat(world.agent_a, first.id, lease_ttl_seconds=3600, lease_token=claim.lease_token))
+    execute(agent_store.heartbeat(world.agent_a, first.id, lease_ttl_seconds=3600, lease_token=claim.lease_token))
     expect(lease).not_to_have_attribute("data-countdown", before, timeout=WAIT)
 
     # a failure: retry scheduled, the attempt closed in the history
-    execute(A.fail(world.agent_a, first.id, lease_token=claim.lease_token, summary="disk full"))
+    execute(agent_store.fail(world.agent_a, first.id, lease_token=claim.lease_token, summary="disk full"))
     expect(row(page, first.id)).to_have_class(re.compile(r"\brow-retry\b"), timeout=WAIT)
     expect(page.locator("#drawer .retry-card")).to_be_visible(timeout=WAIT)
     expect(page.locator("#drawer .attempt-list")).to_contain_text("disk full", timeout=WAIT)
 
     # a retry (another human, another tab): pending again
-    execute(O.retry(world.human_a, first.id))
+    execute(human_store.retry(world.human_a, first.id))
     expect(row(page, first.id)).to_have_class(re.compile(r"\brow-pending\b"), timeout=WAIT)
 
     # a claim whose holder dies; the reaper requeues it and the attempt shows as died
-    execute(A.claim_next(world.agent_a, lease_ttl_seconds=60))
+    execute(agent_store.claim_next(world.agent_a, lease_ttl_seconds=60))
     expect(page.locator("#drawer .attempt-open")).to_be_visible(timeout=WAIT)
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", [first.id])
         conn.execute(
             "UPDATE todo_attempts SET lease_expires_at = now() - interval '1 second' WHERE todo_id = %s", [first.id]
         )
-    assert execute(B.reap()).count == 1
+    assert execute(background_store.reap()).count == 1
     expect(page.locator("#drawer .attempt-died")).to_have_count(1, timeout=WAIT)
     expect(row(page, first.id)).to_have_class(re.compile(r"\brow-pending\b"), timeout=WAIT)
     expect(page.locator("#drawer .attempt-open")).to_have_count(0)
 
     # a new todo appears at the top (the list is at its top and the pointer is elsewhere)
-    second = execute(A.create(world.agent_a, queue="default", title="newcomer")).todo
+    second = execute(agent_store.create(world.agent_a, queue="default", title="newcomer")).todo
     expect(row(page, second.id)).to_be_visible(timeout=WAIT)
     assert page.locator("#todo-rows tr").first.get_attribute("id") == f"todo-{second.id}"
     expect(page.locator("[data-live-region='counts'] [data-count='all']")).to_have_text("2", timeout=WAIT)
@@ -149,11 +149,11 @@ def test_the_list_and_the_open_drawer_follow_an_agent_the_reaper_and_a_retry(chr
 def test_a_todos_own_page_stays_a_page_when_it_follows_a_change(chromium, asgi_server, world):
     """The live refresh of a todo's page brings back the page (its title the one h1), not the
     drawer that opens beside the list (an h2, without ``drawer-page``)."""
-    todo = execute(A.create(world.agent_a, queue="default", title="a page of its own")).todo
+    todo = execute(agent_store.create(world.agent_a, queue="default", title="a page of its own")).todo
     page = open_page(chromium, asgi_server.url, world.user_a, f"/todos/{todo.id}/")
     title = page.locator("h1")
     expect(title).to_have_text("a page of its own")
-    execute(A.claim_next(world.agent_a, lease_ttl_seconds=60))
+    execute(agent_store.claim_next(world.agent_a, lease_ttl_seconds=60))
     expect(page.locator("#drawer .lease-card")).to_be_visible(timeout=WAIT)  # the refresh came
     expect(title).to_have_count(1)
     expect(title).to_have_text("a page of its own")
@@ -163,12 +163,12 @@ def test_a_todos_own_page_stays_a_page_when_it_follows_a_change(chromium, asgi_s
 
 
 def test_new_rows_wait_behind_a_button_while_the_pointer_is_over_the_list(chromium, asgi_server, world):
-    old = [execute(A.create(world.agent_a, queue="default", title=f"old {i}")).todo for i in range(3)]
+    old = [execute(agent_store.create(world.agent_a, queue="default", title=f"old {i}")).todo for i in range(3)]
     page = open_page(chromium, asgi_server.url, world.user_a, "/todos/")
     target = row(page, old[1].id)
     target.hover()
     y_before = target.bounding_box()["y"]
-    newcomer = execute(A.create(world.agent_a, queue="default", title="while hovering")).todo
+    newcomer = execute(agent_store.create(world.agent_a, queue="default", title="while hovering")).todo
     button = page.locator("[data-live-new-rows]")
     expect(button).to_be_visible(timeout=WAIT)
     expect(button).to_contain_text("1 new")
@@ -186,11 +186,11 @@ def test_two_humans_of_different_teams_see_only_their_own_updates(chromium, asgi
     page_b = open_page(chromium, asgi_server.url, world.user_b, "/todos/")
     page_a.mouse.move(5, 5)
     page_b.mouse.move(5, 5)
-    mine_a = execute(A.create(world.agent_a, queue="default", title="team a's")).todo
-    mine_b = execute(A.create(world.agent_b, queue="default", title="team b's")).todo
+    mine_a = execute(agent_store.create(world.agent_a, queue="default", title="team a's")).todo
+    mine_b = execute(agent_store.create(world.agent_b, queue="default", title="team b's")).todo
     expect(row(page_a, mine_a.id)).to_be_visible(timeout=WAIT)
     expect(row(page_b, mine_b.id)).to_be_visible(timeout=WAIT)
-    execute(A.claim_next(world.agent_a))
+    execute(agent_store.claim_next(world.agent_a))
     expect(row(page_a, mine_a.id)).to_have_class(re.compile(r"\brow-claimed\b"), timeout=WAIT)
     page_b.wait_for_timeout(500)
     assert row(page_a, mine_b.id).count() == 0
@@ -243,7 +243,7 @@ def test_a_burst_refreshes_the_counts_at_most_once_a_second_and_ends_exact(chrom
     page.on("request", lambda request: fetched.append(time.monotonic()) if "/todos/counts/" in request.url else None)
     started = time.monotonic()
     for i in range(40):  # ~2 s of changes, each of which changes the counts
-        execute(A.create(world.agent_a, queue="default", title=f"burst {i}"))
+        execute(agent_store.create(world.agent_a, queue="default", title=f"burst {i}"))
         time.sleep(0.05)
     burst = time.monotonic() - started
     expect(page.locator("[data-live-region='counts'] [data-count='all']")).to_have_text("40", timeout=WAIT)
@@ -257,7 +257,7 @@ def test_a_burst_refreshes_the_counts_at_most_once_a_second_and_ends_exact(chrom
 # the server is away on purpose: the socket's reconnection attempts are refused meanwhile
 @pytest.mark.console_allows(r"WebSocket connection to '\S+/ws/board/' failed")
 def test_the_indicator_says_reconnecting_while_the_server_is_away_and_the_page_resyncs(chromium, world, tmp_path):
-    todo = execute(A.create(world.agent_a, queue="default", title="changes while away")).todo
+    todo = execute(agent_store.create(world.agent_a, queue="default", title="changes while away")).todo
     port = free_port()
     log = tmp_path / "daphne.log"
     process = start_daphne(port, log)
@@ -268,7 +268,7 @@ def test_the_indicator_says_reconnecting_while_the_server_is_away_and_the_page_r
         stop_daphne(process)
         expect(status).to_have_attribute("data-state", "reconnecting", timeout=WAIT)
         expect(status).to_have_text("reconnecting")
-        execute(A.claim_next(world.agent_a))  # nobody is listening: only a resync can show it
+        execute(agent_store.claim_next(world.agent_a))  # nobody is listening: only a resync can show it
         process = start_daphne(port, log)
         expect(status).to_have_attribute("data-state", "live", timeout=30_000)
         expect(row(page, todo.id)).to_have_class(re.compile(r"\brow-claimed\b"), timeout=WAIT)

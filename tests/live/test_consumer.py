@@ -8,12 +8,12 @@ import asyncio
 from django.conf import settings
 from django.test import override_settings
 
-from tests import factories as f
+from tests import factories
 from tests.factories import relayed
 from tests.support.live import WS_PATH, application, board_socket, drain, next_message, poll, run, session_cookie
 from todos.core.db import aconnect, aexecute
-from todos.core.store import agent as A
-from todos.core.store import teams as T
+from todos.core.store import agent as agent_store
+from todos.core.store import teams as team_store
 from todos.live.listener import get_listener
 
 
@@ -55,7 +55,7 @@ def test_a_forged_or_expired_session_is_anonymous(store_db):
 
 
 def test_a_deactivated_user_is_refused(store_db):
-    user = f.user()
+    user = factories.user()
     cookie = session_cookie(user)
     user.is_active = False
     user.save()
@@ -100,10 +100,10 @@ def test_a_foreign_origin_is_rejected(tenancy):
 def test_a_committed_transition_reaches_its_team_only(tenancy):
     async def scenario():
         async with board_socket(tenancy.cookie_a) as a, board_socket(tenancy.cookie_b) as b:
-            created = await aexecute(A.create(tenancy.agent_a, queue="default", title="for team a"))
+            created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="for team a"))
             got_a = await next_message(a)
             # team b's socket is idle: let a transition of its own team through to prove it listens
-            other = await aexecute(A.create(tenancy.agent_b, queue="default", title="for team b"))
+            other = await aexecute(agent_store.create(tenancy.agent_b, queue="default", title="for team b"))
             got_b = await next_message(b)
             rest_a = await drain(a, 0.5)
             return created.todo, other.todo, got_a, got_b, rest_a
@@ -126,12 +126,12 @@ def test_a_rolled_back_transition_sends_nothing(tenancy):
         async with board_socket(tenancy.cookie_a) as a:
             conn = await aconnect(autocommit=False)
             try:
-                doomed = await aexecute(A.create(tenancy.agent_a, queue="default", title="never"), conn)
+                doomed = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="never"), conn)
                 await conn.rollback()
             finally:
                 await conn.close()
             silent = await drain(a, 0.5)
-            kept = await aexecute(A.create(tenancy.agent_a, queue="default", title="kept"))
+            kept = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="kept"))
             got = await next_message(a)
             return doomed.todo.id, kept.todo.id, silent, got
 
@@ -142,8 +142,8 @@ def test_a_rolled_back_transition_sends_nothing(tenancy):
 
 def test_a_burst_of_500_heartbeats_arrives_coalesced_and_ends_in_the_final_state(tenancy):
     async def scenario():
-        created = await aexecute(A.create(tenancy.agent_a, queue="default", title="busy"))
-        claim = await aexecute(A.claim_next(tenancy.agent_a, require_fence=True))
+        created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="busy"))
+        claim = await aexecute(agent_store.claim_next(tenancy.agent_a, require_fence=True))
         async with board_socket(tenancy.cookie_a, subscribe={"page": "todos", "filter": "", "todo": None}) as a:
             loop = asyncio.get_running_loop()
             # One connection, no fsync wait per commit: the burst is as dense as an agent fleet's.
@@ -151,11 +151,13 @@ def test_a_burst_of_500_heartbeats_arrives_coalesced_and_ends_in_the_final_state
             await conn.execute("SET synchronous_commit TO off")
             started = loop.time()
             for _ in range(500):
-                await aexecute(A.heartbeat(tenancy.agent_a, claim.todo.id, lease_token=claim.lease_token), conn)
+                await aexecute(
+                    agent_store.heartbeat(tenancy.agent_a, claim.todo.id, lease_token=claim.lease_token), conn
+                )
             burst = loop.time() - started
             await conn.close()
             # then a final transition, which must be in the last message
-            await aexecute(A.complete(tenancy.agent_a, claim.todo.id, lease_token=claim.lease_token))
+            await aexecute(agent_store.complete(tenancy.agent_a, claim.todo.id, lease_token=claim.lease_token))
             messages = await drain(a, 1.0)
             return created.todo.id, burst, messages
 
@@ -186,7 +188,7 @@ def test_killing_the_listener_connection_is_recovered_and_clients_resync(tenancy
                 assert message is not None, f"no resync; got {seen}"
                 seen.append(message)
             # and the pipe works again, on a new connection
-            created = await aexecute(A.create(tenancy.agent_a, queue="default", title="after"))
+            created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="after"))
             after = await next_message(a)
             return old_pid, listener.backend_pid, seen, created.todo.id, after
 
@@ -200,21 +202,21 @@ def test_killing_the_listener_connection_is_recovered_and_clients_resync(tenancy
 
 
 def test_a_human_removed_from_a_team_stops_receiving_within_seconds(tenancy):
-    colleague = f.user()
-    f.member(tenancy.team_a, colleague)
+    colleague = factories.user()
+    factories.member(tenancy.team_a, colleague)
     colleague_cookie = session_cookie(colleague)
 
     async def scenario():
         async with board_socket(tenancy.cookie_a) as removed, board_socket(colleague_cookie) as stays:
-            before = await aexecute(A.create(tenancy.agent_a, queue="default", title="before"))
+            before = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="before"))
             assert (await next_message(removed))["ids"] == [before.todo.id]
             assert (await next_message(stays))["ids"] == [before.todo.id]
             loop = asyncio.get_running_loop()
             removed_at = loop.time()
-            await aexecute(T.remove_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_a.id))
+            await aexecute(team_store.remove_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_a.id))
             resync = await next_message(removed)
             reacted = loop.time() - removed_at
-            after = await aexecute(A.create(tenancy.agent_a, queue="default", title="after"))
+            after = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="after"))
             colleague_got = await drain(stays, 0.5)
             removed_got = await drain(removed, 0.5)
             return resync, reacted, after.todo.id, colleague_got, removed_got
@@ -237,7 +239,7 @@ def test_the_periodic_recheck_catches_a_membership_change_without_notification(t
             await conn.execute("DELETE FROM team_members WHERE user_id = %s", [tenancy.user_a.id])
             await conn.close()
             resync = await next_message(a, timeout=3)
-            after = await aexecute(A.create(tenancy.agent_a, queue="default", title="after"))
+            after = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="after"))
             return resync, after.todo.id, await drain(a, 0.5)
 
     resync, after_id, rest = run(scenario)
@@ -249,9 +251,11 @@ def test_the_periodic_recheck_catches_a_membership_change_without_notification(t
 def test_a_human_added_to_a_team_starts_receiving(tenancy):
     async def scenario():
         async with board_socket(tenancy.cookie_a) as a:
-            await aexecute(T.set_member(None, team_id=tenancy.team_b.id, user_id=tenancy.user_a.id, role="viewer"))
+            await aexecute(
+                team_store.set_member(None, team_id=tenancy.team_b.id, user_id=tenancy.user_a.id, role="viewer")
+            )
             resync = await next_message(a, timeout=3)
-            created = await aexecute(A.create(tenancy.agent_b, queue="default", title="team b"))
+            created = await aexecute(agent_store.create(tenancy.agent_b, queue="default", title="team b"))
             got = await next_message(a)
             while got.get("type") == "changed" and not got["ids"]:
                 got = await next_message(a)  # the membership change itself, announced to the team
@@ -269,7 +273,9 @@ def test_a_deactivated_account_is_disconnected_by_the_recheck(tenancy):
             await conn.execute("UPDATE auth_user SET is_active = false WHERE id = %s", [tenancy.user_a.id])
             await conn.close()
             # a membership notification for one of its teams triggers the re-check at once
-            await aexecute(T.set_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_b.id, role="viewer"))
+            await aexecute(
+                team_store.set_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_b.id, role="viewer")
+            )
             return await next_message(a, timeout=3)
 
     assert run(scenario) == {"type": "websocket.close", "code": 4401}
@@ -278,13 +284,13 @@ def test_a_deactivated_account_is_disconnected_by_the_recheck(tenancy):
 def test_a_person_a_site_admin_deactivates_is_disconnected_at_once(tenancy):
     """``set_active`` writes a membership change per team of the person: their sockets re-check
     and close without waiting for the periodic backstop."""
-    from todos.core.store import people as P
+    from todos.core.store import people as people_store
 
     async def scenario():
         async with board_socket(tenancy.cookie_a) as a:
             loop = asyncio.get_running_loop()
             started = loop.time()
-            await aexecute(P.set_active(None, user_id=tenancy.user_a.id, active=False))
+            await aexecute(people_store.set_active(None, user_id=tenancy.user_a.id, active=False))
             closed = await next_message(a, timeout=3)
             return closed, loop.time() - started
 
@@ -326,8 +332,8 @@ async def after_the_creates(comm) -> dict:
 
 def test_the_subscription_skips_what_the_page_cannot_show(tenancy):
     async def scenario():
-        one = await aexecute(A.create(tenancy.agent_a, queue="default", title="open in the drawer"))
-        two = await aexecute(A.create(tenancy.agent_a, queue="default", title="another"))
+        one = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="open in the drawer"))
+        two = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="another"))
         drawer = {"page": "drawer", "filter": "", "todo": one.todo.id}
         teams = {"page": "teams", "filter": "", "todo": None}
         other_queue = {"page": "todos", "filter": "queue=elsewhere&state=pending", "todo": None}
@@ -336,11 +342,13 @@ def test_the_subscription_skips_what_the_page_cannot_show(tenancy):
             board_socket(tenancy.cookie_a, subscribe=teams) as t,
             board_socket(tenancy.cookie_a, subscribe=other_queue) as q,
         ):
-            await aexecute(A.claim(tenancy.agent_a, two.todo.id))
+            await aexecute(agent_store.claim(tenancy.agent_a, two.todo.id))
             await asyncio.to_thread(relayed)  # its own relay pass: one notification per claim
-            await aexecute(A.claim(tenancy.agent_a, one.todo.id))
+            await aexecute(agent_store.claim(tenancy.agent_a, one.todo.id))
             got_d = await after_the_creates(d)
-            await aexecute(T.set_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_b.id, role="viewer"))
+            await aexecute(
+                team_store.set_member(None, team_id=tenancy.team_a.id, user_id=tenancy.user_b.id, role="viewer")
+            )
             got_t = await next_message(t)
             rest_d = [m for m in await drain(d, 0.3) if m["ops"] != ["create"]]
             return one.todo.id, got_d, got_t, rest_d, await drain(q, 0.3)
@@ -354,12 +362,12 @@ def test_the_subscription_skips_what_the_page_cannot_show(tenancy):
 
 def test_a_todo_page_gets_only_its_todo_from_one_relay_pass_holding_several(tenancy):
     async def scenario():
-        one = await aexecute(A.create(tenancy.agent_a, queue="default", title="open in the drawer"))
-        two = await aexecute(A.create(tenancy.agent_a, queue="default", title="another"))
+        one = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="open in the drawer"))
+        two = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="another"))
         drawer = {"page": "drawer", "filter": "", "todo": one.todo.id}
         async with board_socket(tenancy.cookie_a, subscribe=drawer) as d:
-            await aexecute(A.claim(tenancy.agent_a, two.todo.id))
-            await aexecute(A.claim(tenancy.agent_a, one.todo.id))
+            await aexecute(agent_store.claim(tenancy.agent_a, two.todo.id))
+            await aexecute(agent_store.claim(tenancy.agent_a, one.todo.id))
             await asyncio.to_thread(relayed)  # both claims in one pass, one merged notification
             return one.todo.id, await after_the_creates(d), await drain(d, 0.3)
 
@@ -371,10 +379,10 @@ def test_a_todo_page_gets_only_its_todo_from_one_relay_pass_holding_several(tena
 def test_a_schedules_page_hears_of_its_teams_schedule_changes_only(tenancy):
     from datetime import UTC, datetime
 
-    from todos.core.store import schedules as S
+    from todos.core.store import schedules as schedule_store
 
     def schedule(team, agent, name):
-        return S.create(
+        return schedule_store.create(
             None,
             team.id,
             now=datetime.now(UTC),
@@ -396,7 +404,7 @@ def test_a_schedules_page_hears_of_its_teams_schedule_changes_only(tenancy):
             await aexecute(schedule(tenancy.team_b, tenancy.agent_b, "theirs"))
             made = await aexecute(schedule(tenancy.team_a, tenancy.agent_a, "ours"))
             got = await next_message(a)
-            await aexecute(S.set_paused(None, made.id, True, now=datetime.now(UTC)))
+            await aexecute(schedule_store.set_paused(None, made.id, True, now=datetime.now(UTC)))
             return got, await next_message(a), await drain(a, 0.3)
 
     created, paused, rest = run(scenario)
@@ -425,7 +433,7 @@ def test_bad_client_messages_get_an_error_and_the_socket_keeps_working(tenancy):
             replies.append(await next_message(a))
             await a.send_json_to({"subscribe": {"page": "todos", "filter": "", "todo": None}})
             ack = await next_message(a)
-            created = await aexecute(A.create(tenancy.agent_a, queue="default", title="still live"))
+            created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="still live"))
             return replies, ack, created.todo.id, await next_message(a)
 
     replies, ack, todo_id, got = run(scenario)
@@ -447,7 +455,7 @@ def test_malformed_notifications_are_ignored_and_the_listener_carries_on(tenancy
             ):
                 await conn.execute("SELECT pg_notify('board_events', %s)", [payload])
             await conn.close()
-            created = await aexecute(A.create(tenancy.agent_a, queue="default", title="fine"))
+            created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="fine"))
             return created.todo.id, await next_message(a)
 
     todo_id, got = run(scenario)
@@ -461,14 +469,14 @@ def test_a_statement_touching_hundreds_of_todos_arrives_as_an_overflow(tenancy):
         conn = await aconnect()
         await conn.execute("SET synchronous_commit TO off")
         for i in range(260):
-            await aexecute(A.create(tenancy.agent_a, queue="default", title=f"t{i}"), conn)
+            await aexecute(agent_store.create(tenancy.agent_a, queue="default", title=f"t{i}"), conn)
         for _ in range(3):
-            await aexecute(A.claim_batch(tenancy.agent_a, max=100), conn)
+            await aexecute(agent_store.claim_batch(tenancy.agent_a, max=100), conn)
         await conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE state = 'claimed'")
         async with board_socket(tenancy.cookie_a) as a:
-            from todos.core.store import background as B
+            from todos.core.store import background as background_store
 
-            reaped = await aexecute(B.reap(), conn)
+            reaped = await aexecute(background_store.reap(), conn)
             await conn.close()
             return reaped, await drain(a, 0.6)
 
@@ -501,7 +509,7 @@ def test_the_periodic_recheck_rejoins_groups_the_layer_forgot(tenancy):
             (channel,) = list(layer.groups[group])
             await layer.group_discard(group, channel)  # what expiry does
             await asyncio.sleep(0.6)
-            created = await aexecute(A.create(tenancy.agent_a, queue="default", title="still here"))
+            created = await aexecute(agent_store.create(tenancy.agent_a, queue="default", title="still here"))
             return created.todo.id, await next_message(a)
 
     todo_id, got = run(scenario)

@@ -10,14 +10,14 @@ import time
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.factories import relayed
 from todos.core.db import connect, execute
-from todos.core.selectors import flow as F
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import human as O
-from todos.live import relay as R
+from todos.core.selectors import flow as flow_reads
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import human as human_store
+from todos.live import relay as relay_module
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -101,19 +101,19 @@ def lapse(todo_id: str) -> None:
 @pytest.mark.parametrize("seconds", [0.0, 0.004, 0.01, 0.0147, 0.5, 1.0, 1.4678, 59.9, 3600.0, 86400 * 30.0])
 def test_the_board_and_the_database_put_a_duration_in_the_same_bucket(seconds):
     with connect() as conn:
-        assert conn.execute("SELECT flow_bucket(%s) AS b", (seconds,)).fetchone()["b"] == F.bucket_of(seconds)
+        assert conn.execute("SELECT flow_bucket(%s) AS b", (seconds,)).fetchone()["b"] == flow_reads.bucket_of(seconds)
 
 
 def test_percentiles_from_the_histogram_are_within_a_bucket_of_the_exact_value():
     values = [0.05 * 1.07**i for i in range(200)]
     histogram = [0] * 50
     for v in values:
-        histogram[F.bucket_of(v) - 1] += 1
+        histogram[flow_reads.bucket_of(v) - 1] += 1
     for p in (0.5, 0.95):
         exact = sorted(values)[math.ceil(p * len(values)) - 1]
-        estimate = F.percentile(histogram, p)
+        estimate = flow_reads.percentile(histogram, p)
         assert estimate is not None and abs(math.log10(estimate / exact)) <= 1 / 6, (p, exact, estimate)
-    assert F.percentile([0] * 50, 0.5) is None
+    assert flow_reads.percentile([0] * 50, 0.5) is None
 
 
 @pytest.mark.parametrize(
@@ -147,34 +147,34 @@ def test_two_histograms_add_bucket_by_bucket():
 
 
 def test_every_way_an_attempt_ends_lands_in_the_rollup_as_the_attempts_say():
-    team = f.team()
-    ep = f.endpoint(team, queues=("default", "email"))
-    agent, other = f.agent(ep), f.agent(ep, session="other")
-    human = f.member(team, f.user(), "operator")
+    team = factories.team()
+    ep = factories.endpoint(team, queues=("default", "email"))
+    agent, other = factories.agent(ep), factories.agent(ep, session="other")
+    human = factories.member(team, factories.user(), "operator")
     ids = [
-        execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", max_attempts=2)).todo.id
+        execute(agent_store.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", max_attempts=2)).todo.id
         for i in range(8)
     ]
-    execute(A.claim(agent, ids[0]))
-    execute(A.complete(agent, ids[0]))
-    execute(A.claim(agent, ids[1]))
-    execute(A.fail(agent, ids[1]))  # a failed attempt, retry scheduled
-    execute(A.claim(agent, ids[2]))
-    execute(A.release(agent, ids[2]))  # ran, neither failed nor died
-    execute(A.claim(agent, ids[3]))
+    execute(agent_store.claim(agent, ids[0]))
+    execute(agent_store.complete(agent, ids[0]))
+    execute(agent_store.claim(agent, ids[1]))
+    execute(agent_store.fail(agent, ids[1]))  # a failed attempt, retry scheduled
+    execute(agent_store.claim(agent, ids[2]))
+    execute(agent_store.release(agent, ids[2]))  # ran, neither failed nor died
+    execute(agent_store.claim(agent, ids[3]))
     lapse(ids[3])
-    execute(B.reap())  # died, requeued
-    execute(A.claim(agent, ids[4]))
+    execute(background_store.reap())  # died, requeued
+    execute(agent_store.claim(agent, ids[4]))
     lapse(ids[4])
-    execute(A.claim(other, ids[4]))  # died: taken over
-    execute(A.complete(other, ids[4]))
-    execute(O.claim(human, ids[5]))
-    execute(O.fail(human, ids[5]))
-    execute(A.claim(agent, ids[6]))
-    execute(O.force_release(human, ids[6]))
-    execute(A.claim(agent, ids[7]))
-    execute(O.cancel(human, ids[7]))
-    execute(A.heartbeat(agent, execute(A.claim(agent, ids[2])).todo.id))  # a heartbeat ends nothing
+    execute(agent_store.claim(other, ids[4]))  # died: taken over
+    execute(agent_store.complete(other, ids[4]))
+    execute(human_store.claim(human, ids[5]))
+    execute(human_store.fail(human, ids[5]))
+    execute(agent_store.claim(agent, ids[6]))
+    execute(human_store.force_release(human, ids[6]))
+    execute(agent_store.claim(agent, ids[7]))
+    execute(human_store.cancel(human, ids[7]))
+    execute(agent_store.heartbeat(agent, execute(agent_store.claim(agent, ids[2])).todo.id))  # a heartbeat ends nothing
     assert_rollup_is_direct()
     totals = rollup("minute")[(team.id, "")]
     assert (totals["completed"], totals["failed"], totals["died"]) == (2, 2, 2)
@@ -183,47 +183,47 @@ def test_every_way_an_attempt_ends_lands_in_the_rollup_as_the_attempts_say():
 
 
 def test_a_dead_letter_counts_as_failed_once_and_a_reap_into_one_also_as_died():
-    team = f.team()
-    agent = f.agent(f.endpoint(team))
-    failed = execute(A.create(agent, queue="default", title="fails", max_attempts=1)).todo.id
-    execute(A.claim(agent, failed))
-    execute(A.fail(agent, failed))  # dead letter by a failed attempt: failed once
-    reaped = execute(A.create(agent, queue="default", title="lapses", max_attempts=1)).todo.id
-    execute(A.claim(agent, reaped))
+    team = factories.team()
+    agent = factories.agent(factories.endpoint(team))
+    failed = execute(agent_store.create(agent, queue="default", title="fails", max_attempts=1)).todo.id
+    execute(agent_store.claim(agent, failed))
+    execute(agent_store.fail(agent, failed))  # dead letter by a failed attempt: failed once
+    reaped = execute(agent_store.create(agent, queue="default", title="lapses", max_attempts=1)).todo.id
+    execute(agent_store.claim(agent, reaped))
     lapse(reaped)
-    execute(B.reap())  # dead letter by a lapse: died and failed
+    execute(background_store.reap())  # dead letter by a lapse: died and failed
     assert_rollup_is_direct()
     totals = rollup("hour")[(team.id, "default")]
     assert (totals["completed"], totals["failed"], totals["died"]) == (0, 2, 1)
 
 
 def test_the_relay_keeps_the_rollup_exact_under_concurrent_workers_and_a_relay_crash():
-    team, other_team = f.team(), f.team()
-    eps = [f.endpoint(team, queues=("default", "email")), f.endpoint(other_team, queues=("default",))]
-    agents = [f.agent(eps[0]), f.agent(eps[0], session="s2"), f.agent(eps[1])]
+    team, other_team = factories.team(), factories.team()
+    eps = [factories.endpoint(team, queues=("default", "email")), factories.endpoint(other_team, queues=("default",))]
+    agents = [factories.agent(eps[0]), factories.agent(eps[0], session="s2"), factories.agent(eps[1])]
     for agent in agents:
         for i in range(40):
-            execute(A.create(agent, queue=agent.queues[i % len(agent.queues)], title=f"t{i}", max_attempts=2))
+            execute(agent_store.create(agent, queue=agent.queues[i % len(agent.queues)], title=f"t{i}", max_attempts=2))
     errors: list[BaseException] = []
 
     def worker(agent, n):
         try:
             while True:
-                claim = execute(A.claim_next(agent))
+                claim = execute(agent_store.claim_next(agent))
                 if claim is None:
                     return
                 todo_id = claim.todo.id
-                execute(A.heartbeat(agent, todo_id))
+                execute(agent_store.heartbeat(agent, todo_id))
                 # a todo's later attempts complete: no loop of releases, no attempt pruned
                 choice = hash((todo_id, n)) % 5 if claim.todo.attempts_total <= 3 else 4
                 if choice == 0:
-                    execute(A.fail(agent, todo_id))
+                    execute(agent_store.fail(agent, todo_id))
                 elif choice == 1:
-                    execute(A.release(agent, todo_id))
+                    execute(agent_store.release(agent, todo_id))
                 elif choice == 2:
                     lapse(todo_id)  # left to lapse: a reap or another worker's takeover ends it
                 else:
-                    execute(A.complete(agent, todo_id))
+                    execute(agent_store.complete(agent, todo_id))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -233,12 +233,12 @@ def test_the_relay_keeps_the_rollup_exact_under_concurrent_workers_and_a_relay_c
     time.sleep(0.2)
     with connect() as conn:  # the relay's backend dies mid-run; it comes back by itself
         conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'board-relay'")
-    reaper = threading.Thread(target=lambda: [execute(B.reap()) or time.sleep(0.01) for _ in range(30)])
+    reaper = threading.Thread(target=lambda: [execute(background_store.reap()) or time.sleep(0.01) for _ in range(30)])
     reaper.start()
     for th in threads:
         th.join(60)
     reaper.join(60)
-    execute(B.reap())
+    execute(background_store.reap())
     assert not errors, errors
     assert_rollup_is_direct()
     have = rollup("minute")
@@ -247,22 +247,22 @@ def test_the_relay_keeps_the_rollup_exact_under_concurrent_workers_and_a_relay_c
 
 
 def test_a_rebuild_keeps_what_the_log_held_for_the_charts():
-    team = f.team()
-    agent = f.agent(f.endpoint(team))
-    todo = execute(A.create(agent, queue="default", title="t")).todo.id
-    execute(A.claim(agent, todo))
-    execute(A.complete(agent, todo))
+    team = factories.team()
+    agent = factories.agent(factories.endpoint(team))
+    todo = execute(agent_store.create(agent, queue="default", title="t")).todo.id
+    execute(agent_store.claim(agent, todo))
+    execute(agent_store.complete(agent, todo))
     with connect() as conn:
-        R.rebuild_counts(conn)
+        relay_module.rebuild_counts(conn)
     assert_rollup_is_direct()
 
 
 def test_retention_keeps_a_day_of_minutes_and_eight_days_of_hours():
-    team = f.team()
-    agent = f.agent(f.endpoint(team))
-    todo = execute(A.create(agent, queue="default", title="t")).todo.id
-    execute(A.claim(agent, todo))
-    execute(A.complete(agent, todo))
+    team = factories.team()
+    agent = factories.agent(factories.endpoint(team))
+    todo = execute(agent_store.create(agent, queue="default", title="t")).todo.id
+    execute(agent_store.claim(agent, todo))
+    execute(agent_store.complete(agent, todo))
     relayed()
     with connect() as conn:
         conn.execute(
@@ -272,7 +272,7 @@ def test_retention_keeps_a_day_of_minutes_and_eight_days_of_hours():
                             ('hour', interval '9 days')) v(g, o)""",
             {"team": team.id},
         )
-        conn.execute(R.FLOW_RETENTION_SQL)
+        conn.execute(relay_module.FLOW_RETENTION_SQL)
         kept = conn.execute(
             "SELECT grain, count(*) AS n FROM todo_flow WHERE team_id = %s GROUP BY grain ORDER BY grain", (team.id,)
         ).fetchall()

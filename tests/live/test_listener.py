@@ -10,20 +10,20 @@ import pytest
 from tests.support.live import run
 from todos.core import db
 from todos.core.db import aconnect
-from todos.live import listener as L
+from todos.live import listener as listener_module
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
 
 def test_an_unreachable_database_is_retried_with_doubling_backoff_then_recovered(monkeypatch, caplog):
-    monkeypatch.setattr(L, "BACKOFF_START", 0.05)
-    monkeypatch.setattr(L, "BACKOFF_MAX", 0.2)
+    monkeypatch.setattr(listener_module, "BACKOFF_START", 0.05)
+    monkeypatch.setattr(listener_module, "BACKOFF_MAX", 0.2)
     # The listener's session connection (BOARD_LISTEN_URL, else the store's database).
     real = db.session_conninfo()
     monkeypatch.setattr(db, "session_conninfo", lambda: "host=127.0.0.1 port=1 dbname=none user=none")
 
     async def scenario():
-        listener = L.get_listener()
+        listener = listener_module.get_listener()
         states, reconnects = [], []
         listener.on_state(states.append)
         listener.on_reconnect(lambda: reconnects.append(True))
@@ -53,10 +53,10 @@ def test_an_unreachable_database_is_retried_with_doubling_backoff_then_recovered
 def test_liveness_probes_lose_no_notification(monkeypatch):
     """Every PROBE_INTERVAL the listener leaves ``notifies()`` to run ``SELECT 1``; what arrives
     meanwhile waits in psycopg's backlog."""
-    monkeypatch.setattr(L, "PROBE_INTERVAL", 0.01)
+    monkeypatch.setattr(listener_module, "PROBE_INTERVAL", 0.01)
 
     async def scenario():
-        listener = L.get_listener()
+        listener = listener_module.get_listener()
         assert await listener.wait_connected()
         got = []
         listener.subscribe("board_events", got.append)
@@ -77,7 +77,7 @@ def test_liveness_probes_lose_no_notification(monkeypatch):
 
 def test_a_failing_subscriber_does_not_stop_the_others(caplog):
     async def scenario():
-        listener = L.get_listener()
+        listener = listener_module.get_listener()
         assert await listener.wait_connected()
 
         def broken(event):
@@ -97,13 +97,13 @@ def test_a_failing_subscriber_does_not_stop_the_others(caplog):
 
 def test_one_listener_per_event_loop_started_once():
     async def scenario():
-        first = L.get_listener()
+        first = listener_module.get_listener()
         assert await first.wait_connected()
         pid = first.backend_pid
         conn = await aconnect()
         count = "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'board-live-listener'"
         before = (await (await conn.execute(count)).fetchone())["n"]  # a test server may have its own
-        again = [L.get_listener() for _ in range(5)]
+        again = [listener_module.get_listener() for _ in range(5)]
         await asyncio.sleep(0.1)
         after = (await (await conn.execute(count)).fetchone())["n"]
         await conn.close()

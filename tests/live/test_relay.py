@@ -18,18 +18,18 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from tests import factories as f
+from tests import factories
 from tests.factories import relayed
 from tests.support.invariants import broken_counts
 from tests.support.live import board_socket, next_message, run
 from tests.support.live_server import ROOT, server_environment
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import endpoints as E
-from todos.core.store import human as O
-from todos.core.store import teams as T
-from todos.live import relay as R
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import endpoints as endpoint_store
+from todos.core.store import human as human_store
+from todos.core.store import teams as team_store
+from todos.live import relay as relay_module
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -83,7 +83,7 @@ def holder() -> str | None:
             """SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                WHERE l.locktype = 'advisory' AND l.granted
                  AND ((l.classid::bigint << 32) | l.objid::bigint) = %s""",
-            (R.RELAY_LOCK,),
+            (relay_module.RELAY_LOCK,),
         ).fetchone()
     return row and f"{row['application_name']}:{row['pid']}"
 
@@ -92,17 +92,17 @@ def holder() -> str | None:
 
 
 def test_a_rolled_back_transition_records_nothing_and_a_committed_one_records_its_states(relay):
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
     relayed()
     with relay.stopped():
         with connect(autocommit=False) as conn:
-            execute(A.create(ep, queue="default", title="never"), conn)
+            execute(agent_store.create(ep, queue="default", title="never"), conn)
             conn.rollback()
         assert log_rows() == []
-        todo = execute(A.create(ep, queue="default", title="t", payload={"secret": "s3"})).todo
-        execute(A.claim(ep, todo.id))
-        execute(A.fail(ep, todo.id))
+        todo = execute(agent_store.create(ep, queue="default", title="t", payload={"secret": "s3"})).todo
+        execute(agent_store.claim(ep, todo.id))
+        execute(agent_store.fail(ep, todo.id))
         rows = log_rows()
     assert [(r["op"], r["todo_id"], r["state_before"], r["state_after"]) for r in rows] == [
         ("create", todo.id, None, "pending"),
@@ -117,16 +117,16 @@ def test_a_rolled_back_transition_records_nothing_and_a_committed_one_records_it
 def test_claims_and_completions_send_no_notify_of_their_own(relay):
     """The agents' hot path writes the log and nothing else: with no relay, a claim and a
     completion reach no listener at all (the relay sends them later)."""
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
-    todo = execute(A.create(ep, queue="default", title="t")).todo
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
+    todo = execute(agent_store.create(ep, queue="default", title="t")).todo
     relayed()
     with relay.stopped(), connect() as listener:
         listener.execute("LISTEN board_events")
         listener.execute("LISTEN board_ready")
-        execute(A.claim_next(ep))
-        execute(A.heartbeat(ep, todo.id))
-        execute(A.complete(ep, todo.id))
+        execute(agent_store.claim_next(ep))
+        execute(agent_store.heartbeat(ep, todo.id))
+        execute(agent_store.complete(ep, todo.id))
         assert list(listener.notifies(timeout=0.5)) == []
         assert [r["op"] for r in log_rows()] == ["claim", "heartbeat", "complete"]
     exact_counts()
@@ -138,14 +138,14 @@ def test_claims_and_completions_send_no_notify_of_their_own(relay):
 def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
     t = tenancy
     ep, human = t.agent_a, t.human_a
-    admin = f.member(t.team_a, f.user(), "admin")
+    admin = factories.member(t.team_a, factories.user(), "admin")
 
     def todo(**kw):
-        return execute(A.create(ep, queue="default", title="t", **kw)).todo.id
+        return execute(agent_store.create(ep, queue="default", title="t", **kw)).todo.id
 
     def claimed(**kw):
         todo_id = todo(**kw)
-        execute(A.claim(ep, todo_id))
+        execute(agent_store.claim(ep, todo_id))
         return todo_id
 
     def lapsed(**kw):
@@ -156,50 +156,62 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
 
     def due(**kw):
         todo_id = claimed(**kw)
-        execute(A.fail(ep, todo_id))
+        execute(agent_store.fail(ep, todo_id))
         with connect() as conn:
             conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = %s", (todo_id,))
         return todo_id
 
-    spare = f.endpoint(t.team_a, slug="spare-ep")
+    spare = factories.endpoint(t.team_a, slug="spare-ep")
     past = datetime.now(UTC) - timedelta(minutes=1)
     steps = [
         ("create", lambda: todo()),
-        ("claim", lambda: execute(A.claim_next(ep))),
-        ("claim", lambda: (todo(), todo(), execute(A.claim_batch(ep, max=2)))),
-        ("heartbeat", lambda: execute(A.heartbeat(ep, claimed()))),
-        ("complete", lambda: execute(A.complete(ep, claimed()))),
-        ("complete", lambda: execute(A.complete_batch(ep, [{"id": claimed()}]))),
-        ("fail", lambda: execute(A.fail(ep, claimed()))),
-        ("release", lambda: execute(A.release(ep, claimed()))),
-        ("claim", lambda: execute(O.claim(human, todo()))),
-        ("force_release", lambda: execute(O.force_release(human, claimed()))),
-        ("retry", lambda: execute(O.retry(human, due()))),
-        ("retry", lambda: execute(O.retry_many(human, [due()]))),
-        ("cancel", lambda: execute(O.cancel(human, todo()))),
-        ("cancel", lambda: execute(O.cancel_many(human, [todo()]))),
-        ("assign", lambda: execute(O.assign(human, todo(), human.owner))),
-        ("priority", lambda: execute(O.set_priority(human, todo(), 4))),
-        ("create", lambda: execute(O.create(human, endpoint_id=ep.endpoint_id, queue="default", title="by hand"))),
-        ("pause", lambda: execute(O.pause_queue(human, t.team_a.id, "default"))),
-        ("resume", lambda: execute(O.resume_queue(human, t.team_a.id, "default"))),
-        ("reap", lambda: (lapsed(), execute(B.reap()))),
-        ("requeue", lambda: (due(), execute(B.requeue_due_retries()))),
-        ("purge", lambda: (execute(O.cancel(human, todo())), execute(B.purge_terminal(older_than_days=0)))),
-        ("endpoint", lambda: f.endpoint(t.team_a, slug="vended-now")),
-        ("endpoint", lambda: execute(E.set_scopes(None, spare.endpoint.id, verbs=["claim"], queues=["default"]))),
-        ("endpoint", lambda: execute(E.set_default_lease(None, spare.endpoint.id, 120))),
-        ("endpoint", lambda: execute(E.set_capabilities(None, spare.endpoint.id, ["gpu"]))),
-        ("endpoint", lambda: execute(E.set_own_default_lease(spare.endpoint.id, 300))),
-        ("endpoint", lambda: execute(E.rotate(None, spare.endpoint.id))),
-        ("seen", lambda: execute(E.touch_last_seen(spare.endpoint.id))),
-        ("revoke", lambda: execute(E.revoke(None, spare.endpoint.id))),
-        ("endpoint", lambda: execute(E.delete(admin, spare.endpoint.id))),
+        ("claim", lambda: execute(agent_store.claim_next(ep))),
+        ("claim", lambda: (todo(), todo(), execute(agent_store.claim_batch(ep, max=2)))),
+        ("heartbeat", lambda: execute(agent_store.heartbeat(ep, claimed()))),
+        ("complete", lambda: execute(agent_store.complete(ep, claimed()))),
+        ("complete", lambda: execute(agent_store.complete_batch(ep, [{"id": claimed()}]))),
+        ("fail", lambda: execute(agent_store.fail(ep, claimed()))),
+        ("release", lambda: execute(agent_store.release(ep, claimed()))),
+        ("claim", lambda: execute(human_store.claim(human, todo()))),
+        ("force_release", lambda: execute(human_store.force_release(human, claimed()))),
+        ("retry", lambda: execute(human_store.retry(human, due()))),
+        ("retry", lambda: execute(human_store.retry_many(human, [due()]))),
+        ("cancel", lambda: execute(human_store.cancel(human, todo()))),
+        ("cancel", lambda: execute(human_store.cancel_many(human, [todo()]))),
+        ("assign", lambda: execute(human_store.assign(human, todo(), human.owner))),
+        ("priority", lambda: execute(human_store.set_priority(human, todo(), 4))),
+        (
+            "create",
+            lambda: execute(human_store.create(human, endpoint_id=ep.endpoint_id, queue="default", title="by hand")),
+        ),
+        ("pause", lambda: execute(human_store.pause_queue(human, t.team_a.id, "default"))),
+        ("resume", lambda: execute(human_store.resume_queue(human, t.team_a.id, "default"))),
+        ("reap", lambda: (lapsed(), execute(background_store.reap()))),
+        ("requeue", lambda: (due(), execute(background_store.requeue_due_retries()))),
+        (
+            "purge",
+            lambda: (
+                execute(human_store.cancel(human, todo())),
+                execute(background_store.purge_terminal(older_than_days=0)),
+            ),
+        ),
+        ("endpoint", lambda: factories.endpoint(t.team_a, slug="vended-now")),
+        (
+            "endpoint",
+            lambda: execute(endpoint_store.set_scopes(None, spare.endpoint.id, verbs=["claim"], queues=["default"])),
+        ),
+        ("endpoint", lambda: execute(endpoint_store.set_default_lease(None, spare.endpoint.id, 120))),
+        ("endpoint", lambda: execute(endpoint_store.set_capabilities(None, spare.endpoint.id, ["gpu"]))),
+        ("endpoint", lambda: execute(endpoint_store.set_own_default_lease(spare.endpoint.id, 300))),
+        ("endpoint", lambda: execute(endpoint_store.rotate(None, spare.endpoint.id))),
+        ("seen", lambda: execute(endpoint_store.touch_last_seen(spare.endpoint.id))),
+        ("revoke", lambda: execute(endpoint_store.revoke(None, spare.endpoint.id))),
+        ("endpoint", lambda: execute(endpoint_store.delete(admin, spare.endpoint.id))),
         (
             "revoke",
             lambda: (
                 execute(
-                    E.vend(
+                    endpoint_store.vend(
                         None,
                         team_id=t.team_a.id,
                         name="x",
@@ -209,10 +221,15 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
                         expires_at=past,
                     )
                 ),
-                execute(E.expire_due()),
+                execute(endpoint_store.expire_due()),
             ),
         ),
-        ("membership", lambda: execute(T.set_member(None, team_id=t.team_a.id, user_id=f.user().id, role="viewer"))),
+        (
+            "membership",
+            lambda: execute(
+                team_store.set_member(None, team_id=t.team_a.id, user_id=factories.user().id, role="viewer")
+            ),
+        ),
     ]
 
     async def scenario():
@@ -235,7 +252,7 @@ def test_every_kind_of_statement_reaches_the_board_through_the_relay(tenancy):
 def test_two_relays_never_run_at_once_and_another_takes_over(relay, settings):
     settings.BOARD_RELAY_ELECTION_SECONDS = 0.1
     with relay.stopped():
-        candidates = [R.Relay(name=f"candidate-{i}").start() for i in range(4)]
+        candidates = [relay_module.Relay(name=f"candidate-{i}").start() for i in range(4)]
         try:
             wait_for(lambda: any(c.leading.is_set() for c in candidates), 5, "no candidate was elected")
             leaders = []
@@ -251,8 +268,12 @@ def test_two_relays_never_run_at_once_and_another_takes_over(relay, settings):
             successor = wait_for(lambda: [c for c in candidates if c.leading.is_set()], 5, "nobody took over")
             assert len(successor) == 1 and successor[0] is not first
             assert time.monotonic() - started < 3
-            team = f.team()
-            execute(A.create(f.agent(f.endpoint(team)), queue="default", title="after the election"))
+            team = factories.team()
+            execute(
+                agent_store.create(
+                    factories.agent(factories.endpoint(team)), queue="default", title="after the election"
+                )
+            )
             relayed()  # the successor relays
         finally:
             for c in candidates:
@@ -264,8 +285,8 @@ def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
     """SIGKILL the elected relay (a loops process) while its pass is open: its transaction rolls
     back whole, another candidate takes over within seconds, and every committed change is
     notified exactly once with the counts exact."""
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
     relayed()
     with relay.stopped():
         process = relay_process()
@@ -275,7 +296,7 @@ def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
             with connect() as listener, connect(autocommit=False) as blocker:
                 listener.execute("LISTEN board_events")
                 blocker.execute("LOCK TABLE todo_counts IN EXCLUSIVE MODE")  # the next pass waits here
-                ids = [execute(A.create(ep, queue="default", title=f"t{i}")).todo.id for i in range(30)]
+                ids = [execute(agent_store.create(ep, queue="default", title=f"t{i}")).todo.id for i in range(30)]
 
                 def waiting() -> bool:
                     with connect() as conn:
@@ -308,15 +329,15 @@ def test_the_holder_killed_mid_pass_loses_and_duplicates_nothing(relay):
 
 
 def test_a_relay_that_loses_its_connection_stands_again_and_resumes(relay):
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
     relayed()
     with connect() as conn:
         pid = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name = 'board-relay' AND pid <> pg_backend_pid()"
         ).fetchone()["pid"]
         conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    execute(A.create(ep, queue="default", title="while it reconnects"))
+    execute(agent_store.create(ep, queue="default", title="while it reconnects"))
     relayed(timeout=15)
     exact_counts()
 
@@ -325,31 +346,31 @@ def test_a_relay_that_loses_its_connection_stands_again_and_resumes(relay):
 
 
 def test_after_a_mixed_workload_and_a_relay_crash_every_count_equals_group_by(relay):
-    team = f.team()
-    eps = [f.endpoint(team, queues=("default", "email")) for _ in range(2)]
-    agents = [f.agent(e) for e in eps]
-    human = f.member(team, f.user(), "operator")
+    team = factories.team()
+    eps = [factories.endpoint(team, queues=("default", "email")) for _ in range(2)]
+    agents = [factories.agent(e) for e in eps]
+    human = factories.member(team, factories.user(), "operator")
     for agent in agents:
         for i in range(40):
-            execute(A.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", max_attempts=2))
+            execute(agent_store.create(agent, queue=("default", "email")[i % 2], title=f"t{i}", max_attempts=2))
     stop = threading.Event()
     errors: list[BaseException] = []
 
     def worker(agent, n):
         try:
             while not stop.is_set():
-                claim = execute(A.claim_next(agent))
+                claim = execute(agent_store.claim_next(agent))
                 if claim is None:
                     return
                 todo_id = claim.todo.id
-                execute(A.heartbeat(agent, todo_id))
+                execute(agent_store.heartbeat(agent, todo_id))
                 choice = hash((todo_id, n)) % 4
                 if choice == 0:
-                    execute(A.fail(agent, todo_id))
+                    execute(agent_store.fail(agent, todo_id))
                 elif choice == 1:
-                    execute(A.release(agent, todo_id))
+                    execute(agent_store.release(agent, todo_id))
                 else:
-                    execute(A.complete(agent, todo_id))
+                    execute(agent_store.complete(agent, todo_id))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -366,23 +387,23 @@ def test_after_a_mixed_workload_and_a_relay_crash_every_count_equals_group_by(re
     assert not errors, errors
     with connect() as conn:
         conn.execute("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE next_retry_at IS NOT NULL")
-    execute(B.requeue_due_retries())
-    lapse = execute(A.create(agents[0], queue="default", title="lapses")).todo.id
-    execute(A.claim(agents[0], lapse))
+    execute(background_store.requeue_due_retries())
+    lapse = execute(agent_store.create(agents[0], queue="default", title="lapses")).todo.id
+    execute(agent_store.claim(agents[0], lapse))
     with connect() as conn:
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (lapse,))
-    execute(B.reap())
+    execute(background_store.reap())
     dead = [
         r["id"]
         for r in connect().execute("SELECT id FROM todos WHERE state = 'failed' AND next_retry_at IS NULL").fetchall()
     ]
-    execute(O.retry_many(human, dead[: len(dead) // 2]))
+    execute(human_store.retry_many(human, dead[: len(dead) // 2]))
     pending = [r["id"] for r in connect().execute("SELECT id FROM todos WHERE state = 'pending' LIMIT 10").fetchall()]
-    execute(O.cancel_many(human, pending))
-    execute(B.purge_terminal(older_than_days=0))
-    execute(E.revoke(None, eps[1].endpoint.id))
+    execute(human_store.cancel_many(human, pending))
+    execute(background_store.purge_terminal(older_than_days=0))
+    execute(endpoint_store.revoke(None, eps[1].endpoint.id))
     execute(
-        E.vend(
+        endpoint_store.vend(
             None,
             team_id=team.id,
             name="short",
@@ -392,28 +413,28 @@ def test_after_a_mixed_workload_and_a_relay_crash_every_count_equals_group_by(re
             expires_at=datetime.now(UTC) - timedelta(seconds=1),
         )
     )
-    execute(E.expire_due())
+    execute(endpoint_store.expire_due())
     exact_counts()
     with connect() as conn:
-        assert R.drift(conn) == []
+        assert relay_module.drift(conn) == []
 
 
 def test_the_cap_drops_an_undrained_log_and_the_next_relay_rebuilds_the_counts(relay):
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
     relayed()
     with relay.stopped():
         for i in range(5):
-            execute(A.create(ep, queue="default", title=f"t{i}"))
+            execute(agent_store.create(ep, queue="default", title=f"t{i}"))
         with connect() as conn:
             conn.execute("UPDATE change_log SET at = at - interval '10 minutes'")
             conn.execute("UPDATE relay_state SET alive_at = now()")
-            assert R.cap_change_log(conn, max_age=60) == 0  # a relay proved alive lately: not capped
+            assert relay_module.cap_change_log(conn, max_age=60) == 0  # a relay proved alive lately: not capped
             conn.execute("UPDATE relay_state SET alive_at = now() - interval '10 minutes'")
             with connect() as passing:  # a pass running (its lock held): a relay is alive, no cap
-                passing.execute("SELECT pg_advisory_lock(%s)", (R.PASS_LOCK,))
-                assert R.cap_change_log(conn, max_age=60) == 0
-            assert R.cap_change_log(conn, max_age=60) == 5
+                passing.execute("SELECT pg_advisory_lock(%s)", (relay_module.PASS_LOCK,))
+                assert relay_module.cap_change_log(conn, max_age=60) == 0
+            assert relay_module.cap_change_log(conn, max_age=60) == 5
             assert log_rows() == []
             assert conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
             assert broken_counts(conn)  # the pending todos are not counted
@@ -428,22 +449,22 @@ def test_the_cap_drops_an_undrained_log_and_the_next_relay_rebuilds_the_counts(r
 
 def test_a_count_driven_below_zero_is_rebuilt_by_the_relay(relay):
     """Counts drift only behind the store's back; the relay notices a negative count and heals."""
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
-    todo = execute(A.create(ep, queue="default", title="t")).todo
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
+    todo = execute(agent_store.create(ep, queue="default", title="t")).todo
     relayed()
     with connect() as conn:  # behind the store's back: a count lost
         conn.execute("DELETE FROM todo_counts WHERE state = 'pending'")
-    execute(A.claim(ep, todo.id))  # pending → claimed: pending would go to -1
+    execute(agent_store.claim(ep, todo.id))  # pending → claimed: pending would go to -1
     wait_for(lambda: not broken_counts(connect()), 10, "the counts were not rebuilt")
     exact_counts()
 
 
 def test_recount_reports_and_corrects_drift(relay):
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
     for _ in range(3):
-        execute(A.create(ep, queue="default", title="t"))
+        execute(agent_store.create(ep, queue="default", title="t"))
     relayed()
     out = StringIO()
     call_command("recount", stdout=out)
@@ -460,11 +481,11 @@ def test_recount_reports_and_corrects_drift(relay):
 def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
     """Work finished in the minute that began just over an hour ago, after that instant, is rebuilt
     into that minute's row (the delete and the rebuild share one boundary: no duplicate key)."""
-    team = f.team()
-    ep = f.agent(f.endpoint(team))
-    todo = execute(A.create(ep, queue="default", title="t")).todo
-    execute(A.claim(ep, todo.id))
-    execute(A.complete(ep, todo.id))
+    team = factories.team()
+    ep = factories.agent(factories.endpoint(team))
+    todo = execute(agent_store.create(ep, queue="default", title="t")).todo
+    execute(agent_store.claim(ep, todo.id))
+    execute(agent_store.complete(ep, todo.id))
     relayed()
     with connect() as conn:
         # finished 0.2 s after "an hour ago": its minute began before then (unless the hour-ago
@@ -478,7 +499,7 @@ def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
                SELECT endpoint_id, queue, date_trunc('minute', completed_at), 1, 0 FROM todos WHERE id = %s""",
             (todo.id,),
         )
-        R.rebuild_counts(conn)
+        relay_module.rebuild_counts(conn)
         rows = conn.execute("SELECT done, dead FROM todo_finished_minutes").fetchall()
     assert rows == [{"done": 1, "dead": 0}]
 
@@ -488,12 +509,12 @@ def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
     [
         (500, 0.005, None),  # a full batch: more is waiting, run again at once
         (12, 0.005, 0.010),  # a steady stream: twice the interval, twice the rows per pass
-        (R.STREAM_ROWS, 0.005, 0.010),
-        (R.STREAM_ROWS - 1, 0.005, 0.005),  # some changes: the interval
+        (relay_module.STREAM_ROWS, 0.005, 0.010),
+        (relay_module.STREAM_ROWS - 1, 0.005, 0.005),  # some changes: the interval
         (1, 0.08, 0.005),  # changes after a quiet spell: back to the interval at once
         (0, 0.005, 0.010),  # none: the wait doubles…
         (0, 0.08, 0.1),  # …up to the idle interval
     ],
 )
 def test_the_relay_paces_itself_by_what_each_pass_carried(taken, wait, expected):
-    assert R.next_wait(taken, wait, busy=0.005, idle=0.1, batch=500) == expected
+    assert relay_module.next_wait(taken, wait, busy=0.005, idle=0.1, batch=500) == expected

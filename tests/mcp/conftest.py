@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 
 
 @dataclass
@@ -28,9 +28,9 @@ class Tenancy:
 
 @pytest.fixture
 def tenancy(store_db) -> Tenancy:
-    team = f.team()
-    worker = f.endpoint(team, slug="worker", queues=("default", "other"))
-    return Tenancy(team=team, worker=worker, agent=f.agent(worker))
+    team = factories.team()
+    worker = factories.endpoint(team, slug="worker", queues=("default", "other"))
+    return Tenancy(team=team, worker=worker, agent=factories.agent(worker))
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import httpx
 import httpx2
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import Inbox, mcp_client, run
 from tests.support.live_server import start_server, stop_server
 from todos.core.db import connect, execute
@@ -227,7 +227,7 @@ def on(
 
 
 def test_a_session_is_never_usable_with_another_endpoints_token_on_any_process(url, second, tenancy):
-    intruder = f.endpoint(tenancy.team, slug="intruder", queues=("default", "other"))
+    intruder = factories.endpoint(tenancy.team, slug="intruder", queues=("default", "other"))
     with httpx.Client(timeout=20) as http:
         session_id = raw_session(http, url, tenancy.token)
         # On the process that does not hold the session (it would restore it)...

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import mcp_client, refused, run
 from todos.core.db import execute
 from todos.core.store import agent as store
@@ -43,7 +43,7 @@ def errors_for(url: str, token: str, calls: list[tuple[str, dict]]) -> list[str]
 
 
 def test_a_tool_outside_the_scope_is_forbidden(url, tenancy):
-    reader = f.endpoint(tenancy.team, verbs=["list_todos"])
+    reader = factories.endpoint(tenancy.team, verbs=["list_todos"])
     claimed_next, batch, completed = errors_for(
         url, reader.token, [("claim_next", {}), ("claim_batch", {"max": 1}), ("complete", {"id": "td_x"})]
     )
@@ -53,7 +53,7 @@ def test_a_tool_outside_the_scope_is_forbidden(url, tenancy):
 
 
 def test_scope_is_checked_before_the_arguments(url, tenancy):
-    reader = f.endpoint(tenancy.team, verbs=["list_todos"])
+    reader = factories.endpoint(tenancy.team, verbs=["list_todos"])
     [message] = errors_for(url, reader.token, [("claim_next", {"wait_seconds": "soon"})])
     assert message.startswith("forbidden: ")
 
@@ -67,9 +67,9 @@ def test_a_queue_outside_the_scope_is_forbidden(url, tenancy):
 
 
 def test_another_teams_todo_is_not_found(url, tenancy):
-    other_team = f.team()
-    stranger = f.endpoint(other_team, slug="stranger", queues=("default",))
-    foreign = execute(store.create(f.agent(stranger), queue="default", title="not yours")).todo
+    other_team = factories.team()
+    stranger = factories.endpoint(other_team, slug="stranger", queues=("default",))
+    foreign = execute(store.create(factories.agent(stranger), queue="default", title="not yours")).todo
     messages = errors_for(
         url,
         tenancy.token,
@@ -202,7 +202,7 @@ def test_a_refused_request_is_a_401_with_a_bearer_challenge(url, tenancy):
 
 
 def test_an_expired_token_is_refused(url, tenancy):
-    expired = f.endpoint(tenancy.team, expires_at=datetime.now(UTC) - timedelta(minutes=1))
+    expired = factories.endpoint(tenancy.team, expires_at=datetime.now(UTC) - timedelta(minutes=1))
     assert run(refused(url, expired.token)).error.message == "unauthorized: this endpoint's token has expired"
 
 
@@ -238,7 +238,7 @@ def test_a_rotated_token_stops_working_at_once(url, tenancy):
 
 
 def test_a_session_answers_only_the_credential_that_opened_it(url, tenancy):
-    other = f.endpoint(tenancy.team, slug="other-worker")
+    other = factories.endpoint(tenancy.team, slug="other-worker")
     with httpx.Client(base_url=url, timeout=20) as http:
         opened = http.post(
             "/mcp/", json=INITIALIZE, headers={"Accept": ACCEPT, "Authorization": f"Bearer {tenancy.token}"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import Inbox, mcp_client, run
 from todos.core.db import connect, execute
 from todos.core.store import agent as store
@@ -39,7 +39,7 @@ async def listening(client, inbox: Inbox, agent) -> None:
 
 
 def test_todo_ready_arrives_when_another_agent_creates_work_in_the_sessions_queue(url, tenancy):
-    producer = f.endpoint(tenancy.team, slug="producer", verbs=["create_for"], queues=("default", "intake"))
+    producer = factories.endpoint(tenancy.team, slug="producer", verbs=["create_for"], queues=("default", "intake"))
 
     async def scenario():
         inbox = Inbox()
@@ -80,7 +80,7 @@ def test_todo_ready_follows_the_current_scope(url, tenancy):
 
 
 def test_a_revoked_sessions_hear_nothing_more(url, tenancy):
-    peer = f.endpoint(tenancy.team, slug="peer", queues=("default", "other"))
+    peer = factories.endpoint(tenancy.team, slug="peer", queues=("default", "other"))
 
     async def scenario():
         revoked_inbox, peer_inbox = Inbox(), Inbox()
@@ -89,7 +89,7 @@ def test_a_revoked_sessions_hear_nothing_more(url, tenancy):
             mcp_client(url, peer.token, inbox=peer_inbox) as control,
         ):
             await listening(worker, revoked_inbox, tenancy.agent)
-            await listening(control, peer_inbox, f.agent(peer))
+            await listening(control, peer_inbox, factories.agent(peer))
             execute(endpoints.revoke(None, tenancy.worker.endpoint.id))
             announce(tenancy.worker.endpoint.id, "default")
             announce(peer.endpoint.id, "default")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import run
 from todos.agents.mcp.ready import METHOD, ReadyNotifier
 from todos.core.db import aexecute, execute
@@ -50,9 +50,9 @@ async def tracked(vended, session_id: str, outbound: Outbound) -> tuple[ReadyNot
 
 
 def test_signals_reach_the_sessions_of_their_endpoint_and_queue(store_db):
-    team = f.team()
-    mine = f.endpoint(team, queues=("default", "other"))
-    theirs = f.endpoint(team, queues=("default",))
+    team = factories.team()
+    mine = factories.endpoint(team, queues=("default", "other"))
+    theirs = factories.endpoint(team, queues=("default",))
 
     async def scenario():
         outbound = Outbound()
@@ -79,7 +79,7 @@ def test_signals_reach_the_sessions_of_their_endpoint_and_queue(store_db):
 
 
 def test_a_burst_of_signals_is_one_message_per_queue(store_db):
-    mine = f.endpoint(f.team(), queues=("default", "other"))
+    mine = factories.endpoint(factories.team(), queues=("default", "other"))
 
     async def scenario():
         outbound = Outbound()
@@ -94,7 +94,7 @@ def test_a_burst_of_signals_is_one_message_per_queue(store_db):
 
 
 def test_a_failed_delivery_is_logged_and_the_next_one_goes_through(store_db, caplog):
-    mine = f.endpoint(f.team(), queues=("default",))
+    mine = factories.endpoint(factories.team(), queues=("default",))
 
     async def scenario():
         outbound = Outbound(fail=1)
@@ -113,7 +113,7 @@ def test_a_failed_delivery_is_logged_and_the_next_one_goes_through(store_db, cap
 
 
 def test_a_session_whose_token_no_longer_works_is_forgotten(store_db):
-    mine = f.endpoint(f.team(), queues=("default",))
+    mine = factories.endpoint(factories.team(), queues=("default",))
 
     async def scenario():
         outbound = Outbound()
@@ -128,7 +128,7 @@ def test_a_session_whose_token_no_longer_works_is_forgotten(store_db):
 
 
 def test_forgetting_a_session_cancels_its_delivery(store_db):
-    mine = f.endpoint(f.team(), queues=("default",))
+    mine = factories.endpoint(factories.team(), queues=("default",))
 
     async def scenario():
         outbound = Outbound()

@@ -3,7 +3,7 @@ each result against the tool's outputSchema)."""
 
 from __future__ import annotations
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import mcp_client, run
 from todos.core import db
 
@@ -42,7 +42,7 @@ def test_list_create_pause_resume_delete(url, tenancy):
 
 
 def test_errors_are_tool_errors_naming_the_field_or_not_found(url, tenancy):
-    sibling = f.endpoint(tenancy.team, slug="sibling", queues=("default",))
+    sibling = factories.endpoint(tenancy.team, slug="sibling", queues=("default",))
 
     async def theirs():
         async with mcp_client(url, sibling.token) as client:

@@ -11,7 +11,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import hold_stream, run
 from todos.agents.mcp import asgi, manager, runtime, server
 from todos.core.db import connect, execute
@@ -127,7 +127,7 @@ def test_a_session_whose_record_cannot_be_read_is_a_json_error(monkeypatch, tena
 
 
 def test_the_sweep_deletes_only_sessions_idle_past_the_timeout(tenancy):
-    other = f.endpoint(tenancy.team, slug="second-worker")
+    other = factories.endpoint(tenancy.team, slug="second-worker")
 
     async def scenario():
         ids = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.mcp.client import mcp_client, run
 from todos.agents.api.verbs import TABLE, VERBS
 from todos.agents.mcp.descriptions import ADVICE
@@ -64,12 +64,12 @@ def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
     ],
 )
 def test_tools_list_shows_exactly_the_verbs_in_scope(url, tenancy, verbs, expected):
-    narrow = f.endpoint(tenancy.team, verbs=verbs)
+    narrow = factories.endpoint(tenancy.team, verbs=verbs)
     assert run(tool_names(url, narrow.token)) == expected
 
 
 def test_a_scope_change_shows_on_the_next_listing(url, tenancy):
-    narrow = f.endpoint(tenancy.team, verbs=["list_todos"])
+    narrow = factories.endpoint(tenancy.team, verbs=["list_todos"])
 
     async def scenario():
         async with mcp_client(url, narrow.token) as client:

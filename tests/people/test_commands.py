@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import connect
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -54,7 +54,7 @@ def test_a_headless_setup_from_team_to_first_agent():
 
 
 def test_person_deactivate_reactivate_and_reset_password():
-    f.user("pat")
+    factories.user("pat")
     assert "Deactivated pat" in run("person", "deactivate", "pat")
     assert authenticate(username="pat", password="pw-for-tests-1") is None
     with pytest.raises(CommandError, match="already deactivated"):
@@ -86,8 +86,8 @@ def test_person_deactivate_reactivate_and_reset_password():
     ],
 )
 def test_clear_errors_that_write_nothing(args, message):
-    f.team("acme")
-    f.user("pat")
+    factories.team("acme")
+    factories.user("pat")
     with connect() as conn:
         before = conn.execute(
             "SELECT (SELECT count(*) FROM auth_user) + (SELECT count(*) FROM teams) "
@@ -110,7 +110,7 @@ def test_up_demo_gives_the_viewer_a_known_password():
     from todos.ops.demo import DEMO_VIEWER_PASSWORD, ensure_viewer_password, seed
 
     assert ensure_viewer_password() is None  # no demo, no viewer
-    seed(f.user("admin", superuser=True), todos=5)
+    seed(factories.user("admin", superuser=True), todos=5)
     assert authenticate(username="viewer", password=DEMO_VIEWER_PASSWORD) is None  # seeded without one
     assert ensure_viewer_password() == DEMO_VIEWER_PASSWORD
     assert authenticate(username="viewer", password=DEMO_VIEWER_PASSWORD) is not None
@@ -151,7 +151,7 @@ def test_the_demo_shows_work_no_agent_can_claim():
     from todos.core.selectors.claimability import stuck_work
     from todos.ops.demo import STRAYS, seed
 
-    admin = f.user("admin", superuser=True)
+    admin = factories.user("admin", superuser=True)
     seed(admin, todos=40)
     relayed()
     [stray] = stuck_work(viewer_for(get_user_model().objects.get(pk=admin.pk)))

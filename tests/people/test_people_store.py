@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import connect, execute
 from todos.core.errors import Conflict, Invalid, NotFound
 from todos.core.store import people
@@ -24,13 +24,13 @@ def audit(action: str) -> list[dict]:
 
 
 def root_scope():
-    root = f.user("root", superuser=True)
+    root = factories.user("root", superuser=True)
     return OperatorScope(user_id=root.id, username="root")
 
 
 def test_create_person_signs_in_with_the_temporary_password_and_is_audited():
     by = root_scope()
-    acme = f.team("acme")
+    acme = factories.team("acme")
     created = execute(people.create_person(by, username="pat", team_id=acme.id, role="operator"))
     assert created.person.username == "pat" and created.person.is_active and not created.person.is_superuser
     assert len(created.password) >= 16
@@ -56,7 +56,7 @@ def test_create_person_refuses_bad_input_and_writes_nothing():
     with pytest.raises(Invalid, match="username: is required"):
         people.create_person(by, username="   ")
     with pytest.raises(Invalid, match="role: must be one of"):
-        people.create_person(by, username="sam", team_id=f.team().id, role="king")
+        people.create_person(by, username="sam", team_id=factories.team().id, role="king")
     with pytest.raises(Invalid, match="role: a team and a role go together"):
         people.create_person(by, username="sam", role="viewer")
     from uuid import uuid4
@@ -69,10 +69,10 @@ def test_create_person_refuses_bad_input_and_writes_nothing():
 
 def test_deactivate_and_reactivate_are_audited_per_team_and_guarded():
     by = root_scope()
-    acme, globex = f.team("acme"), f.team("globex")
-    pat = f.user("pat")
-    f.member(acme, pat, "viewer")
-    f.member(globex, pat, "operator")
+    acme, globex = factories.team("acme"), factories.team("globex")
+    pat = factories.user("pat")
+    factories.member(acme, pat, "viewer")
+    factories.member(globex, pat, "operator")
     gone = execute(people.set_active(by, user_id=pat.id, active=False))
     assert not gone.is_active
     assert authenticate(username="pat", password="pw-for-tests-1") is None
@@ -93,7 +93,7 @@ def test_deactivate_and_reactivate_are_audited_per_team_and_guarded():
 
 def test_reset_password_replaces_the_old_one_and_refuses_a_deactivated_person():
     by = root_scope()
-    pat = f.user("pat")
+    pat = factories.user("pat")
     reset = execute(people.reset_password(by, user_id=pat.id))
     assert authenticate(username="pat", password="pw-for-tests-1") is None
     assert authenticate(username="pat", password=reset.password) is not None

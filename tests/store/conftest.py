@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from todos.core.store.scopes import AgentScope, OperatorScope
 
 
@@ -38,22 +38,22 @@ class World:
 
 @pytest.fixture
 def world() -> World:
-    team = f.team("team-a")
-    vended = f.endpoint(team, slug="worker", queues=("default", "other", "third"))
-    sibling = f.endpoint(team, slug="sibling", queues=("default",))
-    foreign_team = f.team("team-b")
-    foreign = f.endpoint(foreign_team, slug="foreign", queues=("default",))
+    team = factories.team("team-a")
+    vended = factories.endpoint(team, slug="worker", queues=("default", "other", "third"))
+    sibling = factories.endpoint(team, slug="sibling", queues=("default",))
+    foreign_team = factories.team("team-b")
+    foreign = factories.endpoint(foreign_team, slug="foreign", queues=("default",))
     return World(
         team=team,
         vended=vended,
-        agent=f.agent(vended),
-        sibling=f.agent(sibling),
-        human=f.member(team, f.user("olive"), "operator"),
-        admin=f.member(team, f.user("adam"), "admin"),
-        viewer=f.member(team, f.user("vera"), "viewer"),
+        agent=factories.agent(vended),
+        sibling=factories.agent(sibling),
+        human=factories.member(team, factories.user("olive"), "operator"),
+        admin=factories.member(team, factories.user("adam"), "admin"),
+        viewer=factories.member(team, factories.user("vera"), "viewer"),
         foreign_team=foreign_team,
-        foreign_agent=f.agent(foreign),
-        outsider=f.member(foreign_team, f.user("otto"), "operator"),
+        foreign_agent=factories.agent(foreign),
+        outsider=factories.member(foreign_team, factories.user("otto"), "operator"),
     )
 
 

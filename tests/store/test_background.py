@@ -7,24 +7,24 @@ from datetime import timedelta
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.store.helpers import age_completion, attempts, audit, db_now, lapse, make_due, row, sql
 from todos.core.db import execute
 from todos.core.store import Conflict, Forbidden, NotFound
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import endpoints as E
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import endpoints as endpoint_store
+from todos.core.store import human as human_store
 
 
 def new(agent, **kw) -> str:
     kw.setdefault("queue", "default")
-    return execute(A.create(agent, title="t", **kw)).todo.id
+    return execute(agent_store.create(agent, title="t", **kw)).todo.id
 
 
 def claimed(agent, **kw) -> str:
     todo_id = new(agent, **kw)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     return todo_id
 
 
@@ -35,7 +35,7 @@ def test_reap_requeues_a_lapsed_lease_and_closes_its_attempt_reaped(agent):
     lapsed = claimed(agent)
     live = claimed(agent)
     lapse(lapsed)
-    out = execute(B.reap())
+    out = execute(background_store.reap())
     assert out.ids == (lapsed,) and out.count == 1
     r = row(lapsed)
     assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["completed_at"]) == (
@@ -48,14 +48,14 @@ def test_reap_requeues_a_lapsed_lease_and_closes_its_attempt_reaped(agent):
     [a] = attempts(lapsed)
     assert (a["outcome"], a["disposition"]) == ("reaped", "requeued") and a["ended_at"] == r["updated_at"]
     assert row(live)["state"] == "claimed" and attempts(live)[0]["ended_at"] is None
-    claim = execute(A.claim_next(agent))
+    claim = execute(agent_store.claim_next(agent))
     assert claim.todo.id == lapsed and not claim.took_over and claim.prior_attempts[0].died
 
 
 def test_reap_dead_letters_a_lease_whose_budget_is_spent(agent):
     todo_id = claimed(agent, max_attempts=1)
     lapse(todo_id)
-    assert execute(B.reap()).ids == (todo_id,)
+    assert execute(background_store.reap()).ids == (todo_id,)
     r = row(todo_id)
     assert (r["state"], r["next_retry_at"]) == ("failed", None)
     assert r["completed_at"] == r["updated_at"]
@@ -65,9 +65,9 @@ def test_reap_dead_letters_a_lease_whose_budget_is_spent(agent):
 
 def test_reap_also_recovers_a_humans_lapsed_lease(world):
     todo_id = new(world.agent)
-    execute(O.claim(world.human, todo_id))
+    execute(human_store.claim(world.human, todo_id))
     lapse(todo_id)
-    assert execute(B.reap()).ids == (todo_id,)
+    assert execute(background_store.reap()).ids == (todo_id,)
     assert row(todo_id)["state"] == "pending"
 
 
@@ -75,19 +75,19 @@ def test_reap_takes_at_most_limit_rows_oldest_lapse_first(agent):
     ids = [claimed(agent) for _ in range(3)]
     for n, todo_id in enumerate(ids):
         lapse(todo_id, by=timedelta(minutes=10 - n))
-    assert execute(B.reap(limit=2)).ids == tuple(ids[:2])
-    assert execute(B.reap(limit=2)).ids == (ids[2],)
-    assert execute(B.reap()).count == 0
+    assert execute(background_store.reap(limit=2)).ids == tuple(ids[:2])
+    assert execute(background_store.reap(limit=2)).ids == (ids[2],)
+    assert execute(background_store.reap()).count == 0
 
 
 def test_a_real_one_second_lease_lapses_on_the_database_clock(agent):
     import time
 
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id, lease_ttl_seconds=1))
-    assert execute(B.reap()).count == 0
+    execute(agent_store.claim(agent, todo_id, lease_ttl_seconds=1))
+    assert execute(background_store.reap()).count == 0
     time.sleep(1.1)
-    assert execute(B.reap()).ids == (todo_id,)
+    assert execute(background_store.reap()).ids == (todo_id,)
 
 
 # --- requeue due retries ----------------------------------------------------------------------
@@ -95,20 +95,20 @@ def test_a_real_one_second_lease_lapses_on_the_database_clock(agent):
 
 def test_requeue_moves_due_retries_back_to_pending_keeping_the_attempt(agent):
     due = claimed(agent)
-    execute(A.fail(agent, due))
+    execute(agent_store.fail(agent, due))
     waiting = claimed(agent)
-    execute(A.fail(agent, waiting))
+    execute(agent_store.fail(agent, waiting))
     dead = claimed(agent, max_attempts=1)
-    execute(A.fail(agent, dead))
+    execute(agent_store.fail(agent, dead))
     make_due(due)
-    out = execute(B.requeue_due_retries())
+    out = execute(background_store.requeue_due_retries())
     assert out.ids == (due,)
     r = row(due)
     assert (r["state"], r["next_retry_at"], r["attempt"]) == ("pending", None, 1)
     assert [a["outcome"] for a in attempts(due)] == ["failed"]  # no attempt row changes
     assert row(waiting)["state"] == "failed" and row(waiting)["next_retry_at"] is not None
     assert row(dead)["state"] == "failed"
-    assert execute(B.requeue_due_retries()).count == 0
+    assert execute(background_store.requeue_due_retries()).count == 0
 
 
 # --- retention --------------------------------------------------------------------------------
@@ -117,21 +117,21 @@ def test_requeue_moves_due_retries_back_to_pending_keeping_the_attempt(agent):
 def test_purge_deletes_old_terminal_todos_with_their_attempts(world):
     agent = world.agent
     done = claimed(agent)
-    execute(A.complete(agent, done))
+    execute(agent_store.complete(agent, done))
     dead = claimed(agent, max_attempts=1)
-    execute(A.fail(agent, dead))
+    execute(agent_store.fail(agent, dead))
     canceled = new(agent)
-    execute(O.cancel(world.human, canceled))
+    execute(human_store.cancel(world.human, canceled))
     recent_done = claimed(agent)
-    execute(A.complete(agent, recent_done))
+    execute(agent_store.complete(agent, recent_done))
     retrying = claimed(agent)
-    execute(A.fail(agent, retrying))
+    execute(agent_store.fail(agent, retrying))
     live = [new(agent), claimed(agent), retrying]
     for todo_id in (done, dead, canceled):
         age_completion(todo_id, 31)
     sql("UPDATE todos SET created_at = now() - interval '90 days' WHERE id = ANY(%s)", (live,))
 
-    out = execute(B.purge_terminal(older_than_days=30))
+    out = execute(background_store.purge_terminal(older_than_days=30))
     assert sorted(out.ids) == sorted([done, dead, canceled])
     for todo_id in (done, dead, canceled):
         assert row(todo_id) is None and attempts(todo_id) == []
@@ -144,11 +144,11 @@ def test_purge_deletes_old_terminal_todos_with_their_attempts(world):
 def test_purge_uses_the_retention_setting(agent, settings):
     settings.BOARD_RETENTION_DAYS = 7
     done = claimed(agent)
-    execute(A.complete(agent, done))
+    execute(agent_store.complete(agent, done))
     age_completion(done, 6)
-    assert execute(B.purge_terminal()).count == 0
+    assert execute(background_store.purge_terminal()).count == 0
     age_completion(done, 8)
-    assert execute(B.purge_terminal()).ids == (done,)
+    assert execute(background_store.purge_terminal()).ids == (done,)
 
 
 # --- revoke and expiry ------------------------------------------------------------------------
@@ -158,9 +158,9 @@ def _live_work(agent):
     pending = new(agent)
     held = claimed(agent)
     retrying = claimed(agent)
-    execute(A.fail(agent, retrying))
+    execute(agent_store.fail(agent, retrying))
     done = claimed(agent)
-    execute(A.complete(agent, done))
+    execute(agent_store.complete(agent, done))
     return pending, held, retrying, done
 
 
@@ -176,7 +176,7 @@ def test_revoke_dead_letters_the_endpoints_live_todos(world):
     agent = world.agent
     pending, held, retrying, done = _live_work(agent)
     other = new(world.sibling)
-    revoked = execute(E.revoke(world.admin, agent.endpoint_id, note="leaked"))
+    revoked = execute(endpoint_store.revoke(world.admin, agent.endpoint_id, note="leaked"))
     assert revoked.endpoint.state == "revoked" and revoked.endpoint.revoked_at is not None
     assert sorted(revoked.dead_lettered) == sorted([pending, held, retrying])
     assert_dead_lettered_by_revoke([pending, held, retrying], "worker")
@@ -186,26 +186,26 @@ def test_revoke_dead_letters_the_endpoints_live_todos(world):
     [entry] = [r for r in audit() if r["action"] == "endpoint.revoke"]
     assert (entry["user_id"], entry["note"], entry["detail"]) == (world.admin.user_id, "leaked", {"dead_lettered": 3})
     with pytest.raises(Conflict):
-        execute(E.revoke(world.admin, agent.endpoint_id))
+        execute(endpoint_store.revoke(world.admin, agent.endpoint_id))
 
 
 def test_revoke_needs_a_team_admin(world):
     for who, error in ((world.human, Forbidden), (world.viewer, Forbidden), (world.outsider, NotFound)):
         with pytest.raises(error):
-            execute(E.revoke(who, world.agent.endpoint_id))
+            execute(endpoint_store.revoke(who, world.agent.endpoint_id))
     with pytest.raises(NotFound):
-        execute(E.revoke(world.admin, "00000000-0000-0000-0000-000000000000"))
+        execute(endpoint_store.revoke(world.admin, "00000000-0000-0000-0000-000000000000"))
     assert sql("SELECT state FROM endpoints WHERE id = %s", (world.agent.endpoint_id,))[0]["state"] == "active"
 
 
 def test_expire_due_revokes_endpoints_whose_lifetime_ended(world):
-    expiring = f.endpoint(world.team, slug="temp", expires_at=db_now() + timedelta(seconds=60))
-    scope = f.agent(expiring)
+    expiring = factories.endpoint(world.team, slug="temp", expires_at=db_now() + timedelta(seconds=60))
+    scope = factories.agent(expiring)
     pending, held, retrying, done = _live_work(scope)
     lasting = new(world.agent)
-    assert execute(E.expire_due()) == []
+    assert execute(endpoint_store.expire_due()) == []
     sql("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = %s", (scope.endpoint_id,))
-    [out] = execute(E.expire_due())
+    [out] = execute(endpoint_store.expire_due())
     assert out.endpoint.id == scope.endpoint_id and out.endpoint.state == "revoked"
     assert sorted(out.dead_lettered) == sorted([pending, held, retrying])
     assert_dead_lettered_by_revoke([pending, held, retrying], "temp")
@@ -213,7 +213,7 @@ def test_expire_due_revokes_endpoints_whose_lifetime_ended(world):
     assert row(done)["state"] == "done" and row(lasting)["state"] == "pending"
     [entry] = [r for r in audit() if r["action"] == "endpoint.expire"]
     assert (entry["user_id"], entry["actor"], entry["detail"]) == (None, "system", {"dead_lettered": 3})
-    assert execute(E.expire_due()) == []
+    assert execute(endpoint_store.expire_due()) == []
 
 
 def test_reaper_dead_letters_a_lapsed_lease_of_a_revoked_endpoint(store_db):
@@ -221,15 +221,15 @@ def test_reaper_dead_letters_a_lapsed_lease_of_a_revoked_endpoint(store_db):
     reaper must not put the work back where no agent can ever claim it."""
     from todos.core import db
 
-    team = f.team()
-    vended = f.endpoint(team)
-    ep = f.agent(vended)
-    todo = execute(A.create(ep, queue="default", title="raced", max_attempts=5)).todo
-    execute(A.claim(ep, todo.id))
+    team = factories.team()
+    vended = factories.endpoint(team)
+    ep = factories.agent(vended)
+    todo = execute(agent_store.create(ep, queue="default", title="raced", max_attempts=5)).todo
+    execute(agent_store.claim(ep, todo.id))
     with db.connect() as conn:  # the state a claim racing the revoke leaves behind
         conn.execute("UPDATE endpoints SET state = 'revoked', revoked_at = now() WHERE id = %s", [vended.endpoint.id])
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", [todo.id])
-    assert execute(B.reap()).ids == (todo.id,)
+    assert execute(background_store.reap()).ids == (todo.id,)
     with db.connect() as conn:
         row = conn.execute("SELECT state, next_retry_at FROM todos WHERE id = %s", [todo.id]).fetchone()
         attempt = conn.execute(

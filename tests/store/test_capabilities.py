@@ -12,23 +12,23 @@ from collections import Counter
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.store.helpers import audit, one, run_threads, sql
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import Conflict, Invalid
-from todos.core.store import agent as A
-from todos.core.store import endpoints as E
+from todos.core.store import agent as agent_store
+from todos.core.store import endpoints as endpoint_store
 
 
 def new(agent, requires=None, queue="default", **kw) -> str:
-    return execute(A.create(agent, queue=queue, title="t", requires=requires, **kw)).todo.id
+    return execute(agent_store.create(agent, queue=queue, title="t", requires=requires, **kw)).todo.id
 
 
 def test_requires_is_stored_as_a_sorted_set_and_empty_by_default(agent):
-    made = execute(A.create(agent, queue="default", title="t", requires=["gpu", "cuda", "gpu"])).todo
+    made = execute(agent_store.create(agent, queue="default", title="t", requires=["gpu", "cuda", "gpu"])).todo
     assert made.requires == ("cuda", "gpu")
-    assert execute(A.create(agent, queue="default", title="plain")).todo.requires == ()
+    assert execute(agent_store.create(agent, queue="default", title="plain")).todo.requires == ()
     assert one("SELECT requires FROM todos WHERE id = %s", (made.id,))["requires"] == ["cuda", "gpu"]
 
 
@@ -37,64 +37,64 @@ def test_a_claim_takes_only_what_its_capabilities_cover(agent):
     both = new(agent, ["gpu", "region:eu"])
     plain = new(agent)
     # presenting nothing: only the todo that needs nothing, however old the others are
-    assert execute(A.claim_next(agent)).todo.id == plain
-    assert execute(A.claim_next(agent)) is None
+    assert execute(agent_store.claim_next(agent)).todo.id == plain
+    assert execute(agent_store.claim_next(agent)) is None
     # a subset is enough, more labels than needed do no harm
-    assert execute(A.claim_next(agent, capabilities=["gpu", "extra"])).todo.id == gpu
-    assert execute(A.claim_next(agent, capabilities=["gpu", "extra"])) is None
-    assert execute(A.claim_next(agent, capabilities=["region:eu", "gpu"])).todo.id == both
+    assert execute(agent_store.claim_next(agent, capabilities=["gpu", "extra"])).todo.id == gpu
+    assert execute(agent_store.claim_next(agent, capabilities=["gpu", "extra"])) is None
+    assert execute(agent_store.claim_next(agent, capabilities=["region:eu", "gpu"])).todo.id == both
 
 
 def test_a_capable_claim_still_takes_work_that_needs_nothing_in_claim_order(agent):
     plain = new(agent, priority=-1)
     gpu = new(agent, ["gpu"])
-    claims = execute(A.claim_batch(agent, max=10, capabilities=["gpu"]))
+    claims = execute(agent_store.claim_batch(agent, max=10, capabilities=["gpu"]))
     assert [c.todo.id for c in claims] == [plain, gpu]
 
 
 def test_claim_by_id_names_the_missing_capabilities_and_writes_nothing(agent):
     todo = new(agent, ["gpu", "region:eu"])
     with pytest.raises(Conflict, match="does not present: gpu, region:eu"):
-        execute(A.claim(agent, todo))
+        execute(agent_store.claim(agent, todo))
     with pytest.raises(Conflict, match="does not present: region:eu"):
-        execute(A.claim(agent, todo, capabilities=["gpu"]))
+        execute(agent_store.claim(agent, todo, capabilities=["gpu"]))
     assert one("SELECT state, attempts_total FROM todos WHERE id = %s", (todo,)) == {
         "state": "pending",
         "attempts_total": 0,
     }
-    assert execute(A.claim(agent, todo, capabilities=["gpu", "region:eu"])).todo.state == "claimed"
+    assert execute(agent_store.claim(agent, todo, capabilities=["gpu", "region:eu"])).todo.state == "claimed"
 
 
 def test_retries_and_takeovers_keep_their_requirements(agent):
     todo = new(agent, ["gpu"], max_attempts=3)
-    execute(A.claim_next(agent, capabilities=["gpu"]))
-    execute(A.fail(agent, todo))
+    execute(agent_store.claim_next(agent, capabilities=["gpu"]))
+    execute(agent_store.fail(agent, todo))
     sql("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = %s", (todo,))
-    assert execute(A.claim_next(agent)) is None  # a due retry is still capability-bound
-    assert execute(A.claim_next(agent, capabilities=["gpu"])).todo.id == todo
+    assert execute(agent_store.claim_next(agent)) is None  # a due retry is still capability-bound
+    assert execute(agent_store.claim_next(agent, capabilities=["gpu"])).todo.id == todo
     sql("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo,))
-    assert execute(A.claim_next(agent)) is None  # so is a lapsed lease
-    assert execute(A.claim_next(agent, capabilities=["gpu"])).took_over
+    assert execute(agent_store.claim_next(agent)) is None  # so is a lapsed lease
+    assert execute(agent_store.claim_next(agent, capabilities=["gpu"])).took_over
 
 
 def test_endpoint_defaults_apply_when_a_claim_presents_none_and_are_replaced_when_it_does(world):
-    vended = f.endpoint(world.team, slug="gpu-box", capabilities=["gpu", "cuda"])
+    vended = factories.endpoint(world.team, slug="gpu-box", capabilities=["gpu", "cuda"])
     assert vended.endpoint.capabilities == ("cuda", "gpu")
-    box = f.agent(vended)
+    box = factories.agent(vended)
     gpu, cpu_only = new(box, ["gpu"]), new(box, ["avx512"])
     # no capabilities of its own: the endpoint's defaults
-    assert execute(A.claim_next(box)).todo.id == gpu
+    assert execute(agent_store.claim_next(box)).todo.id == gpu
     # its own capabilities replace the defaults (not merged): avx512 yes, gpu would not be
     gpu2 = new(box, ["gpu"])
-    assert execute(A.claim_next(box, capabilities=["avx512"])).todo.id == cpu_only
-    assert execute(A.claim_next(box, capabilities=["avx512"])) is None
-    assert execute(A.claim_next(box)).todo.id == gpu2
+    assert execute(agent_store.claim_next(box, capabilities=["avx512"])).todo.id == cpu_only
+    assert execute(agent_store.claim_next(box, capabilities=["avx512"])) is None
+    assert execute(agent_store.claim_next(box)).todo.id == gpu2
 
 
 def test_set_capabilities_is_audited_and_read_by_the_next_credential_lookup(world):
     from todos.core.selectors.agent_api import credential_for
 
-    record = execute(E.set_capabilities(world.admin, world.agent.endpoint_id, ["gpu", "arm64"]))
+    record = execute(endpoint_store.set_capabilities(world.admin, world.agent.endpoint_id, ["gpu", "arm64"]))
     assert record.capabilities == ("arm64", "gpu")
     row = one("SELECT credential_hash FROM endpoints WHERE id = %s", (world.agent.endpoint_id,))
     credential = execute(credential_for(row["credential_hash"]))
@@ -105,7 +105,7 @@ def test_set_capabilities_is_audited_and_read_by_the_next_credential_lookup(worl
     from todos.core.store import Forbidden
 
     with pytest.raises(Forbidden):
-        execute(E.set_capabilities(world.human, world.agent.endpoint_id, ["x"]))
+        execute(endpoint_store.set_capabilities(world.human, world.agent.endpoint_id, ["x"]))
 
 
 BAD_LABELS = [
@@ -123,7 +123,7 @@ BAD_LABELS = [
 @pytest.mark.parametrize(("value", "field", "problem"), BAD_LABELS)
 def test_bad_requires_names_the_field_and_writes_nothing(agent, value, field, problem):
     with pytest.raises(Invalid) as caught:
-        execute(A.create(agent, queue="default", title="t", requires=value))
+        execute(agent_store.create(agent, queue="default", title="t", requires=value))
     assert caught.value.field == field and problem in caught.value.problem
     assert one("SELECT count(*) AS n FROM todos")["n"] == 0
 
@@ -133,8 +133,8 @@ def test_bad_claim_capabilities_name_the_field_and_claim_nothing(agent, value, f
     new(agent)
     field = field.replace("requires", "capabilities")
     for build in (
-        lambda: A.claim_next(agent, capabilities=value),
-        lambda: A.claim_batch(agent, max=5, capabilities=value),
+        lambda: agent_store.claim_next(agent, capabilities=value),
+        lambda: agent_store.claim_batch(agent, max=5, capabilities=value),
     ):
         with pytest.raises(Invalid) as caught:
             execute(build())
@@ -146,10 +146,10 @@ def test_bad_claim_capabilities_name_the_field_and_claim_nothing(agent, value, f
 def test_bad_endpoint_capabilities_name_the_field_and_write_nothing(world, value, field, problem):
     field = field.replace("requires", "capabilities")
     with pytest.raises(Invalid) as caught:
-        execute(E.set_capabilities(world.admin, world.agent.endpoint_id, value))
+        execute(endpoint_store.set_capabilities(world.admin, world.agent.endpoint_id, value))
     assert caught.value.field == field and problem in caught.value.problem
     with pytest.raises(Invalid):
-        f.endpoint(world.team, slug="bad-caps", capabilities=value)
+        factories.endpoint(world.team, slug="bad-caps", capabilities=value)
     assert one("SELECT count(*) AS n FROM endpoints WHERE slug = 'bad-caps'")["n"] == 0
     assert one("SELECT capabilities FROM endpoints WHERE id = %s", (world.agent.endpoint_id,))["capabilities"] == []
 
@@ -157,7 +157,7 @@ def test_bad_endpoint_capabilities_name_the_field_and_write_nothing(world, value
 def test_sixteen_labels_of_sixty_four_characters_are_fine(agent):
     labels = [f"{n:02d}" + "x" * 62 for n in range(16)]
     todo = new(agent, labels)
-    assert execute(A.claim_next(agent, capabilities=labels)).todo.id == todo
+    assert execute(agent_store.claim_next(agent, capabilities=labels)).todo.id == todo
 
 
 def test_the_database_refuses_what_the_store_would_not_write(agent):
@@ -190,7 +190,7 @@ def test_workers_with_different_capabilities_drain_a_mixed_queue(world):
             barrier.wait()
             idle_since = None
             while True:
-                claim = execute(A.claim_next(scope, capabilities=list(mine) or None, claimant=f"w{i}"), conn)
+                claim = execute(agent_store.claim_next(scope, capabilities=list(mine) or None, claimant=f"w{i}"), conn)
                 if claim is None:
                     left = one(
                         "SELECT count(*) AS n FROM todos WHERE state <> 'done' AND requires <@ %s::text[]",
@@ -206,7 +206,7 @@ def test_workers_with_different_capabilities_drain_a_mixed_queue(world):
                 with guard:
                     taken.setdefault(claim.todo.id, []).append(mine)
                 time.sleep(random.uniform(0, 0.002))
-                execute(A.complete(scope, claim.todo.id), conn)
+                execute(agent_store.complete(scope, claim.todo.id), conn)
                 done += 1
 
     outcomes = run_threads(len(sets), worker, timeout=120)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from tests import factories as f
+from tests import factories
 from tests.store.helpers import sql
 from todos.core import db
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.ops import sql_render as render
 
 PLAIN, BOUND = 20000, 300
@@ -26,7 +26,7 @@ def _seed(agent) -> None:
         (agent.endpoint_id, PLAIN + BOUND),
     )
     sql("ANALYZE todos")
-    f.recount()  # the rows were written behind the store's back
+    factories.recount()  # the rows were written behind the store's back
 
 
 def _plan(conn, text: str, params: dict) -> list[str]:
@@ -53,7 +53,7 @@ def _shape(lines: list[str], *, without_requires: bool = False) -> list[str]:
 
 def test_the_no_capabilities_claim_plans_as_before(agent):
     _seed(agent)
-    for statement in (A.claim_next(agent), A.claim_batch(agent, max=10)):
+    for statement in (agent_store.claim_next(agent), agent_store.claim_batch(agent, max=10)):
         now = statement.sql
         before = now.replace("\n          AND t.requires = '{}'", "").replace("\n      AND t.requires = '{}'", "")
         assert "requires = '{}'" not in before and now.count("t.requires = '{}'") == 4
@@ -65,7 +65,7 @@ def test_the_no_capabilities_claim_plans_as_before(agent):
 
 def test_a_claim_presenting_capabilities_still_walks_the_claim_index(agent):
     _seed(agent)
-    statement = A.claim_next(agent, capabilities=["gpu"])
+    statement = agent_store.claim_next(agent, capabilities=["gpu"])
     with db.connect() as conn, conn.transaction(force_rollback=True):
         plan = _plan(conn, statement.sql, statement.params)
     assert any("todos_pending" in line for line in plan), "\n".join(plan)
@@ -77,7 +77,7 @@ def test_the_claim_walks_its_indexes_and_never_a_bitmap(agent):
     ``todos_retry_due``): a bitmap scan cannot mark an index entry of a finished todo dead, so it
     would revisit every todo claimed since the last VACUUM on every claim (bench/README.md)."""
     _seed(agent)
-    for statement in (A.claim_next(agent), A.claim_batch(agent, max=10)):
+    for statement in (agent_store.claim_next(agent), agent_store.claim_batch(agent, max=10)):
         with db.connect() as conn, conn.transaction(force_rollback=True):
             # some leases held and some retries waiting, written and analyzed inside the
             # transaction that is rolled back

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from tests.store.helpers import audit, sql
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 
 def run(*args) -> str:
@@ -22,8 +22,8 @@ def test_set_then_list(world, agent):
     assert "every key has limit 1" in run("list", "team-a")
     assert run("set", "team-a", "deploy:prod", "2") == "deploy:prod: limit 1 (default) -> 2 (0 claimed now)\n"
     assert audit()[-1]["actor"] == "system" and audit()[-1]["action"] == "concurrency.limit"
-    execute(A.create(agent, queue="default", title="t", concurrency_key="deploy:prod"))
-    execute(A.claim_next(agent))
+    execute(agent_store.create(agent, queue="default", title="t", concurrency_key="deploy:prod"))
+    execute(agent_store.claim_next(agent))
     assert run("list", "team-a") == "deploy:prod\tlimit 2\tclaimed 1\n"
     assert run("set", "team-a", "deploy:prod", "1").startswith("deploy:prod: limit 2 -> 1")
     assert "(at its limit)" in run("list", "team-a")

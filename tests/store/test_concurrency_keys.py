@@ -17,14 +17,14 @@ from tests.store.helpers import audit, lapse, one, run_threads, sql
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import Conflict, Forbidden, Invalid, NotFound
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import concurrency as C
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import concurrency as concurrency_store
+from todos.core.store import human as human_store
 
 
 def new(agent, key=None, queue="default", **kw) -> str:
-    return execute(A.create(agent, queue=queue, title="t", concurrency_key=key, **kw)).todo.id
+    return execute(agent_store.create(agent, queue=queue, title="t", concurrency_key=key, **kw)).todo.id
 
 
 def slots(team_id, key) -> dict | None:
@@ -73,49 +73,49 @@ def all_done() -> bool:
 def test_a_key_at_its_limit_is_skipped_and_its_next_todo_goes_as_soon_as_it_frees(agent):
     first, second = new(agent, "deploy:prod"), new(agent, "deploy:prod")
     free = new(agent)
-    claim = execute(A.claim_next(agent))
+    claim = execute(agent_store.claim_next(agent))
     assert claim.todo.id == first and claim.todo.concurrency_key == "deploy:prod"
     assert slots(agent.team_id, "deploy:prod")["claimed"] == 1
     # the key is busy: the next claim skips its todo (no head-of-line blocking) …
-    assert execute(A.claim_next(agent)).todo.id == free
-    assert execute(A.claim_next(agent)) is None
+    assert execute(agent_store.claim_next(agent)).todo.id == free
+    assert execute(agent_store.claim_next(agent)) is None
     with pytest.raises(Conflict):
-        execute(A.claim(agent, second))
+        execute(agent_store.claim(agent, second))
     # … and takes it once the slot is given back
-    execute(A.complete(agent, first))
+    execute(agent_store.complete(agent, first))
     assert slots(agent.team_id, "deploy:prod")["claimed"] == 0
-    assert execute(A.claim_next(agent)).todo.id == second
+    assert execute(agent_store.claim_next(agent)).todo.id == second
 
 
 @pytest.mark.parametrize("finish", ["complete", "fail", "release", "reap", "cancel", "force_release", "revoke"])
 def test_every_way_out_of_claimed_gives_the_slot_back(world, agent, human, finish):
     todo = new(agent, "k", max_attempts=5)
-    execute(A.claim_next(agent))
+    execute(agent_store.claim_next(agent))
     if finish == "complete":
-        execute(A.complete(agent, todo))
+        execute(agent_store.complete(agent, todo))
     elif finish == "fail":
-        execute(A.fail(agent, todo))
+        execute(agent_store.fail(agent, todo))
     elif finish == "release":
-        execute(A.release(agent, todo))
+        execute(agent_store.release(agent, todo))
     elif finish == "reap":
         lapse(todo)
-        execute(B.reap())
+        execute(background_store.reap())
     elif finish == "cancel":
-        execute(O.cancel(human, todo))
+        execute(human_store.cancel(human, todo))
     elif finish == "force_release":
-        execute(O.force_release(human, todo))
+        execute(human_store.force_release(human, todo))
     elif finish == "revoke":
-        from todos.core.store import endpoints as E
+        from todos.core.store import endpoints as endpoint_store
 
-        execute(E.revoke(world.admin, agent.endpoint_id))
+        execute(endpoint_store.revoke(world.admin, agent.endpoint_id))
     assert slots(agent.team_id, "k")["claimed"] == 0
 
 
 def test_a_takeover_keeps_the_slot_of_the_lapsed_holder(agent):
     todo = new(agent, "k")
-    execute(A.claim_next(agent))
+    execute(agent_store.claim_next(agent))
     lapse(todo)
-    took = execute(A.claim_next(agent))
+    took = execute(agent_store.claim_next(agent))
     assert took.took_over and took.todo.id == todo
     assert slots(agent.team_id, "k")["claimed"] == 1
 
@@ -123,20 +123,20 @@ def test_a_takeover_keeps_the_slot_of_the_lapsed_holder(agent):
 def test_keys_are_per_team(world, agent):
     mine = new(agent, "shared")
     theirs = new(world.foreign_agent, "shared")
-    assert execute(A.claim_next(agent)).todo.id == mine
-    assert execute(A.claim_next(world.foreign_agent)).todo.id == theirs
+    assert execute(agent_store.claim_next(agent)).todo.id == mine
+    assert execute(agent_store.claim_next(world.foreign_agent)).todo.id == theirs
 
 
 def test_a_batch_takes_one_todo_per_key_at_limit_one(agent):
     ids = [new(agent, "a"), new(agent, "a"), new(agent, "b"), new(agent)]
-    claims = execute(A.claim_batch(agent, max=10))
+    claims = execute(agent_store.claim_batch(agent, max=10))
     assert sorted(c.todo.id for c in claims) == sorted([ids[0], ids[2], ids[3]])
 
 
 def test_a_batch_takes_as_many_todos_of_a_key_as_it_has_free_slots(agent, human):
-    execute(C.set_limit(human, agent.team_id, "pair", 2))
+    execute(concurrency_store.set_limit(human, agent.team_id, "pair", 2))
     ids = [new(agent, "pair") for _ in range(3)]
-    claims = execute(A.claim_batch(agent, max=10))
+    claims = execute(agent_store.claim_batch(agent, max=10))
     assert sorted(c.todo.id for c in claims) == sorted(ids[:2])
     assert slots(agent.team_id, "pair")["claimed"] == 2
 
@@ -144,26 +144,26 @@ def test_a_batch_takes_as_many_todos_of_a_key_as_it_has_free_slots(agent, human)
 def test_a_batch_gives_no_slot_to_a_key_it_does_not_take(agent):
     """A takeover keeps its slot and an unkeyed todo needs none: a batch of both asks no key."""
     taken_over = new(agent, "held")
-    execute(A.claim_next(agent))
+    execute(agent_store.claim_next(agent))
     lapse(taken_over)
     plain = new(agent)
-    claims = execute(A.claim_batch(agent, max=10))
+    claims = execute(agent_store.claim_batch(agent, max=10))
     assert sorted(c.todo.id for c in claims) == sorted([taken_over, plain])
     assert slots(agent.team_id, "held")["claimed"] == 1
 
 
 def test_a_higher_limit_lets_that_many_run(world, agent, human):
     ids = [new(agent, "wide") for _ in range(4)]
-    limit = execute(C.set_limit(human, agent.team_id, "wide", 3))
+    limit = execute(concurrency_store.set_limit(human, agent.team_id, "wide", 3))
     assert (limit.max_claimed, limit.previous) == (3, None)
-    taken = [execute(A.claim_next(agent)) for _ in range(4)]
+    taken = [execute(agent_store.claim_next(agent)) for _ in range(4)]
     assert [c.todo.id for c in taken if c] == ids[:3] and taken[3] is None
     entry = audit()[-1]
     assert entry["action"] == "concurrency.limit" and entry["detail"] == {"key": "wide", "old": None, "new": 3}
-    lowered = execute(C.set_limit(human, agent.team_id, "wide", 1))
+    lowered = execute(concurrency_store.set_limit(human, agent.team_id, "wide", 1))
     assert lowered.previous == 3 and lowered.claimed == 3  # running work is left alone
-    execute(A.complete(agent, ids[0]))
-    assert execute(A.claim_next(agent)) is None  # 2 still running, limit 1
+    execute(agent_store.complete(agent, ids[0]))
+    assert execute(agent_store.claim_next(agent)) is None  # 2 still running, limit 1
 
 
 @pytest.mark.parametrize(
@@ -171,18 +171,18 @@ def test_a_higher_limit_lets_that_many_run(world, agent, human):
 )
 def test_bad_limits_are_refused_naming_the_field(agent, human, key, limit, field):
     with pytest.raises(Invalid) as exc:
-        C.set_limit(human, agent.team_id, key, limit)
+        concurrency_store.set_limit(human, agent.team_id, key, limit)
     assert exc.value.field == field
     assert sql("SELECT count(*) AS n FROM concurrency_keys")[0]["n"] == 0
 
 
 def test_only_members_who_act_set_limits(world, agent):
     with pytest.raises(Forbidden):
-        execute(C.set_limit(world.viewer, agent.team_id, "k", 2))
+        execute(concurrency_store.set_limit(world.viewer, agent.team_id, "k", 2))
     with pytest.raises(NotFound):
-        execute(C.set_limit(world.outsider, agent.team_id, "k", 2))
+        execute(concurrency_store.set_limit(world.outsider, agent.team_id, "k", 2))
     assert sql("SELECT count(*) AS n FROM concurrency_keys")[0]["n"] == 0
-    by_system = execute(C.set_limit(None, agent.team_id, "k", 2))
+    by_system = execute(concurrency_store.set_limit(None, agent.team_id, "k", 2))
     assert by_system.max_claimed == 2 and audit()[-1]["actor"] == "system"
 
 
@@ -192,7 +192,7 @@ def test_concurrent_claimers_on_one_key_get_exactly_one(agent):
 
     def work(i, barrier):
         with db.connect() as conn:
-            stmt = A.claim_next(agent)
+            stmt = agent_store.claim_next(agent)
             barrier.wait()
             return execute(stmt, conn)
 
@@ -207,7 +207,7 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
     Each worker counts what it holds per key; a monitor samples the database. Neither ever sees a
     key over its limit, and every todo is done: none starves once its key frees."""
     limits = {"k0": 1, "k1": 1, "k2": 1, "k3": 1, "k4": 1, "k5": 2}
-    execute(C.set_limit(human, agent.team_id, "k5", 2))
+    execute(concurrency_store.set_limit(human, agent.team_id, "k5", 2))
     ids = [new(agent, f"k{i % 6}") for i in range(60)] + [new(agent) for _ in range(20)]
     random.shuffle(ids)
     held: Counter = Counter()
@@ -220,7 +220,7 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
             barrier.wait()
             idle_since = None
             while True:
-                claim = execute(A.claim_next(agent, claimant=f"w{i}"), conn)
+                claim = execute(agent_store.claim_next(agent, claimant=f"w{i}"), conn)
                 if claim is None:
                     if all_done():
                         return done
@@ -237,7 +237,7 @@ def test_many_workers_never_exceed_any_limit_and_every_todo_finishes(agent, huma
                 if key:
                     with guard:
                         held[key] -= 1  # before the slot is given back: the count never lags low
-                execute(A.complete(agent, claim.todo.id), conn)
+                execute(agent_store.complete(agent, claim.todo.id), conn)
                 done += 1
 
     with watching_limits(limits) as sampled_over:
@@ -259,7 +259,7 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
     limits = {f"k{i:02}": (3 if i < 2 else 1) for i in range(12)}
     for key, limit in limits.items():
         if limit != 1:
-            execute(C.set_limit(human, agent.team_id, key, limit))
+            execute(concurrency_store.set_limit(human, agent.team_id, key, limit))
     order = list(range(120))
     random.shuffle(order)
     for i in order:
@@ -271,7 +271,7 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
             barrier.wait()
             idle_since = None
             while True:
-                claims = execute(A.claim_batch(agent, max=5, claimant=f"w{i}"), conn)
+                claims = execute(agent_store.claim_batch(agent, max=5, claimant=f"w{i}"), conn)
                 if not claims:
                     if all_done():
                         return done
@@ -280,7 +280,7 @@ def test_concurrent_batch_claims_over_many_keys_never_deadlock_or_exceed_a_limit
                     continue
                 idle_since = None
                 time.sleep(random.uniform(0, 0.005))
-                execute(A.complete_batch(agent, [{"id": c.todo.id} for c in claims]), conn)
+                execute(agent_store.complete_batch(agent, [{"id": c.todo.id} for c in claims]), conn)
                 done += len(claims)
 
     with watching_limits(limits) as sampled_over:

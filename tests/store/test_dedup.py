@@ -8,14 +8,14 @@ from tests.store.helpers import counts, make_due, row, run_threads, sql
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import Conflict
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 
 def create(agent, key="k-1", **kw):
     kw.setdefault("queue", "default")
     kw.setdefault("title", "from a webhook")
-    return execute(A.create(agent, idempotency_key=key, **kw))
+    return execute(agent_store.create(agent, idempotency_key=key, **kw))
 
 
 def test_duplicates_collapse_into_the_first_todo(agent):
@@ -37,9 +37,9 @@ def test_keys_are_per_endpoint(world):
 def test_a_live_todo_covers_its_key(agent, state):
     first = create(agent)
     if state != "pending":
-        execute(A.claim(agent, first.todo.id))
+        execute(agent_store.claim(agent, first.todo.id))
     if state == "retry_scheduled":
-        execute(A.fail(agent, first.todo.id))
+        execute(agent_store.fail(agent, first.todo.id))
         assert row(first.todo.id)["next_retry_at"] is not None
     again = create(agent)
     assert not again.created and again.todo.id == first.todo.id
@@ -48,11 +48,11 @@ def test_a_live_todo_covers_its_key(agent, state):
 @pytest.mark.parametrize("ending", ["done", "dead_letter"])
 def test_a_finished_todo_no_longer_covers_its_key(agent, ending):
     first = create(agent, max_attempts=1)
-    execute(A.claim(agent, first.todo.id))
+    execute(agent_store.claim(agent, first.todo.id))
     if ending == "done":
-        execute(A.complete(agent, first.todo.id))
+        execute(agent_store.complete(agent, first.todo.id))
     else:
-        execute(A.fail(agent, first.todo.id))
+        execute(agent_store.fail(agent, first.todo.id))
         assert row(first.todo.id)["next_retry_at"] is None
     again = create(agent)
     assert again.created and again.todo.id != first.todo.id
@@ -68,7 +68,7 @@ def test_concurrent_creates_with_one_key_make_exactly_one_todo(agent):
 
         def work(i, barrier, key=key):
             with db.connect() as conn:
-                stmt = A.create(agent, queue="default", title=f"from producer {i}", idempotency_key=key)
+                stmt = agent_store.create(agent, queue="default", title=f"from producer {i}", idempotency_key=key)
                 barrier.wait()
                 return execute(stmt, conn)
 
@@ -85,28 +85,28 @@ def test_retrying_a_dead_letter_whose_key_was_reused_is_a_conflict(world):
     put two live todos on one key, so retry refuses (and a bulk retry skips it)."""
     agent = world.agent
     dead = create(agent, max_attempts=1).todo.id
-    execute(A.claim(agent, dead))
-    execute(A.fail(agent, dead))
+    execute(agent_store.claim(agent, dead))
+    execute(agent_store.fail(agent, dead))
     fresh = create(agent)
     assert fresh.created
     before = row(dead)
     with pytest.raises(Conflict):
-        execute(O.retry(world.human, dead))
+        execute(human_store.retry(world.human, dead))
     assert row(dead) == before
-    out = execute(O.retry_many(world.human, [dead]))
+    out = execute(human_store.retry_many(world.human, [dead]))
     assert out.changed == () and out.skipped == (dead,)
     # once the new todo is done, the key is free again and the retry goes through
-    execute(A.claim(agent, fresh.todo.id))
-    execute(A.complete(agent, fresh.todo.id))
-    assert execute(O.retry(world.human, dead)).state == "pending"
+    execute(agent_store.claim(agent, fresh.todo.id))
+    execute(agent_store.complete(agent, fresh.todo.id))
+    assert execute(human_store.retry(world.human, dead)).state == "pending"
 
 
 def test_a_due_retry_keeps_its_key_through_requeue(agent):
-    from todos.core.store import background as B
+    from todos.core.store import background as background_store
 
     first = create(agent)
-    execute(A.claim(agent, first.todo.id))
-    execute(A.fail(agent, first.todo.id))
+    execute(agent_store.claim(agent, first.todo.id))
+    execute(agent_store.fail(agent, first.todo.id))
     make_due(first.todo.id)
-    assert execute(B.requeue_due_retries()).ids == (first.todo.id,)
+    assert execute(background_store.requeue_due_retries()).ids == (first.todo.id,)
     assert create(agent).todo.id == first.todo.id

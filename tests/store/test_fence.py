@@ -14,26 +14,26 @@ import pytest
 from tests.store.helpers import attempts, lapse, row, snapshot
 from todos.core.db import execute
 from todos.core.store import Conflict, Invalid
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 REPORTS = {
-    "heartbeat": lambda agent, todo_id, token: A.heartbeat(agent, todo_id, lease_token=token),
-    "complete": lambda agent, todo_id, token: A.complete(
+    "heartbeat": lambda agent, todo_id, token: agent_store.heartbeat(agent, todo_id, lease_token=token),
+    "complete": lambda agent, todo_id, token: agent_store.complete(
         agent, todo_id, lease_token=token, result={"r": 1}, summary="s"
     ),
-    "fail": lambda agent, todo_id, token: A.fail(agent, todo_id, lease_token=token, result={"r": 1}),
-    "release": lambda agent, todo_id, token: A.release(agent, todo_id, lease_token=token),
+    "fail": lambda agent, todo_id, token: agent_store.fail(agent, todo_id, lease_token=token, result={"r": 1}),
+    "release": lambda agent, todo_id, token: agent_store.release(agent, todo_id, lease_token=token),
 }
 
 
 def new(agent) -> str:
-    return execute(A.create(agent, queue="default", title="fenced")).todo.id
+    return execute(agent_store.create(agent, queue="default", title="fenced")).todo.id
 
 
 def test_a_fenced_claim_returns_a_token_and_stores_only_its_digest(agent):
     todo_id = new(agent)
-    claim = execute(A.claim(agent, todo_id, require_fence=True))
+    claim = execute(agent_store.claim(agent, todo_id, require_fence=True))
     raw = base64.urlsafe_b64decode(claim.lease_token + "=" * (-len(claim.lease_token) % 4))
     assert len(raw) == 16 and "=" not in claim.lease_token
     [a] = attempts(todo_id)
@@ -48,16 +48,16 @@ def test_the_right_token_applies(agent, subtests):
     for verb, report in REPORTS.items():
         with subtests.test(verb=verb):
             todo_id = new(agent)
-            claim = execute(A.claim(agent, todo_id, require_fence=True))
+            claim = execute(agent_store.claim(agent, todo_id, require_fence=True))
             execute(report(agent, todo_id, claim.lease_token))
             assert row(todo_id)["state"] == STATE_AFTER[verb]
 
 
 def test_a_fenced_lease_refuses_other_tokens(agent, subtests):
-    other = execute(A.claim(agent, new(agent), require_fence=True)).lease_token
+    other = execute(agent_store.claim(agent, new(agent), require_fence=True)).lease_token
     for verb, report in REPORTS.items():
         todo_id = new(agent)
-        claim = execute(A.claim(agent, todo_id, require_fence=True))
+        claim = execute(agent_store.claim(agent, todo_id, require_fence=True))
         for mismatch, token in (
             ("missing", None),
             ("wrong", other),
@@ -75,11 +75,11 @@ def test_a_fenced_lease_refuses_other_tokens(agent, subtests):
 
 
 def test_a_token_on_an_unfenced_lease_is_refused(agent, subtests):
-    stray = execute(A.claim(agent, new(agent), require_fence=True)).lease_token
+    stray = execute(agent_store.claim(agent, new(agent), require_fence=True)).lease_token
     for verb, report in REPORTS.items():
         with subtests.test(verb=verb):
             todo_id = new(agent)
-            execute(A.claim(agent, todo_id))
+            execute(agent_store.claim(agent, todo_id))
             before = snapshot(todo_id)
             with pytest.raises(Conflict):
                 execute(report(agent, todo_id, stray))
@@ -93,9 +93,9 @@ def test_a_stale_token_after_a_takeover_is_refused(agent, subtests):
     for verb, report in REPORTS.items():
         with subtests.test(verb=verb):
             todo_id = new(agent)
-            first = execute(A.claim(agent, todo_id, require_fence=True))
+            first = execute(agent_store.claim(agent, todo_id, require_fence=True))
             lapse(todo_id)
-            second = execute(A.claim(agent, todo_id, require_fence=True))
+            second = execute(agent_store.claim(agent, todo_id, require_fence=True))
             assert second.took_over and second.todo.owner == first.todo.owner
             before = snapshot(todo_id)
             with pytest.raises(Conflict):
@@ -106,28 +106,30 @@ def test_a_stale_token_after_a_takeover_is_refused(agent, subtests):
 
 def test_an_unfenced_takeover_makes_the_old_token_stale_too(agent):
     todo_id = new(agent)
-    first = execute(A.claim(agent, todo_id, require_fence=True))
+    first = execute(agent_store.claim(agent, todo_id, require_fence=True))
     lapse(todo_id)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     with pytest.raises(Conflict):
-        execute(A.complete(agent, todo_id, lease_token=first.lease_token))
-    execute(A.complete(agent, todo_id))
+        execute(agent_store.complete(agent, todo_id, lease_token=first.lease_token))
+    execute(agent_store.complete(agent, todo_id))
 
 
 def test_the_token_survives_heartbeats(agent):
     todo_id = new(agent)
-    claim = execute(A.claim(agent, todo_id, require_fence=True))
+    claim = execute(agent_store.claim(agent, todo_id, require_fence=True))
     for _ in range(3):
-        execute(A.heartbeat(agent, todo_id, lease_token=claim.lease_token))
-    execute(A.complete(agent, todo_id, lease_token=claim.lease_token))
+        execute(agent_store.heartbeat(agent, todo_id, lease_token=claim.lease_token))
+    execute(agent_store.complete(agent, todo_id, lease_token=claim.lease_token))
 
 
 def test_complete_batch_checks_each_items_token(agent):
     a, b = new(agent), new(agent)
-    ca = execute(A.claim(agent, a, require_fence=True))
-    cb = execute(A.claim(agent, b, require_fence=True))
+    ca = execute(agent_store.claim(agent, a, require_fence=True))
+    cb = execute(agent_store.claim(agent, b, require_fence=True))
     results = execute(
-        A.complete_batch(agent, [{"id": a, "lease_token": cb.lease_token}, {"id": b, "lease_token": cb.lease_token}])
+        agent_store.complete_batch(
+            agent, [{"id": a, "lease_token": cb.lease_token}, {"id": b, "lease_token": cb.lease_token}]
+        )
     )
     assert [(r.ok, r.error and r.error.code) for r in results] == [(False, "conflict"), (True, None)]
     assert row(a)["state"] == "claimed"
@@ -139,22 +141,22 @@ def test_operators_ignore_the_fence(world):
     holding a lease reports without one."""
     for verb in ("complete", "fail", "release"):
         todo_id = new(world.agent)
-        execute(A.claim(world.agent, todo_id, require_fence=True))
-        execute(O.force_release(world.human, todo_id))
-        execute(O.claim(world.human, todo_id))
-        execute(getattr(O, verb)(world.human, todo_id))
+        execute(agent_store.claim(world.agent, todo_id, require_fence=True))
+        execute(human_store.force_release(world.human, todo_id))
+        execute(human_store.claim(world.human, todo_id))
+        execute(getattr(human_store, verb)(world.human, todo_id))
         assert row(todo_id)["state"] == STATE_AFTER[verb]
     fenced = new(world.agent)
-    execute(A.claim(world.agent, fenced, require_fence=True))
-    execute(O.cancel(world.human, fenced))
+    execute(agent_store.claim(world.agent, fenced, require_fence=True))
+    execute(human_store.cancel(world.human, fenced))
     assert row(fenced)["state"] == "canceled"
 
 
 def test_bad_fence_arguments_are_invalid(agent):
     todo_id = new(agent)
     with pytest.raises(Invalid) as info:
-        A.claim(agent, todo_id, require_fence="yes")
+        agent_store.claim(agent, todo_id, require_fence="yes")
     assert info.value.field == "require_fence"
     with pytest.raises(Invalid) as info:
-        A.complete(agent, todo_id, lease_token=12345)
+        agent_store.complete(agent, todo_id, lease_token=12345)
     assert info.value.field == "lease_token"

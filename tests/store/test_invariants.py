@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories as f
+from tests import factories
 from tests.support.invariants import broken_counts, broken_lifecycle
 from todos.core.db import connect, execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -26,12 +26,12 @@ BREAKS = {
 
 @pytest.mark.parametrize("plant", BREAKS.values(), ids=BREAKS.keys())
 def test_each_kind_of_break_is_found(plant):
-    agent = f.agent(f.endpoint(f.team()))
-    done = execute(A.create(agent, queue="default", title="done")).todo
-    execute(A.claim(agent, done.id))
-    execute(A.complete(agent, done.id))
-    claimed = execute(A.create(agent, queue="default", title="claimed")).todo
-    execute(A.claim(agent, claimed.id))
+    agent = factories.agent(factories.endpoint(factories.team()))
+    done = execute(agent_store.create(agent, queue="default", title="done")).todo
+    execute(agent_store.claim(agent, done.id))
+    execute(agent_store.complete(agent, done.id))
+    claimed = execute(agent_store.create(agent, queue="default", title="claimed")).todo
+    execute(agent_store.claim(agent, claimed.id))
     with connect() as conn:
         assert broken_lifecycle(conn) == []
         with conn.transaction(force_rollback=True):
@@ -40,7 +40,7 @@ def test_each_kind_of_break_is_found(plant):
             found = {row["id"] for row in broken_lifecycle(conn)}
         assert found and found <= {done.id, claimed.id}
         assert broken_lifecycle(conn) == []  # rolled back
-    execute(A.complete(agent, claimed.id))
+    execute(agent_store.complete(agent, claimed.id))
 
 
 COUNT_BREAKS = {
@@ -56,17 +56,17 @@ COUNT_BREAKS = {
 @pytest.mark.parametrize("plant", COUNT_BREAKS.values(), ids=COUNT_BREAKS.keys())
 def test_each_kind_of_count_break_is_found(plant, relay):
     """The counts' invariant (counts + the log not yet relayed = GROUP BY over todos)."""
-    agent = f.agent(f.endpoint(f.team()))
-    done = execute(A.create(agent, queue="default", title="done")).todo
-    execute(A.claim(agent, done.id))
-    execute(A.complete(agent, done.id))
-    claimed = execute(A.create(agent, queue="default", title="claimed")).todo
-    execute(A.claim(agent, claimed.id))
-    f.relayed()
+    agent = factories.agent(factories.endpoint(factories.team()))
+    done = execute(agent_store.create(agent, queue="default", title="done")).todo
+    execute(agent_store.claim(agent, done.id))
+    execute(agent_store.complete(agent, done.id))
+    claimed = execute(agent_store.create(agent, queue="default", title="claimed")).todo
+    execute(agent_store.claim(agent, claimed.id))
+    factories.relayed()
     with relay.stopped(), connect() as conn:
         assert broken_counts(conn) == []
         with conn.transaction(force_rollback=True):
             conn.execute(plant, {"done": done.id})
             assert broken_counts(conn)
         assert broken_counts(conn) == []  # rolled back
-    execute(A.complete(agent, claimed.id))
+    execute(agent_store.complete(agent, claimed.id))

@@ -14,12 +14,12 @@ import pytest
 from tests.store.helpers import counts, snapshot
 from todos.core.db import execute
 from todos.core.store import Conflict, Forbidden, NotFound
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 
 def new(agent, queue="default", **kw) -> str:
-    return execute(A.create(agent, queue=queue, title="t", **kw)).todo.id
+    return execute(agent_store.create(agent, queue=queue, title="t", **kw)).todo.id
 
 
 def pending(agent, queue="default"):
@@ -28,17 +28,17 @@ def pending(agent, queue="default"):
 
 def claimed(agent, queue="default"):
     todo_id = new(agent, queue)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     return todo_id
 
 
 # Each agent transition, with the state in which it applies for the endpoint that owns the todo.
 AGENT_TRANSITIONS = {
-    "claim": (pending, lambda ag, i: A.claim(ag, i)),
-    "heartbeat": (claimed, lambda ag, i: A.heartbeat(ag, i)),
-    "complete": (claimed, lambda ag, i: A.complete(ag, i, result={"x": 1})),
-    "fail": (claimed, lambda ag, i: A.fail(ag, i)),
-    "release": (claimed, lambda ag, i: A.release(ag, i)),
+    "claim": (pending, lambda ag, i: agent_store.claim(ag, i)),
+    "heartbeat": (claimed, lambda ag, i: agent_store.heartbeat(ag, i)),
+    "complete": (claimed, lambda ag, i: agent_store.complete(ag, i, result={"x": 1})),
+    "fail": (claimed, lambda ag, i: agent_store.fail(ag, i)),
+    "release": (claimed, lambda ag, i: agent_store.release(ag, i)),
 }
 
 
@@ -77,7 +77,7 @@ def test_agent_transitions_outside_the_scoped_queues_are_forbidden(world, subtes
 
 def test_agent_transitions_in_the_wrong_state_are_conflicts(world, subtests):
     done = claimed(world.agent)
-    execute(A.complete(world.agent, done))
+    execute(agent_store.complete(world.agent, done))
     for verb, (setup, call) in AGENT_TRANSITIONS.items():
         with subtests.test(verb=verb):
             wrong = claimed if setup is pending else pending
@@ -91,7 +91,7 @@ def test_agent_reports_on_a_lease_a_human_holds_are_conflicts(world, subtests):
         with subtests.test(verb=verb):
             _, call = AGENT_TRANSITIONS[verb]
             todo_id = pending(world.agent)
-            execute(O.claim(world.human, todo_id))
+            execute(human_store.claim(world.human, todo_id))
             assert_refused(Conflict, call(world.agent, todo_id), todo_id)
 
 
@@ -100,10 +100,10 @@ def test_claim_next_outside_the_scope_is_forbidden_and_writes_nothing(world):
     narrowed = dataclasses.replace(world.agent, queues=("default",))
     before = counts()
     with pytest.raises(Forbidden):
-        A.claim_next(narrowed, queue="third")
+        agent_store.claim_next(narrowed, queue="third")
     with pytest.raises(Forbidden):
-        A.create(narrowed, queue="third", title="x")
-    assert execute(A.claim_next(narrowed)) is None
+        agent_store.create(narrowed, queue="third", title="x")
+    assert execute(agent_store.claim_next(narrowed)) is None
     assert counts() == before
 
 
@@ -112,7 +112,7 @@ def test_claim_next_outside_the_scope_is_forbidden_and_writes_nothing(world):
 
 def human_claimed(world):
     todo_id = new(world.agent)
-    execute(O.claim(world.human, todo_id))
+    execute(human_store.claim(world.human, todo_id))
     return todo_id
 
 
@@ -122,31 +122,31 @@ def agent_claimed(world):
 
 def retrying(world):
     todo_id = claimed(world.agent)
-    execute(A.fail(world.agent, todo_id))
+    execute(agent_store.fail(world.agent, todo_id))
     return todo_id
 
 
 OPERATOR_TRANSITIONS = {
-    "claim": (lambda w: pending(w.agent), lambda op, i: O.claim(op, i)),
-    "extend": (human_claimed, lambda op, i: O.extend(op, i)),
-    "complete": (human_claimed, lambda op, i: O.complete(op, i, note="n")),
-    "fail": (human_claimed, lambda op, i: O.fail(op, i, note="n")),
-    "release": (human_claimed, lambda op, i: O.release(op, i)),
-    "force_release": (agent_claimed, lambda op, i: O.force_release(op, i)),
-    "retry": (retrying, lambda op, i: O.retry(op, i)),
-    "cancel": (lambda w: pending(w.agent), lambda op, i: O.cancel(op, i)),
-    "assign": (lambda w: pending(w.agent), lambda op, i: O.assign(op, i, "human:1")),
-    "set_priority": (lambda w: pending(w.agent), lambda op, i: O.set_priority(op, i, 3)),
+    "claim": (lambda w: pending(w.agent), lambda op, i: human_store.claim(op, i)),
+    "extend": (human_claimed, lambda op, i: human_store.extend(op, i)),
+    "complete": (human_claimed, lambda op, i: human_store.complete(op, i, note="n")),
+    "fail": (human_claimed, lambda op, i: human_store.fail(op, i, note="n")),
+    "release": (human_claimed, lambda op, i: human_store.release(op, i)),
+    "force_release": (agent_claimed, lambda op, i: human_store.force_release(op, i)),
+    "retry": (retrying, lambda op, i: human_store.retry(op, i)),
+    "cancel": (lambda w: pending(w.agent), lambda op, i: human_store.cancel(op, i)),
+    "assign": (lambda w: pending(w.agent), lambda op, i: human_store.assign(op, i, "human:1")),
+    "set_priority": (lambda w: pending(w.agent), lambda op, i: human_store.set_priority(op, i, 3)),
 }
 
 
 def test_operator_transitions_by_a_non_member_are_not_found(world, subtests):
     """Another team's operator, and a Django superuser who is no member: being a superuser does
     not bypass operatorOwns."""
-    from tests import factories as f
+    from tests import factories
     from todos.core.store.scopes import OperatorScope
 
-    root = f.user("root", superuser=True)
+    root = factories.user("root", superuser=True)
     superuser = OperatorScope(user_id=root.id, username="root")
     for verb, (setup, call) in OPERATOR_TRANSITIONS.items():
         with subtests.test(verb=verb):
@@ -168,7 +168,7 @@ def test_operator_transitions_by_a_viewer_are_forbidden(world, subtests):
 
 def test_operator_transitions_in_the_wrong_state_are_conflicts(world, subtests):
     done = claimed(world.agent)
-    execute(A.complete(world.agent, done))
+    execute(agent_store.complete(world.agent, done))
     for verb, (_, call) in OPERATOR_TRANSITIONS.items():
         with subtests.test(verb=verb):
             assert_refused(Conflict, call(world.human, done), done)
@@ -178,9 +178,9 @@ def test_bulk_actions_skip_what_the_human_may_not_touch(world):
     mine = pending(world.agent)
     foreign = pending(world.foreign_agent)
     before = snapshot(foreign)
-    out = execute(O.cancel_many(world.viewer, [mine]))
+    out = execute(human_store.cancel_many(world.viewer, [mine]))
     assert out.changed == () and out.skipped == (mine,)
-    out = execute(O.cancel_many(world.outsider, [mine, foreign]))
+    out = execute(human_store.cancel_many(world.outsider, [mine, foreign]))
     assert out.changed == (foreign,) and out.skipped == (mine,)
     assert snapshot(mine)[0]["state"] == "pending"
     assert before[0]["state"] == "pending"

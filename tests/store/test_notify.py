@@ -12,15 +12,15 @@ from tests.store.helpers import lapse, listening, make_due
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import StoreError
-from todos.core.store import agent as A
-from todos.core.store import background as B
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
+from todos.core.store import human as human_store
 
 SECRET = "do-not-broadcast-me"
 
 
 def new(agent, **kw) -> str:
-    return execute(A.create(agent, queue="default", title="t", payload={"token": SECRET}, **kw)).todo.id
+    return execute(agent_store.create(agent, queue="default", title="t", payload={"token": SECRET}, **kw)).todo.id
 
 
 def board_events(listener):
@@ -31,7 +31,7 @@ def test_a_committed_transition_notifies_once_with_ids_and_no_payload(world):
     agent = world.agent
     todo_id = new(agent)
     with listening("board_events") as listener:
-        execute(A.claim(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
         [event] = board_events(listener)
     assert event["op"] == "claim" and event["ids"] == [todo_id]
     assert event["team"] == str(world.team.id)
@@ -40,16 +40,25 @@ def test_a_committed_transition_notifies_once_with_ids_and_no_payload(world):
 
 
 TRANSITIONS = [
-    ("create", lambda w, i: execute(A.create(w.agent, queue="default", title="x", payload={"token": SECRET}))),
-    ("heartbeat", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.heartbeat(w.agent, i)))[-1]),
+    (
+        "create",
+        lambda w, i: execute(agent_store.create(w.agent, queue="default", title="x", payload={"token": SECRET})),
+    ),
+    (
+        "heartbeat",
+        lambda w, i: (execute(agent_store.claim(w.agent, i)), execute(agent_store.heartbeat(w.agent, i)))[-1],
+    ),
     (
         "complete",
-        lambda w, i: (execute(A.claim(w.agent, i)), execute(A.complete(w.agent, i, result={"token": SECRET})))[-1],
+        lambda w, i: (
+            execute(agent_store.claim(w.agent, i)),
+            execute(agent_store.complete(w.agent, i, result={"token": SECRET})),
+        )[-1],
     ),
-    ("fail", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.fail(w.agent, i)))[-1]),
-    ("release", lambda w, i: (execute(A.claim(w.agent, i)), execute(A.release(w.agent, i)))[-1]),
-    ("cancel", lambda w, i: execute(O.cancel(w.human, i))),
-    ("assign", lambda w, i: execute(O.assign(w.human, i, w.human.owner))),
+    ("fail", lambda w, i: (execute(agent_store.claim(w.agent, i)), execute(agent_store.fail(w.agent, i)))[-1]),
+    ("release", lambda w, i: (execute(agent_store.claim(w.agent, i)), execute(agent_store.release(w.agent, i)))[-1]),
+    ("cancel", lambda w, i: execute(human_store.cancel(w.human, i))),
+    ("assign", lambda w, i: execute(human_store.assign(w.human, i, w.human.owner))),
 ]
 
 
@@ -69,19 +78,19 @@ def test_a_refused_transition_notifies_nobody(world):
     todo_id = new(world.agent)
     with listening("board_events", "board_ready") as listener:
         for stmt in (
-            A.complete(world.agent, todo_id),
-            O.retry(world.human, todo_id),
-            A.claim(world.foreign_agent, todo_id),
+            agent_store.complete(world.agent, todo_id),
+            human_store.retry(world.human, todo_id),
+            agent_store.claim(world.foreign_agent, todo_id),
         ):
             with pytest.raises(StoreError):
                 execute(stmt)
-        assert execute(B.reap()).count == 0
+        assert execute(background_store.reap()).count == 0
         assert listener.drain() == []
 
 
 def test_a_rolled_back_transition_notifies_nobody(world):
     todo_id = new(world.agent)
-    stmt = A.claim(world.agent, todo_id)
+    stmt = agent_store.claim(world.agent, todo_id)
     with listening("board_events", "board_ready") as listener:
         with db.connect(autocommit=False) as conn:
             claim = execute(stmt, conn)
@@ -99,25 +108,25 @@ def test_a_rolled_back_transition_notifies_nobody(world):
 def test_a_multi_row_statement_sends_one_notification_per_chunk(agent):
     ids = [new(agent) for _ in range(120)]
     with listening("board_events") as listener:
-        execute(A.claim_batch(agent, max=100))
+        execute(agent_store.claim_batch(agent, max=100))
         events = board_events(listener)
     assert len(events) == 4  # chunks of at most NOTIFY_CHUNK (25) ids
     notified = [i for e in events for i in e["ids"]]
     assert sorted(notified) == sorted(ids[:100]) and len(notified) == len(set(notified))
     with listening("board_events") as listener:
-        execute(A.claim_batch(agent, max=5))
+        execute(agent_store.claim_batch(agent, max=5))
         assert [len(e["ids"]) for e in board_events(listener)] == [5]
 
 
 def test_a_sweep_touching_two_teams_notifies_each_team(world):
     mine = new(world.agent)
     theirs = new(world.foreign_agent)
-    execute(A.claim(world.agent, mine))
-    execute(A.claim(world.foreign_agent, theirs))
+    execute(agent_store.claim(world.agent, mine))
+    execute(agent_store.claim(world.foreign_agent, theirs))
     lapse(mine)
     lapse(theirs)
     with listening("board_events") as listener:
-        execute(B.reap())
+        execute(background_store.reap())
         events = board_events(listener)
     assert sorted((e["team"], tuple(e["ids"])) for e in events) == sorted(
         [(str(world.team.id), (mine,)), (str(world.foreign_team.id), (theirs,))]
@@ -135,36 +144,36 @@ def test_board_ready_wakes_agents_when_work_becomes_claimable(world):
         todo_id = new(agent)
         assert ready(listener) == [wake]  # create
 
-        execute(A.claim(agent, todo_id))
-        execute(A.heartbeat(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
+        execute(agent_store.heartbeat(agent, todo_id))
         assert ready(listener) == []  # a claim or heartbeat makes nothing claimable
-        execute(A.release(agent, todo_id))
+        execute(agent_store.release(agent, todo_id))
         assert ready(listener) == [wake]  # release
 
-        execute(A.claim(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
         lapse(todo_id)
-        execute(B.reap())
+        execute(background_store.reap())
         assert ready(listener) == [wake]  # reap to pending
 
-        execute(A.claim(agent, todo_id))
-        execute(A.fail(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
+        execute(agent_store.fail(agent, todo_id))
         assert ready(listener) == []
-        execute(O.retry(world.human, todo_id))
+        execute(human_store.retry(world.human, todo_id))
         assert ready(listener) == [wake]  # operator retry
 
-        execute(A.claim(agent, todo_id))
-        execute(A.fail(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
+        execute(agent_store.fail(agent, todo_id))
         make_due(todo_id)
-        execute(B.requeue_due_retries())
+        execute(background_store.requeue_due_retries())
         assert ready(listener) == [wake]  # due retry requeued
 
 
 def test_reaping_into_a_dead_letter_wakes_no_agent(agent):
     todo_id = new(agent, max_attempts=1)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     lapse(todo_id)
     with listening("board_ready", "board_events") as listener:
-        execute(B.reap())
+        execute(background_store.reap())
         got = listener.drain()
     assert [c for c, _ in got] == ["board_events"]
 
@@ -172,14 +181,14 @@ def test_reaping_into_a_dead_letter_wakes_no_agent(agent):
 def test_a_duplicate_create_notifies_nobody(agent):
     new(agent, idempotency_key="k")
     with listening("board_events", "board_ready") as listener:
-        assert execute(A.create(agent, queue="default", title="t", idempotency_key="k")).created is False
+        assert execute(agent_store.create(agent, queue="default", title="t", idempotency_key="k")).created is False
         assert listener.drain() == []
 
 
 def test_notifications_are_small(agent):
     ids = [new(agent) for _ in range(60)]
     with listening("board_events") as listener:
-        execute(A.claim_batch(agent, max=60))
+        execute(agent_store.claim_batch(agent, max=60))
         got = listener.drain()
     for _, payload in got:
         assert len(json.dumps(payload).encode()) < 8000

@@ -10,7 +10,7 @@ import pytest
 from tests.store.helpers import audit, one, run_threads, sql
 from todos.core.db import execute, pooled_connection
 from todos.core.errors import Forbidden, Invalid, NotFound
-from todos.core.store import schedules as S
+from todos.core.store import schedules as schedule_store
 
 
 def now() -> datetime:
@@ -34,8 +34,8 @@ def fields(world, **overrides):
     return {**base, **overrides}
 
 
-def make(world, op=None, **overrides) -> S.Schedule:
-    return execute(S.create(op, world.team.id, now=now(), **fields(world, **overrides)))
+def make(world, op=None, **overrides) -> schedule_store.Schedule:
+    return execute(schedule_store.create(op, world.team.id, now=now(), **fields(world, **overrides)))
 
 
 def due_now(schedule_id, ago: timedelta = timedelta(seconds=1)) -> datetime:
@@ -50,7 +50,7 @@ def test_a_time_that_is_no_tick_fires_nothing(world):
     """``next_fire_at`` is a lower bound: the sweep aligns it to the schedule's own ticks."""
     make(world, cron="0 3 * * *", timezone="UTC")
     due_now(None)
-    assert S.fire_due() == []
+    assert schedule_store.fire_due() == []
     assert one("SELECT next_fire_at FROM schedules")["next_fire_at"].hour == 3
 
 
@@ -110,14 +110,14 @@ def test_tenancy_viewer_is_read_only_outsider_sees_nothing(world):
         make(world, world.outsider)
     made = make(world, world.human)
     for stmt in (
-        S.fire_now(world.outsider, made.id),
-        S.delete(world.outsider, made.id),
-        S.set_paused(world.outsider, made.id, True, now=now()),
-        S.update(world.outsider, made.id, now=now(), **fields(world, name="x")),
+        schedule_store.fire_now(world.outsider, made.id),
+        schedule_store.delete(world.outsider, made.id),
+        schedule_store.set_paused(world.outsider, made.id, True, now=now()),
+        schedule_store.update(world.outsider, made.id, now=now(), **fields(world, name="x")),
     ):
         with pytest.raises(NotFound):
             execute(stmt)
-    for stmt in (S.fire_now(world.viewer, made.id), S.delete(world.viewer, made.id)):
+    for stmt in (schedule_store.fire_now(world.viewer, made.id), schedule_store.delete(world.viewer, made.id)):
         with pytest.raises(Forbidden):
             execute(stmt)
     assert fires() == [] and one("SELECT count(*) AS n FROM schedules")["n"] == 1
@@ -126,7 +126,7 @@ def test_tenancy_viewer_is_read_only_outsider_sees_nothing(world):
 def test_a_due_tick_fires_once_with_its_template_and_key(world):
     made = make(world, cron="* * * * *")
     tick = due_now(made.id)
-    fired = S.fire_due()
+    fired = schedule_store.fire_due()
     assert [(f.schedule_id, f.tick) for f in fired] == [(made.id, tick)]
     todo = one("SELECT * FROM todos WHERE id = %s", [fired[0].todo_id])
     assert (todo["title"], todo["kind"], todo["payload"], todo["priority"], todo["max_attempts"]) == (
@@ -138,7 +138,7 @@ def test_a_due_tick_fires_once_with_its_template_and_key(world):
     )
     assert todo["state"] == "pending" and todo["source"] == "schedule" and todo["queue"] == "default"
     assert todo["idempotency_key"] == f"schedule:{made.id}:{tick.astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ}"
-    assert S.fire_due() == []  # moved on: the next tick is in the future
+    assert schedule_store.fire_due() == []  # moved on: the next tick is in the future
     after = one("SELECT next_fire_at FROM schedules")["next_fire_at"]
     assert after > now()
 
@@ -154,7 +154,7 @@ def test_concurrent_sweeps_fire_each_tick_once(world):
         barrier.wait()
         got = []
         for _ in range(5):
-            got.extend(S.fire_due(limit=7))
+            got.extend(schedule_store.fire_due(limit=7))
         return got
 
     outcomes = run_threads(8, work)
@@ -169,7 +169,7 @@ def test_concurrent_sweeps_fire_each_tick_once(world):
 def test_missed_ticks_skip_fires_only_the_current_one(world):
     made = make(world, cron="* * * * *", missed="skip")
     due_now(made.id, timedelta(hours=1))
-    fired = S.fire_due()
+    fired = schedule_store.fire_due()
     assert [f.how for f in fired] == ["tick"]
     assert now() - fired[0].tick < timedelta(seconds=61)
 
@@ -177,7 +177,7 @@ def test_missed_ticks_skip_fires_only_the_current_one(world):
 def test_missed_ticks_catch_up_fires_once_for_them(world):
     made = make(world, cron="* * * * *", missed="catch_up")
     due_now(made.id, timedelta(hours=1))
-    fired = S.fire_due()
+    fired = schedule_store.fire_due()
     assert [f.how for f in sorted(fired, key=lambda f: f.tick)] == ["catch_up", "tick"]
     assert fires(made.id)[0]["missed"] >= 58
 
@@ -186,28 +186,28 @@ def test_a_crash_before_commit_fires_nothing_and_the_next_sweep_fires_once(world
     made = make(world, cron="* * * * *")
     tick = due_now(made.id)
     with pytest.raises(RuntimeError), pooled_connection() as conn, conn.transaction():
-        locked = conn.execute(S.lock_due().sql, {"limit": 10}).fetchall()
-        stmt = S.fire([made.id], [tick + timedelta(minutes=1)], [(made.id, tick, "tick", 0)])
+        locked = conn.execute(schedule_store.lock_due().sql, {"limit": 10}).fetchall()
+        stmt = schedule_store.fire([made.id], [tick + timedelta(minutes=1)], [(made.id, tick, "tick", 0)])
         conn.execute(stmt.sql, stmt.params)
         assert len(locked) == 1
         raise RuntimeError("the process dies before COMMIT")
     assert fires() == [] and one("SELECT count(*) AS n FROM todos")["n"] == 0
-    assert [f.tick for f in S.fire_due()] == [tick]
+    assert [f.tick for f in schedule_store.fire_due()] == [tick]
     # Even a replay of the committed tick (a stale plan) is refused by the fires' primary key.
-    replay = execute(S.fire([made.id], [tick + timedelta(minutes=1)], [(made.id, tick, "tick", 0)]))
+    replay = execute(schedule_store.fire([made.id], [tick + timedelta(minutes=1)], [(made.id, tick, "tick", 0)]))
     assert replay == [] and len(fires()) == 1
 
 
 def test_pause_stops_firing_and_resume_waits_for_the_next_tick(world):
     made = make(world, cron="* * * * *")
-    paused = execute(S.set_paused(world.human, made.id, True, now=now()))
+    paused = execute(schedule_store.set_paused(world.human, made.id, True, now=now()))
     assert paused.paused
     due_now(made.id, timedelta(minutes=10))
-    assert S.fire_due() == []
-    resumed = execute(S.set_paused(world.human, made.id, False, now=now()))
+    assert schedule_store.fire_due() == []
+    resumed = execute(schedule_store.set_paused(world.human, made.id, False, now=now()))
     assert not resumed.paused and resumed.next_fire_at > now() - timedelta(seconds=5)
     # The sweep aligns the resume time to the next tick and fires nothing of the paused hours.
-    assert S.fire_due() == []
+    assert schedule_store.fire_due() == []
     aligned = one("SELECT next_fire_at FROM schedules")["next_fire_at"]
     assert aligned > now() and aligned.second == 0 and aligned.microsecond == 0
     assert [r["action"] for r in audit()][-2:] == ["schedule.pause", "schedule.resume"]
@@ -215,7 +215,7 @@ def test_pause_stops_firing_and_resume_waits_for_the_next_tick(world):
 
 def test_fire_now_creates_a_todo_and_audits_it(world):
     made = make(world)
-    fired = execute(S.fire_now(world.human, made.id))
+    fired = execute(schedule_store.fire_now(world.human, made.id))
     assert fired.how == "manual" and fired.todo_id
     assert audit()[-1]["action"] == "schedule.fire" and audit()[-1]["todo_id"] == fired.todo_id
     assert one("SELECT next_fire_at FROM schedules")["next_fire_at"] == made.next_fire_at
@@ -223,12 +223,14 @@ def test_fire_now_creates_a_todo_and_audits_it(world):
 
 def test_edit_audits_old_and_new_and_bad_edit_writes_nothing(world):
     made = make(world)
-    edited = execute(S.update(world.human, made.id, now=now(), **fields(world, cron="0 9 * * *", priority=7)))
+    edited = execute(
+        schedule_store.update(world.human, made.id, now=now(), **fields(world, cron="0 9 * * *", priority=7))
+    )
     assert edited.cron == "0 9 * * *" and edited.next_fire_at.astimezone(edited_zone()).hour == 9
     detail = audit()[-1]["detail"]
     assert detail["cron"] == {"old": "*/5 * * * *", "new": "0 9 * * *"} and detail["priority"]["new"] == 7
     with pytest.raises(Invalid, match="cron: does not parse"):
-        execute(S.update(world.human, made.id, now=now(), **fields(world, cron="0 25 * * *")))
+        execute(schedule_store.update(world.human, made.id, now=now(), **fields(world, cron="0 25 * * *")))
     assert one("SELECT cron FROM schedules")["cron"] == "0 9 * * *"
 
 
@@ -240,11 +242,11 @@ def edited_zone():
 
 def test_delete_keeps_the_todos(world):
     made = make(world)
-    fired = execute(S.fire_now(None, made.id))
-    assert execute(S.delete(world.admin, made.id)) == "nightly"
+    fired = execute(schedule_store.fire_now(None, made.id))
+    assert execute(schedule_store.delete(world.admin, made.id)) == "nightly"
     assert sql("SELECT * FROM schedules") == [] and one("SELECT id FROM todos")["id"] == fired.todo_id
     with pytest.raises(NotFound):
-        execute(S.delete(world.admin, made.id))
+        execute(schedule_store.delete(world.admin, made.id))
 
 
 @pytest.mark.parametrize("labels", [[f"l{n}" for n in range(17)], ["gpu", None]])

@@ -11,18 +11,20 @@ import pytest
 from tests.store.helpers import attempts, db_now, lapse, make_due, row, sql
 from todos.core.db import execute
 from todos.core.store import Conflict
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 
 def new(agent, **kw) -> str:
     kw.setdefault("queue", "default")
     kw.setdefault("title", "a todo")
-    return execute(A.create(agent, **kw)).todo.id
+    return execute(agent_store.create(agent, **kw)).todo.id
 
 
 def test_create_inserts_a_pending_todo_and_no_attempt(agent):
-    created = execute(A.create(agent, queue="default", title="t", kind="k", source="s", payload={"a": [1, 2]}))
+    created = execute(
+        agent_store.create(agent, queue="default", title="t", kind="k", source="s", payload={"a": [1, 2]})
+    )
     assert created.created is True
     r = row(created.todo.id)
     assert r["id"].startswith("td_") and len(r["id"]) == 35
@@ -40,8 +42,8 @@ def test_create_inserts_a_pending_todo_and_no_attempt(agent):
 
 
 def test_create_treats_an_empty_idempotency_key_as_none(agent):
-    a = execute(A.create(agent, queue="default", title="t", idempotency_key=""))
-    b = execute(A.create(agent, queue="default", title="t", idempotency_key=""))
+    a = execute(agent_store.create(agent, queue="default", title="t", idempotency_key=""))
+    b = execute(agent_store.create(agent, queue="default", title="t", idempotency_key=""))
     assert a.created and b.created and a.todo.id != b.todo.id
     assert row(a.todo.id)["idempotency_key"] is None
 
@@ -51,9 +53,9 @@ def test_claim_leases_the_todo_and_opens_attempt_one(agent, by_id):
     todo_id = new(agent)
     before = row(todo_id)
     if by_id:
-        claim = execute(A.claim(agent, todo_id, lease_ttl_seconds=120, claimant="worker-7"))
+        claim = execute(agent_store.claim(agent, todo_id, lease_ttl_seconds=120, claimant="worker-7"))
     else:
-        claim = execute(A.claim_next(agent, lease_ttl_seconds=120, claimant="worker-7"))
+        claim = execute(agent_store.claim_next(agent, lease_ttl_seconds=120, claimant="worker-7"))
     r = row(todo_id)
     assert claim.todo.id == todo_id and claim.attempt_seq == 1 and claim.attempts_total == 1
     assert claim.lease_token is None and claim.took_over is False and claim.prior_attempts == ()
@@ -69,13 +71,13 @@ def test_claim_leases_the_todo_and_opens_attempt_one(agent, by_id):
 
 
 def test_claim_uses_the_endpoint_default_lease_then_the_server_default(world, settings):
-    from tests import factories as f
+    from tests import factories
 
     settings.BOARD_DEFAULT_LEASE_SECONDS = 300
-    custom = f.agent(f.endpoint(world.team, slug="slow", lease=900))
+    custom = factories.agent(factories.endpoint(world.team, slug="slow", lease=900))
     for scope, expected in ((custom, 900), (world.agent, 300)):
         todo_id = new(scope)
-        execute(A.claim(scope, todo_id))
+        execute(agent_store.claim(scope, todo_id))
         r = row(todo_id)
         assert r["lease_expires_at"] - r["claimed_at"] == timedelta(seconds=expected)
 
@@ -85,9 +87,9 @@ def test_claim_next_takes_lower_priority_first_then_oldest(agent):
     first = new(agent, title="first")
     second = new(agent, title="second")
     late_urgent = new(agent, title="urgent", priority=-5)
-    order = [execute(A.claim_next(agent)).todo.id for _ in range(3)]
+    order = [execute(agent_store.claim_next(agent)).todo.id for _ in range(3)]
     assert order == [late_urgent, first, second]
-    assert execute(A.claim_next(agent)) is None
+    assert execute(agent_store.claim_next(agent)) is None
 
 
 def test_claim_next_across_queues_takes_the_best_head_first(agent):
@@ -95,7 +97,7 @@ def test_claim_next_across_queues_takes_the_best_head_first(agent):
     urgent_other = new(agent, queue="other", title="urgent", priority=-1)
     newer_third = new(agent, queue="third", title="newer")
     newer_default = new(agent, queue="default", title="newest")
-    order = [execute(A.claim_next(agent)).todo.id for _ in range(4)]
+    order = [execute(agent_store.claim_next(agent)).todo.id for _ in range(4)]
     assert order == [urgent_other, old_default, newer_third, newer_default]
 
 
@@ -103,45 +105,45 @@ def test_claim_next_skips_a_queue_whose_head_is_not_for_this_claimer(world):
     agent = world.agent
     new(agent, queue="default", assignee=world.sibling.owner)
     mine = new(agent, queue="other")
-    assert execute(A.claim_next(agent)).todo.id == mine
+    assert execute(agent_store.claim_next(agent)).todo.id == mine
 
 
 def test_claim_next_can_be_narrowed_to_one_queue(agent):
     in_default = new(agent, queue="default")
     in_other = new(agent, queue="other")
-    assert execute(A.claim_next(agent, queue="other")).todo.id == in_other
-    assert execute(A.claim_next(agent, queue="other")) is None
-    assert execute(A.claim_next(agent)).todo.id == in_default
+    assert execute(agent_store.claim_next(agent, queue="other")).todo.id == in_other
+    assert execute(agent_store.claim_next(agent, queue="other")) is None
+    assert execute(agent_store.claim_next(agent)).todo.id == in_default
 
 
 def test_claim_respects_the_assignee(world):
     mine = new(world.agent, assignee=world.agent.owner)
     theirs = new(world.agent, assignee=world.sibling.owner)
-    assert execute(A.claim_next(world.agent)).todo.id == mine
-    assert execute(A.claim_next(world.agent)) is None
+    assert execute(agent_store.claim_next(world.agent)).todo.id == mine
+    assert execute(agent_store.claim_next(world.agent)) is None
     with pytest.raises(Conflict):
-        execute(A.claim(world.agent, theirs))
+        execute(agent_store.claim(world.agent, theirs))
     assert row(theirs)["state"] == "pending"
 
 
 def test_agents_skip_a_paused_queue_and_a_claim_by_id_there_is_a_conflict(world):
     todo_id = new(world.agent)
-    assert execute(O.pause_queue(world.human, world.team.id, "default")) is True
-    assert execute(O.pause_queue(world.human, world.team.id, "default")) is False
-    assert execute(A.claim_next(world.agent)) is None
+    assert execute(human_store.pause_queue(world.human, world.team.id, "default")) is True
+    assert execute(human_store.pause_queue(world.human, world.team.id, "default")) is False
+    assert execute(agent_store.claim_next(world.agent)) is None
     with pytest.raises(Conflict):
-        execute(A.claim(world.agent, todo_id))
+        execute(agent_store.claim(world.agent, todo_id))
     assert row(todo_id)["state"] == "pending"
-    assert execute(O.resume_queue(world.human, world.team.id, "default")) is True
-    assert execute(A.claim_next(world.agent)).todo.id == todo_id
+    assert execute(human_store.resume_queue(world.human, world.team.id, "default")) is True
+    assert execute(agent_store.claim_next(world.agent)).todo.id == todo_id
 
 
 @pytest.mark.parametrize("by_id", [False, True], ids=["claim_next", "claim"])
 def test_a_takeover_of_a_lapsed_lease_closes_the_old_attempt_lease_expired(agent, by_id):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id, claimant="dead worker"))
+    execute(agent_store.claim(agent, todo_id, claimant="dead worker"))
     lapse(todo_id)
-    claim = execute(A.claim(agent, todo_id) if by_id else A.claim_next(agent))
+    claim = execute(agent_store.claim(agent, todo_id) if by_id else agent_store.claim_next(agent))
     assert claim.took_over is True and claim.attempt_seq == 2
     r = row(todo_id)
     assert (r["state"], r["attempt"], r["attempts_total"]) == ("claimed", 2, 2)
@@ -155,21 +157,21 @@ def test_a_takeover_of_a_lapsed_lease_closes_the_old_attempt_lease_expired(agent
 
 def test_a_lapsed_lease_with_its_budget_spent_is_not_taken_over(agent):
     todo_id = new(agent, max_attempts=1)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     lapse(todo_id)
-    assert execute(A.claim_next(agent)) is None
+    assert execute(agent_store.claim_next(agent)) is None
     with pytest.raises(Conflict):
-        execute(A.claim(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
     assert row(todo_id)["attempts_total"] == 1
 
 
 def test_claim_of_a_due_retry_clears_the_window_and_closes_nothing(agent):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id))
-    execute(A.fail(agent, todo_id, summary="flaky"))
-    assert execute(A.claim_next(agent)) is None  # the window is still open
+    execute(agent_store.claim(agent, todo_id))
+    execute(agent_store.fail(agent, todo_id, summary="flaky"))
+    assert execute(agent_store.claim_next(agent)) is None  # the window is still open
     make_due(todo_id)
-    claim = execute(A.claim_next(agent))
+    claim = execute(agent_store.claim_next(agent))
     assert claim.todo.id == todo_id and claim.took_over is False
     r = row(todo_id)
     assert (r["state"], r["attempt"], r["next_retry_at"]) == ("claimed", 2, None)
@@ -181,8 +183,8 @@ def test_claim_of_a_due_retry_clears_the_window_and_closes_nothing(agent):
 
 def test_heartbeat_extends_the_lease_and_stamps_the_open_attempt(agent):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id, lease_ttl_seconds=30))
-    todo = execute(A.heartbeat(agent, todo_id, lease_ttl_seconds=600))
+    execute(agent_store.claim(agent, todo_id, lease_ttl_seconds=30))
+    todo = execute(agent_store.heartbeat(agent, todo_id, lease_ttl_seconds=600))
     r = row(todo_id)
     assert todo.lease_expires_at == r["lease_expires_at"]
     assert r["lease_expires_at"] - r["updated_at"] == timedelta(seconds=600)
@@ -193,9 +195,11 @@ def test_heartbeat_extends_the_lease_and_stamps_the_open_attempt(agent):
 
 def test_complete_finishes_the_todo_and_closes_the_attempt_completed_done(agent):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
     todo = execute(
-        A.complete(agent, todo_id, result={"ok": True}, summary="all good", artifact="https://ci.example/run/1")
+        agent_store.complete(
+            agent, todo_id, result={"ok": True}, summary="all good", artifact="https://ci.example/run/1"
+        )
     )
     r = row(todo_id)
     assert todo.state == "done" and r["result"] == {"ok": True}
@@ -209,8 +213,10 @@ def test_complete_finishes_the_todo_and_closes_the_attempt_completed_done(agent)
 
 def test_fail_below_the_cap_schedules_a_retry(agent):
     todo_id = new(agent, max_attempts=2)
-    execute(A.claim(agent, todo_id))
-    todo = execute(A.fail(agent, todo_id, result={"error": "boom"}, summary="it broke", artifact="mcp://store/x1"))
+    execute(agent_store.claim(agent, todo_id))
+    todo = execute(
+        agent_store.fail(agent, todo_id, result={"error": "boom"}, summary="it broke", artifact="mcp://store/x1")
+    )
     r = row(todo_id)
     assert todo.retry_scheduled and not todo.dead_letter
     assert (r["state"], r["result"], r["owner"], r["lease_expires_at"], r["completed_at"]) == (
@@ -232,8 +238,8 @@ def test_fail_below_the_cap_schedules_a_retry(agent):
 
 def test_fail_at_the_cap_dead_letters(agent):
     todo_id = new(agent, max_attempts=1)
-    execute(A.claim(agent, todo_id))
-    todo = execute(A.fail(agent, todo_id, result={"error": "fatal"}))
+    execute(agent_store.claim(agent, todo_id))
+    todo = execute(agent_store.fail(agent, todo_id, result={"error": "fatal"}))
     r = row(todo_id)
     assert todo.dead_letter
     assert (r["state"], r["next_retry_at"]) == ("failed", None)
@@ -244,8 +250,8 @@ def test_fail_at_the_cap_dead_letters(agent):
 
 def test_release_requeues_and_keeps_the_attempt_count(agent):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id))
-    todo = execute(A.release(agent, todo_id, summary="not for me"))
+    execute(agent_store.claim(agent, todo_id))
+    todo = execute(agent_store.release(agent, todo_id, summary="not for me"))
     r = row(todo_id)
     assert todo.state == "pending"
     assert (r["state"], r["owner"], r["lease_expires_at"], r["attempt"], r["attempts_total"]) == (
@@ -258,19 +264,19 @@ def test_release_requeues_and_keeps_the_attempt_count(agent):
     [a] = attempts(todo_id)
     assert (a["outcome"], a["disposition"], a["summary"]) == ("released", "requeued", "not for me")
     # and it is claimable again, as attempt 2 with seq 2
-    claim = execute(A.claim_next(agent))
+    claim = execute(agent_store.claim_next(agent))
     assert (claim.todo.id, claim.todo.attempt, claim.attempt_seq) == (todo_id, 2, 2)
 
 
 def test_reports_after_the_lease_ended_are_conflicts(agent):
     todo_id = new(agent)
-    execute(A.claim(agent, todo_id))
-    execute(A.complete(agent, todo_id))
+    execute(agent_store.claim(agent, todo_id))
+    execute(agent_store.complete(agent, todo_id))
     for stmt in (
-        A.complete(agent, todo_id),
-        A.fail(agent, todo_id),
-        A.release(agent, todo_id),
-        A.heartbeat(agent, todo_id),
+        agent_store.complete(agent, todo_id),
+        agent_store.fail(agent, todo_id),
+        agent_store.release(agent, todo_id),
+        agent_store.heartbeat(agent, todo_id),
     ):
         with pytest.raises(Conflict):
             execute(stmt)
@@ -279,18 +285,18 @@ def test_reports_after_the_lease_ended_are_conflicts(agent):
 
 def test_another_endpoint_of_the_team_cannot_report_on_the_lease(world):
     todo_id = new(world.sibling)
-    execute(A.claim(world.sibling, todo_id))
+    execute(agent_store.claim(world.sibling, todo_id))
     # world.agent does not even see the sibling's todo
     from todos.core.store import NotFound
 
     with pytest.raises(NotFound):
-        execute(A.complete(world.agent, todo_id))
+        execute(agent_store.complete(world.agent, todo_id))
     assert row(todo_id)["state"] == "claimed"
 
 
 def test_claim_batch_leases_up_to_max_in_claim_order(agent):
     ids = [new(agent, title=f"t{i}") for i in range(5)]
-    claims = execute(A.claim_batch(agent, max=3, require_fence=True, claimant="batcher"))
+    claims = execute(agent_store.claim_batch(agent, max=3, require_fence=True, claimant="batcher"))
     assert [c.todo.id for c in claims] == ids[:3]
     assert len({c.lease_token for c in claims}) == 3
     for c in claims:
@@ -298,8 +304,8 @@ def test_claim_batch_leases_up_to_max_in_claim_order(agent):
         assert a["claimant"] == "batcher" and a["lease_token_hash"] is not None
         # each todo got its own token: the right one completes it
     for c in reversed(claims):
-        execute(A.complete(agent, c.todo.id, lease_token=c.lease_token))
-    assert [c.todo.id for c in execute(A.claim_batch(agent, max=10))] == ids[3:]
+        execute(agent_store.complete(agent, c.todo.id, lease_token=c.lease_token))
+    assert [c.todo.id for c in execute(agent_store.claim_batch(agent, max=10))] == ids[3:]
 
 
 def test_complete_batch_applies_each_item_and_classifies_each_miss(world):
@@ -308,10 +314,10 @@ def test_complete_batch_applies_each_item_and_classifies_each_miss(world):
     foreign = new(world.foreign_agent)
     out_of_scope = new(agent, queue="third")
     narrowed = dataclasses.replace(agent, queues=("default",))
-    claim_a = execute(A.claim(agent, a, require_fence=True))
-    execute(A.claim(agent, b))
+    claim_a = execute(agent_store.claim(agent, a, require_fence=True))
+    execute(agent_store.claim(agent, b))
     results = execute(
-        A.complete_batch(
+        agent_store.complete_batch(
             narrowed,
             [
                 {"id": a, "lease_token": claim_a.lease_token, "result": {"n": 1}, "summary": "one"},
@@ -332,7 +338,11 @@ def test_complete_batch_applies_each_item_and_classifies_each_miss(world):
 def test_every_update_moves_updated_at(agent):
     todo_id = new(agent)
     stamps = [row(todo_id)["updated_at"]]
-    for stmt in (A.claim(agent, todo_id), A.heartbeat(agent, todo_id), A.release(agent, todo_id)):
+    for stmt in (
+        agent_store.claim(agent, todo_id),
+        agent_store.heartbeat(agent, todo_id),
+        agent_store.release(agent, todo_id),
+    ):
         execute(stmt)
         stamps.append(row(todo_id)["updated_at"])
     assert stamps == sorted(set(stamps))
@@ -342,8 +352,8 @@ def test_every_update_moves_updated_at(agent):
 def test_seq_keeps_increasing_across_claims(agent):
     todo_id = new(agent, max_attempts=10)
     for _ in range(4):
-        execute(A.claim(agent, todo_id))
-        execute(A.release(agent, todo_id))
+        execute(agent_store.claim(agent, todo_id))
+        execute(agent_store.release(agent, todo_id))
     assert [a["seq"] for a in attempts(todo_id)] == [1, 2, 3, 4]
     assert [a["attempt"] for a in attempts(todo_id)] == [1, 2, 3, 4]
     assert sql("SELECT count(*) AS n FROM todo_attempts WHERE ended_at IS NULL")[0]["n"] == 0

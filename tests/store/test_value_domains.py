@@ -11,7 +11,7 @@ from psycopg.errors import CheckViolation
 from tests.store.helpers import attempts, one, sql
 from todos.core import db
 from todos.core.db import execute
-from todos.core.store import agent as A
+from todos.core.store import agent as agent_store
 from todos.live.relay import PASS_LOCK
 
 # the table CHECKs the hot tables keep: each relates two or more columns of a row, except the
@@ -73,8 +73,8 @@ REFUSED = [
 
 @pytest.mark.parametrize(("statement", "rule"), REFUSED, ids=[r for _, r in REFUSED])
 def test_each_domain_refuses_what_its_check_refused_and_nothing_is_written(agent, statement, rule):
-    todo = execute(A.create(agent, queue="default", title="t")).todo.id
-    execute(A.claim(agent, todo))
+    todo = execute(agent_store.create(agent, queue="default", title="t")).todo.id
+    execute(agent_store.claim(agent, todo))
     before = one("SELECT * FROM todos WHERE id = %s", (todo,)), attempts(todo)
     with db.connect() as held:
         held.execute("SELECT pg_advisory_lock(%s)", (PASS_LOCK,))  # the relay leaves the change log be

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 from django.test import Client
 
-from tests import factories as f
+from tests import factories
 from todos.core.db import execute
-from todos.core.store import agent as A
-from todos.core.store import human as O
+from todos.core.store import agent as agent_store
+from todos.core.store import human as human_store
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -27,29 +27,29 @@ def htmx(target: str | None = None, current_url: str | None = None) -> dict:
 
 @pytest.fixture
 def world(store_db):
-    acme = f.team("acme", "Acme")
-    acme_ep = f.endpoint(acme, slug="acme-worker", queues=("default", "email"))
-    globex = f.team("globex", "Globex")
-    globex_ep = f.endpoint(globex, slug="globex-worker", queues=("default",))
-    alice_user = f.user("alice")
-    bob_user = f.user("bob")
-    vera_user = f.user("vera")
-    adam_user = f.user("adam")
+    acme = factories.team("acme", "Acme")
+    acme_ep = factories.endpoint(acme, slug="acme-worker", queues=("default", "email"))
+    globex = factories.team("globex", "Globex")
+    globex_ep = factories.endpoint(globex, slug="globex-worker", queues=("default",))
+    alice_user = factories.user("alice")
+    bob_user = factories.user("bob")
+    vera_user = factories.user("vera")
+    adam_user = factories.user("adam")
     return SimpleNamespace(
         acme=acme,
         globex=globex,
-        agent=f.agent(acme_ep),
-        globex_agent=f.agent(globex_ep),
+        agent=factories.agent(acme_ep),
+        globex_agent=factories.agent(globex_ep),
         acme_ep=acme_ep.endpoint,
         globex_ep=globex_ep.endpoint,
         alice_user=alice_user,
         bob_user=bob_user,
         vera_user=vera_user,
         adam_user=adam_user,
-        alice=f.member(acme, alice_user, "operator"),  # operator of acme
-        bob=f.member(globex, bob_user, "operator"),  # operator of globex (the outsider)
-        vera=f.member(acme, vera_user, "viewer"),  # viewer of acme
-        adam=f.member(acme, adam_user, "admin"),  # admin of acme
+        alice=factories.member(acme, alice_user, "operator"),  # operator of acme
+        bob=factories.member(globex, bob_user, "operator"),  # operator of globex (the outsider)
+        vera=factories.member(acme, vera_user, "viewer"),  # viewer of acme
+        adam=factories.member(acme, adam_user, "admin"),  # admin of acme
     )
 
 
@@ -82,18 +82,18 @@ def make(world, state: str, *, title: str | None = None, agent=None, **kwargs):
         kwargs.setdefault("max_attempts", 1)
     if state == "scheduled":
         kwargs.setdefault("delay_seconds", 3600)
-    todo = execute(A.create(agent, queue=kwargs.pop("queue", "default"), title=title, **kwargs)).todo
+    todo = execute(agent_store.create(agent, queue=kwargs.pop("queue", "default"), title=title, **kwargs)).todo
     if state in ("pending", "scheduled"):
         return todo
     if state == "mine":
-        return execute(O.claim(world.alice, todo.id)).todo
-    claim = execute(A.claim(agent, todo.id, claimant="worker-7", capabilities=list(todo.requires) or None))
+        return execute(human_store.claim(world.alice, todo.id)).todo
+    claim = execute(agent_store.claim(agent, todo.id, claimant="worker-7", capabilities=list(todo.requires) or None))
     if state == "claimed":
         return claim.todo
     if state in ("retry", "dead"):
-        return execute(A.fail(agent, todo.id, summary=f"boom on {todo.id[-6:]}"))
+        return execute(agent_store.fail(agent, todo.id, summary=f"boom on {todo.id[-6:]}"))
     if state == "done":
-        return execute(A.complete(agent, todo.id, result={"ok": True}, summary="all good"))
+        return execute(agent_store.complete(agent, todo.id, result={"ok": True}, summary="all good"))
     if state == "canceled":
-        return execute(O.cancel(world.alice, todo.id))
+        return execute(human_store.cancel(world.alice, todo.id))
     raise ValueError(state)

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests import factories as f
+from tests import factories
 from tests.support.board import login
 from todos.core import db
 
@@ -19,8 +19,8 @@ TOKEN_RE = re.compile(r'id="token-value"[^>]*>(bd_[A-Za-z0-9_-]{43,})<')
 @pytest.fixture
 def gina(world):
     """An admin of the *other* team (globex)."""
-    user = f.user("gina")
-    f.member(world.globex, user, "admin")
+    user = factories.user("gina")
+    factories.member(world.globex, user, "admin")
     return user
 
 

@@ -35,12 +35,12 @@ import json, django
 django.setup()
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
-from tests import factories as f
+from tests import factories
 from todos.core.store.endpoints import SCOPE_VERBS
-operator = f.user("operator")
-team = f.team("outage")
-f.member(team, operator, role="operator")
-vended = f.endpoint(team, slug="worker", verbs=SCOPE_VERBS, queues=("default",))
+operator = factories.user("operator")
+team = factories.team("outage")
+factories.member(team, operator, role="operator")
+vended = factories.endpoint(team, slug="worker", verbs=SCOPE_VERBS, queues=("default",))
 session = SessionStore()
 session[SESSION_KEY] = str(operator.pk)
 session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
