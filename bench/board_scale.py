@@ -1,4 +1,4 @@
-"""Issue 8, figure 6: the Board at scale: 5,000,000 todos, every page rendered in-process.
+"""The Board at scale: 5,000,000 todos, every page rendered in-process.
 
     uv run --group bench python -m bench.board_scale                 # loads once (~10-20 min), then times
     uv run --group bench python -m bench.board_scale --runs 30       # reuses the loaded database
@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import base_parser, print_table, setup_django
+from bench.common import base_parser, one_row, print_table, setup_django
 from bench.serving import LoadSampler, load_average, percentile
 
 DEFAULT_DIR = Path(os.environ.get("BOARD_BENCH_SCALE_DIR", "/tmp/board-bench-scale"))
@@ -390,11 +390,13 @@ def distribution(conninfo: str) -> list[list]:
         rows = conn.execute("""SELECT CASE WHEN state = 'failed' AND next_retry_at IS NULL THEN 'dead letter'
                                            WHEN state = 'failed' THEN 'retry scheduled' ELSE state END AS s, count(*) AS n
                                FROM todos GROUP BY 1 ORDER BY 2 DESC""").fetchall()
-        size = conn.execute(
-            "SELECT pg_size_pretty(pg_total_relation_size('todos')) AS t, "
-            "pg_size_pretty(pg_total_relation_size('todo_attempts')) AS a, "
-            "(SELECT count(*) FROM todo_attempts) AS attempts"
-        ).fetchone()
+        size = one_row(
+            conn.execute(
+                "SELECT pg_size_pretty(pg_total_relation_size('todos')) AS t, "
+                "pg_size_pretty(pg_total_relation_size('todo_attempts')) AS a, "
+                "(SELECT count(*) FROM todo_attempts) AS attempts"
+            )
+        )
     return [[r["s"], r["n"]] for r in rows] + [
         ["(todos table + indexes)", size["t"]],
         ["(attempts rows, size)", f"{size['attempts']:,}, {size['a']}"],
@@ -456,7 +458,7 @@ def report(result: dict, users: dict) -> bool:
     print_table(
         ["signed in as operator of", "page", "p50 ms", "p95 ms", "target p95 ms", "verdict"],
         count_rows,
-        title="Counts at scale (issue 12): the relay's exact counts",
+        title="Counts at scale: the relay's exact counts",
     )
     print_table(
         ["human", "GROUP BY over their todos", "tabs and overview"], result["exact"], title="Counts against GROUP BY"
@@ -465,7 +467,7 @@ def report(result: dict, users: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 5_000_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 5_000_000)
     parser.add_argument("--runs", type=int, default=25, help="timed renders per page (default 25)")
     parser.add_argument(
         "--data-dir", type=Path, default=DEFAULT_DIR, help=f"the kept data directory (default {DEFAULT_DIR})"

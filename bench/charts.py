@@ -1,4 +1,4 @@
-"""Charts at scale (issue 16): p95 per chart's data query from the rollup, 5M todos' worth of history.
+"""Charts at scale: p95 per chart's data query from the rollup, 5M todos' worth of history.
 
 A chart reads the relay's rollup (``todo_flow``, migration 0012), never ``todos``: its size is
 minutes × queues (a day of minutes, eight days of hours, per queue and per team), whatever the
@@ -21,7 +21,7 @@ import sys
 import time
 from uuid import UUID
 
-from bench.common import base_parser, bench_server, connect, print_table, setup_django, store_database
+from bench.common import base_parser, bench_server, connect, one_row, print_table, setup_django, store_database
 from bench.serving import percentile
 
 SEED_SQL = """
@@ -81,11 +81,13 @@ def seed(conninfo: str, *, teams: int, queues: int, todos: int, log) -> list:
         conn.execute(SEED_SQL, {"queues": queues, "per": per, "per_hour": per_hour})
         conn.execute(SEED_ALL_SQL)
         conn.execute("VACUUM ANALYZE todo_flow")
-        size = conn.execute(
-            """SELECT count(*) AS n, pg_total_relation_size('todo_flow') AS bytes,
+        size = one_row(
+            conn.execute(
+                """SELECT count(*) AS n, pg_total_relation_size('todo_flow') AS bytes,
                       (SELECT sum(completed) FROM todo_flow WHERE grain = 'hour' AND queue = '') AS finished
                FROM todo_flow"""
-        ).fetchone()
+            )
+        )
     log(
         f"rollup: {size['n']:,} rows, {size['bytes'] / 2**20:,.1f} MiB, {int(size['finished']):,} todos finished "
         f"in its eight days; seeded in {time.monotonic() - started:.1f} s"
@@ -103,7 +105,7 @@ def time_charts(teams: list, *, runs: int) -> list[list]:
     rows = []
     for range_key in RANGES:
         for label, queue in (("one queue", "queue-1"), (f"all queues of {len(teams)} teams", "")):
-            flow(viewer, range_key=range_key, queue=queue)  # warm the pool and the plan
+            data = flow(viewer, range_key=range_key, queue=queue)  # warm the pool and the plan
             times = []
             for _ in range(runs):
                 started = time.perf_counter()
@@ -111,10 +113,12 @@ def time_charts(teams: list, *, runs: int) -> list[list]:
                 times.append((time.perf_counter() - started) * 1000)
             with pool().connection() as conn:  # the server's own time for the statement
                 plans = [
-                    conn.execute(
-                        "EXPLAIN (ANALYZE, FORMAT JSON) " + FLOW_SQL,
-                        flow_params(viewer, range_key=range_key, queue=queue),
-                    ).fetchone()
+                    one_row(
+                        conn.execute(
+                            "EXPLAIN (ANALYZE, FORMAT JSON) " + FLOW_SQL,
+                            flow_params(viewer, range_key=range_key, queue=queue),
+                        )
+                    )
                     for _ in range(5)
                 ]
             server = sorted(list(p.values())[0][0]["Execution Time"] for p in plans)[2]
@@ -160,9 +164,9 @@ def time_relay(conninfo: str, *, todos: int, log) -> list[list]:
                 break
             times.append((time.perf_counter() - started) * 1000)
             taken += done.taken
-        flowed = relay_conn.execute(
-            "SELECT sum(completed) AS n FROM todo_flow WHERE queue = 'relayed' AND grain = 'minute'"
-        ).fetchone()["n"]
+        flowed = one_row(
+            relay_conn.execute("SELECT sum(completed) AS n FROM todo_flow WHERE queue = 'relayed' AND grain = 'minute'")
+        )["n"]
     log(f"relay: {taken:,} log rows in {len(times)} passes; the rollup counts {flowed:,} completions")
     assert flowed == todos, "the relay's rollup lost or doubled a completion"
     return [
@@ -190,7 +194,7 @@ def run_in(conninfo: str, *, teams: int, queues: int, todos: int, runs: int, rel
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 5_000_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 5_000_000)
     parser.add_argument("--runs", type=int, default=200, help="timed reads per chart (default 200)")
     parser.add_argument("--teams", type=int, default=5)
     parser.add_argument("--queues", type=int, default=20, help="queues per team (default 20)")

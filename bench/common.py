@@ -28,11 +28,15 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import dict_row
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import DictRow, dict_row, tuple_row
+
+Row = TypeVar("Row")
+DictConnection = psycopg.Connection[DictRow]
 
 _django_ready = False
 
@@ -82,7 +86,7 @@ def bench_server() -> Iterator[str]:
 
 
 def with_dbname(conninfo: str, dbname: str) -> str:
-    return psycopg.conninfo.make_conninfo(conninfo, dbname=dbname)
+    return make_conninfo(conninfo, dbname=dbname)
 
 
 @contextlib.contextmanager
@@ -112,7 +116,7 @@ def store_database(admin: str) -> Iterator[str]:
     config = settings.DATABASES["default"]
     saved = dict(config)
     with fresh_database(admin, "bench_store") as conninfo:
-        params = psycopg.conninfo.conninfo_to_dict(conninfo)
+        params = conninfo_to_dict(conninfo)
         connections.close_all()
         config["NAME"] = params["dbname"]
         if config["ENGINE"] != "board.db.backend":
@@ -129,12 +133,20 @@ def store_database(admin: str) -> Iterator[str]:
             config.update(saved)
 
 
-def connect(conninfo: str) -> psycopg.Connection:
+def connect(conninfo: str) -> DictConnection:
     """The connection every worker uses: autocommit (one statement, one transaction), dict rows."""
-    return psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
+    return DictConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
 
 
-def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | None = None):
+def one_row(cursor: psycopg.Cursor[Row]) -> Row:
+    """The row of a query that always returns one (an aggregate, a clock read, ``EXISTS``)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the query returned no row")
+    return row
+
+
+def make_agent(conn: DictConnection, queue: str = "bench", *, lease: int | None = None):
     """A team and an endpoint scoped to ``queue``, as ``tests/factories.py`` builds them."""
     setup_django()
     from todos.core.db import execute
@@ -166,7 +178,7 @@ def make_agent(conn: psycopg.Connection, queue: str = "bench", *, lease: int | N
     )
 
 
-def create_todos(conn: psycopg.Connection, scope, n: int, *, queue: str = "bench", chunk: int = 5000) -> None:
+def create_todos(conn: DictConnection, scope, n: int, *, queue: str = "bench", chunk: int = 5000) -> None:
     """Enqueue ``n`` todos through the store's own ``create`` statement (pipelined, not timed)."""
     from todos.core.store import agent
 
@@ -182,7 +194,7 @@ def create_todos(conn: psycopg.Connection, scope, n: int, *, queue: str = "bench
 
 def server_now(conninfo: str) -> Any:
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        return conn.execute("SELECT clock_timestamp()").fetchone()[0]
+        return one_row(conn.execute("SELECT clock_timestamp()"))[0]
 
 
 def vacuum_analyze(conninfo: str, *tables: str) -> None:
@@ -289,7 +301,7 @@ def run_gang(
 # --- CPU accounting ---------------------------------------------------------------------------
 
 
-def server_cpu_seconds(conn: psycopg.Connection) -> float | None:
+def server_cpu_seconds(conn: psycopg.Connection[Any]) -> float | None:
     """CPU seconds the PostgreSQL server has used so far (postmaster, its live children and its
     exited children), when the server runs on this machine; None otherwise.
 
@@ -299,9 +311,11 @@ def server_cpu_seconds(conn: psycopg.Connection) -> float | None:
     try:
         import psutil
 
-        pid = conn.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'").fetchone()
-        pid = pid["pid"] if isinstance(pid, dict) else pid[0]
+        with conn.cursor(row_factory=tuple_row) as cur:
+            pid = one_row(cur.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'"))[0]
         postmaster = psutil.Process(pid).parent()
+        if postmaster is None:
+            return None
         times = postmaster.cpu_times()
         total = times.user + times.system + times.children_user + times.children_system
         for child in postmaster.children():

@@ -7,7 +7,7 @@ One PostgreSQL server for the whole run (``bench_server``); each round runs ``py
 bench.drain --systems <system>`` twice from the base checkout and twice from this one, mirrored
 (``round_order``), each in a fresh database migrated by its own code, after a CHECKPOINT. It
 prints every drain's jobs/s, the per-round ratio (this / base, of the pairs' sums) and the median
-and geometric mean of those ratios. The issue's criterion: with no todo scheduled and none keyed,
+and geometric mean of those ratios. The criterion: with no todo scheduled and none keyed,
 this checkout drains within 5 % of the base (ratio ≥ 0.95).
 """
 
@@ -34,7 +34,7 @@ def round_order(r: int) -> list[str]:
     previous drain's dropped database, its WAL), fall on both alike. With one drain each and the
     order merely alternating, the second drain of a pair ran 10-15 % slower on this machine
     whichever it was, so the per-round ratios split into two clusters and their median depended
-    on which cluster held the middle (bench/README.md, issue 15)."""
+    on which cluster held the middle (bench/README.md, "How comparisons are made")."""
     return ["base", "this", "this", "base"] if r % 2 == 0 else ["this", "base", "base", "this"]
 
 
@@ -54,7 +54,8 @@ def drain_once(checkout: Path, admin: str, n: int, k: int, system: str = "store"
         text=True,
         check=False,
     )
-    match = re.search(rf"round 1: {re.escape(system)}\s+([0-9,]+) jobs/s", out.stdout)
+    # One round (bench.drain's default), so the first "round N: <system> R jobs/s" line is the only one.
+    match = re.search(rf"round \d+: {re.escape(system)}\s+([0-9,]+) jobs/s", out.stdout)
     if out.returncode != 0 or not match:
         raise SystemExit(f"drain failed in {checkout}:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
     cpu = re.search(r"CPU/job server ([0-9.]+) ms client ([0-9.]+) ms", out.stdout[match.start() :])
@@ -68,9 +69,10 @@ def steady_server(admin: str, naptime: float) -> None:
     workers' generic plans are built in its first milliseconds, when ``todo_attempts`` is nearly
     empty and a sequential scan of it looks cheapest; they keep that plan until the next ANALYZE
     invalidates it. With the default naptime that is most of a drain in about one drain of five,
-    on either checkout (bench/README.md, issue 15). And no checkpoint inside a drain: each round
-    writes hundreds of MB of WAL, so with the defaults a checkpoint (and the full-page images
-    after it) lands in whichever drain is running; ``between_drains`` checkpoints instead.
+    on either checkout (bench/README.md, "How comparisons are made"). And no checkpoint inside a
+    drain: each round writes hundreds of MB of WAL, so with the defaults a checkpoint (and the
+    full-page images after it) lands in whichever drain is running; ``between_drains``
+    checkpoints instead.
     Skipped, with a note, where the server refuses ALTER SYSTEM.
     """
     import psycopg
@@ -98,9 +100,10 @@ def between_drains(admin: str) -> None:
 
 
 def _url(conninfo: str) -> str:
-    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
 
-    p = psycopg.conninfo.conninfo_to_dict(conninfo)
+    # Parsed from a string, every value is a str (ConnParam's int is for keyword arguments).
+    p = {key: str(value) for key, value in conninfo_to_dict(conninfo).items()}
     user = p.get("user") or ""
     password = f":{p['password']}" if p.get("password") else ""
     host = p.get("host") or "localhost"
@@ -110,7 +113,7 @@ def _url(conninfo: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--base", required=True, type=Path, help="a checkout of the code to compare with")
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--k", type=int, default=8)

@@ -1,4 +1,4 @@
-"""Issue 8, crash recovery: SIGKILL one of two worker processes mid-drain.
+"""Crash recovery: SIGKILL one of two worker processes mid-drain.
 
     uv run --group bench python -m bench.crash
     uv run --group bench python -m bench.crash --smoke
@@ -34,7 +34,16 @@ import threading
 import time
 
 from bench import systems
-from bench.common import base_parser, bench_server, check, connect, print_table, setup_django, store_database
+from bench.common import (
+    base_parser,
+    bench_server,
+    check,
+    connect,
+    one_row,
+    print_table,
+    setup_django,
+    store_database,
+)
 
 LEASE = 5
 
@@ -53,7 +62,7 @@ def crash_worker(conninfo: str, scope, session: str, batch: int, lease: int, rea
         while True:
             claims = execute(agent.claim_batch(scope, max=batch, queue=systems.QUEUE, lease_ttl_seconds=lease), conn)
             if not claims:
-                left = conn.execute("SELECT count(*) AS n FROM todos WHERE state <> 'done'").fetchone()["n"]
+                left = one_row(conn.execute("SELECT count(*) AS n FROM todos WHERE state <> 'done'"))["n"]
                 if left == 0:
                     return
                 time.sleep(0.1)  # the rest is leased to someone else (or to the dead): wait
@@ -132,7 +141,7 @@ def run_crash_in(
     stop, reaps = threading.Event(), []
     reaper = threading.Thread(target=reaper_loop, args=(conninfo, interval, stop, reaps), daemon=True)
     with connect(conninfo) as clock:
-        t0 = clock.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
+        t0 = one_row(clock.execute("SELECT clock_timestamp() AS t"))["t"]
         m0 = time.monotonic()
         reaper.start()
         # (workers are already draining; t0 marks the start of the timeline)
@@ -140,20 +149,24 @@ def run_crash_in(
         victim = workers["w1"][0]
         # Kill it while it holds leases (a batch in hand), or the crash strands nothing.
         for _ in range(500):
-            held = clock.execute(
-                "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND ended_at IS NULL"
-            ).fetchone()["n"]
+            held = one_row(
+                clock.execute(
+                    "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND ended_at IS NULL"
+                )
+            )["n"]
             if held >= min(3, batch):
                 break
+        if victim.pid is None:
+            raise RuntimeError("worker w1 never started")
         os.kill(victim.pid, signal.SIGKILL)
-        kill_t = clock.execute(
-            "SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}
-        ).fetchone()["t"]
+        kill_t = one_row(
+            clock.execute("SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0})
+        )["t"]
         if restart:
             standby_go.set()
-            restart_t = clock.execute(
-                "SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0}
-            ).fetchone()["t"]
+            restart_t = one_row(
+                clock.execute("SELECT extract(epoch FROM clock_timestamp() - %(t0)s)::float8 AS t", {"t0": t0})
+            )["t"]
         else:
             restart_t = None
         victim.join(10)
@@ -164,12 +177,14 @@ def run_crash_in(
         reaper.join()
         done = clock.execute(COMPLETIONS, {"t0": t0}).fetchall()
         recovered = clock.execute(RECOVERED, {"t0": t0}).fetchall()
-        once = clock.execute(EXACTLY_ONCE, {"killed": "w1"}).fetchone()
+        once = one_row(clock.execute(EXACTLY_ONCE, {"killed": "w1"}))
         # The leases w1 held when it died: its attempts that ended other than completed (after
         # the run every attempt is closed, so these are exactly the stranded ones).
-        in_flight = clock.execute(
-            "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND outcome <> 'completed'"
-        ).fetchone()["n"]
+        in_flight = one_row(
+            clock.execute(
+                "SELECT count(*) AS n FROM todo_attempts WHERE claimer_session = 'w1' AND outcome <> 'completed'"
+            )
+        )["n"]
 
     # Verification: nothing lost, each todo completed exactly once, only the victim's leases lapsed.
     systems.verify_store_crash(conninfo, n)
@@ -318,7 +333,7 @@ def _count(values) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 8_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 8_000)
     parser.add_argument("--kill-after", type=float, default=6.0, help="seconds before SIGKILL (default 6)")
     parser.add_argument("--lease", type=int, default=LEASE, help="lease seconds (default 5)")
     parser.add_argument("--batch", type=int, default=10, help="claim_batch max (default 10)")

@@ -1,4 +1,4 @@
-"""Issue 8, drain throughput: N pre-created jobs, K = 8 workers, time to the N-th completion.
+"""Drain throughput: N pre-created jobs, K = 8 workers, time to the N-th completion.
 
     uv run --group bench python -m bench.drain --n 50000
     uv run --group bench python -m bench.drain --smoke
@@ -31,7 +31,7 @@ K = 8
 ROW_SYSTEMS = ("store", "bare", "pgqueuer", "procrastinate")
 BATCH_SYSTEMS = ("store-batch", "pgqueuer-batch")
 TARGETS = [
-    # (numerator, denominator, target ratio): issue 12's figures
+    # (numerator, denominator, target ratio): the throughput the store is held to beside each system
     ("store", "bare", 0.4),
     ("store", "pgqueuer", 2.0),
     ("store", "procrastinate", 3.0),
@@ -85,7 +85,7 @@ def available(name: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 50_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 50_000)
     parser.add_argument("--k", type=int, default=K, help="concurrent workers (default 8)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds, alternating the order (default 1)")
     parser.add_argument(

@@ -1,4 +1,4 @@
-"""Issue 8, HOT updates: how many of the updates to ``todos`` a heartbeat-heavy run keeps HOT.
+"""HOT updates: how many of the updates to ``todos`` a heartbeat-heavy run keeps HOT.
 
     uv run --group bench python -m bench.hot
     uv run --group bench python -m bench.hot --heartbeats 8 --n 2000
@@ -92,7 +92,7 @@ def run_hot(admin: str, n: int, k: int, heartbeats: int, variant: str | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 2_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 2_000)
     parser.add_argument("--k", type=int, default=8, help="concurrent workers (default 8)")
     parser.add_argument(
         "--heartbeats",

@@ -1,4 +1,4 @@
-"""Issue 8, figure 3: the drain over HTTP, beside the same drain in-process.
+"""The drain over HTTP, beside the same drain in-process.
 
     uv run --group bench python -m bench.http_drain                      # N=4,000, 2 rounds
     uv run --group bench python -m bench.http_drain --systems store,http,store-batch,http-batch
@@ -482,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    parser = base_parser(__doc__.split("\n")[0], 4_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 4_000)
     parser.add_argument("--k", type=int, default=K, help="workers (default 8)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")
     parser.add_argument(

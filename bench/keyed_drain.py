@@ -1,6 +1,5 @@
-"""Issue 15, a drain where every todo carries a concurrency key: N todos over ``--keys`` keys
-(default 100, limit 1 each), K = 8 workers, claim_next → complete; the jobs/s and proof the limit
-held.
+"""A drain where every todo carries a concurrency key: N todos over ``--keys`` keys (default 100,
+limit 1 each), K = 8 workers, claim_next → complete; the jobs/s and proof the limit held.
 
     uv run --group bench python -m bench.keyed_drain --n 20000
     uv run --group bench python -m bench.keyed_drain --smoke
@@ -21,7 +20,7 @@ import time
 from collections import Counter
 
 from bench import systems
-from bench.common import base_parser, bench_server, print_table, store_database
+from bench.common import base_parser, bench_server, one_row, print_table, store_database
 
 K = 8
 KEYS = 100
@@ -41,7 +40,7 @@ def keyed_worker(index: int, barrier, conninfo: str, scope, tally: dict) -> dict
             claim = execute(agent.claim_next(scope, queue=systems.QUEUE), conn)
             if claim is None:
                 # a key's last todos may be waiting for its slot: empty only when nothing is left
-                left = conn.execute("SELECT count(*) AS n FROM todos WHERE state <> 'done'").fetchone()["n"]
+                left = one_row(conn.execute("SELECT count(*) AS n FROM todos WHERE state <> 'done'"))["n"]
                 if left == 0:
                     break
                 time.sleep(0.001)
@@ -119,7 +118,7 @@ def drain_keyed_in(conninfo: str, n: int, k: int, keys: int | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 20_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 20_000)
     parser.add_argument("--k", type=int, default=K)
     parser.add_argument("--keys", type=int, default=KEYS)
     parser.add_argument("--rounds", type=int, default=1)

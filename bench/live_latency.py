@@ -1,4 +1,4 @@
-"""Issue 8, figure 7: live Board latency, from a transition's COMMIT to the message at a browser.
+"""Live Board latency, from a transition's COMMIT to the message at a browser.
 
     uv run --group bench python -m bench.live_latency                  # 100 clients, 200 transitions/s
     uv run --group bench python -m bench.live_latency --coalesce 0     # the pipeline alone
@@ -48,12 +48,15 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Self
 
 from bench.common import bench_server, connect, make_agent, setup_django, store_database
 from bench.serving import percentile, start_board
 
 QUEUE = "live"
 GENERATOR_THREADS = 4
+# One transition of the load: the todo, the client clock before and after its statement, its team.
+Transition = tuple[str, float, float, uuid.UUID]
 
 
 # --- humans and sessions ----------------------------------------------------------------------
@@ -100,7 +103,7 @@ class Watcher:
         self.task = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, port: int, session_key: str) -> Watcher:
+    async def open(cls, port: int, session_key: str) -> Self:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write(
@@ -214,7 +217,7 @@ def generate(conninfo: str, scopes, rate: float, seconds: float, out: list, stop
     conn.close()
 
 
-def run_load(conninfo: str, scopes, rate: float, seconds: float) -> list[tuple[str, float, float]]:
+def run_load(conninfo: str, scopes, rate: float, seconds: float) -> list[Transition]:
     out: list = []
     stop_at = time.monotonic() + seconds
     threads = [
@@ -233,7 +236,7 @@ def _load_child(conn, conninfo, scopes, rate, seconds) -> None:
     conn.close()
 
 
-def run_load_elsewhere(conninfo: str, scopes, rate: float, seconds: float) -> list[tuple[str, float, float]]:
+def run_load_elsewhere(conninfo: str, scopes, rate: float, seconds: float) -> list[Transition]:
     """``run_load`` in a forked process, so that the load's threads do not compete for this
     process's GIL with the clients' event loop (a browser tab has a process of its own). Times
     are ``time.monotonic()``, one clock for every process on the machine."""
@@ -407,7 +410,7 @@ def main(argv=None) -> int:
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--rate", type=float, default=200.0, help="store transitions per second")
     parser.add_argument("--seconds", type=float, default=15.0)

@@ -1,4 +1,4 @@
-"""Issue 8, figure 8: long-poll pickup, from ``create_for`` to a waiting ``claim_next`` returning it.
+"""Long-poll pickup, from ``create_for`` to a waiting ``claim_next`` returning it.
 
     uv run --group bench python -m bench.longpoll_pickup                 # 200 samples per path, 1 and 8 waiters
     uv run --group bench python -m bench.longpoll_pickup --servers board,fast
@@ -48,16 +48,15 @@ async def _measure(
 ) -> dict:
     """``samples`` pickups per create path with ``waiters`` long polls open; plus plain round trips."""
     import httpx
-    import psycopg
     from psycopg.rows import dict_row
 
-    from todos.core.db import aexecute
+    from todos.core.db import AsyncDictConnection, aexecute
     from todos.core.store import agent as store
 
     loop = asyncio.get_running_loop()
     limits = httpx.Limits(max_connections=waiters + 4, max_keepalive_connections=waiters + 4)
     client = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60, limits=limits)
-    conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
+    conn = await AsyncDictConnection.connect(conninfo, autocommit=True, row_factory=dict_row)
     arrived: dict[str, float] = {}
     expected: dict[str, asyncio.Future] = {}
     in_poll = 0
@@ -148,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--samples", type=int, default=200, help="pickups per create path (default 200)")
     parser.add_argument("--waiters", default="1,8", help="comma-separated waiter counts to run (default 1,8)")
     parser.add_argument(

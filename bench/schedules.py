@@ -1,5 +1,5 @@
-"""Issue 15, periodic schedules: 1,000 schedules firing every minute, swept by several loops at
-once; every tick fired exactly once, and how late.
+"""Periodic schedules: 1,000 schedules firing every minute, swept by several loops at once;
+every tick fired exactly once, and how late.
 
     uv run --group bench python -m bench.schedules                 # real time: 2 minute boundaries
     uv run --group bench python -m bench.schedules --minutes 3 --sweepers 4
@@ -31,7 +31,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from bench import systems
-from bench.common import base_parser, bench_server, check, print_table, store_database
+from bench.common import base_parser, bench_server, check, one_row, print_table, store_database
 
 
 def sweeper(stop: threading.Event, errors: list) -> None:
@@ -79,22 +79,22 @@ def measure(conninfo: str, n: int, sweepers: int, minutes: int, compressed: bool
             conn.execute("UPDATE schedules SET next_fire_at = date_trunc('minute', now())")
         conn.execute("VACUUM ANALYZE schedules")
         stop, errors = threading.Event(), []
-        started = conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
+        started = one_row(conn.execute("SELECT clock_timestamp() AS t"))["t"]
         threads = [threading.Thread(target=sweeper, args=(stop, errors)) for _ in range(sweepers)]
         for t in threads:
             t.start()
         if compressed:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                if conn.execute("SELECT count(*) AS n FROM schedule_fires").fetchone()["n"] >= n:
+                if one_row(conn.execute("SELECT count(*) AS n FROM schedule_fires"))["n"] >= n:
                     break
                 time.sleep(0.05)
-            window = conn.execute("SELECT min(tick) AS a, max(tick) AS b FROM schedule_fires").fetchone()
+            window = one_row(conn.execute("SELECT min(tick) AS a, max(tick) AS b FROM schedule_fires"))
         else:
             # wait for `minutes` minute boundaries, then a few seconds for their fires
-            first = conn.execute("SELECT date_trunc('minute', now()) + interval '1 minute' AS t").fetchone()["t"]
+            first = one_row(conn.execute("SELECT date_trunc('minute', now()) + interval '1 minute' AS t"))["t"]
             last = first + timedelta(minutes=minutes - 1)
-            while conn.execute("SELECT clock_timestamp() AS t").fetchone()["t"] < last:
+            while one_row(conn.execute("SELECT clock_timestamp() AS t"))["t"] < last:
                 time.sleep(0.5)
             time.sleep(5)
             window = {"a": first, "b": last}
@@ -108,18 +108,22 @@ def measure(conninfo: str, n: int, sweepers: int, minutes: int, compressed: bool
                FROM schedule_fires f WHERE f.tick BETWEEN %(a)s AND %(b)s""",
             {"started": started if compressed else datetime(1970, 1, 1, tzinfo=UTC), **window},
         ).fetchall()
-        ticks = conn.execute(
-            "SELECT count(DISTINCT tick) AS n FROM schedule_fires WHERE tick BETWEEN %(a)s AND %(b)s", window
-        ).fetchone()["n"]
+        ticks = one_row(
+            conn.execute(
+                "SELECT count(DISTINCT tick) AS n FROM schedule_fires WHERE tick BETWEEN %(a)s AND %(b)s", window
+            )
+        )["n"]
         expected = n * (1 if compressed else minutes)
         check(len(fires) == expected, f"{len(fires)} fires for {expected} ticks")
         check(len({(f["schedule_id"], f["tick"]) for f in fires}) == len(fires), "a tick fired twice")
         check(all(f["how"] == "tick" for f in fires), "a tick fired as something else")
-        todos = conn.execute(
-            """SELECT count(*) AS n, count(DISTINCT idempotency_key) AS keys FROM todos
+        todos = one_row(
+            conn.execute(
+                """SELECT count(*) AS n, count(DISTINCT idempotency_key) AS keys FROM todos
                WHERE id = ANY(%(ids)s)""",
-            {"ids": [f["todo_id"] for f in fires]},
-        ).fetchone()
+                {"ids": [f["todo_id"] for f in fires]},
+            )
+        )
         check(todos["n"] == len(fires) == todos["keys"], f"todos {todos} for {len(fires)} fires")
         late = sorted(float(f["late"]) for f in fires)
         return {
@@ -132,7 +136,7 @@ def measure(conninfo: str, n: int, sweepers: int, minutes: int, compressed: bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 1_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 1_000)
     parser.add_argument("--sweepers", type=int, default=3, help="concurrent loops (threads), default 3")
     parser.add_argument("--minutes", type=int, default=2, help="minute boundaries to wait for (real time)")
     parser.add_argument("--compressed", action="store_true", help="seed every schedule due now (one burst)")

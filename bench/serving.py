@@ -1,5 +1,5 @@
-"""What the over-the-wire benchmarks share (figures 3, 4 and 8): a real Board server, tokens,
-signed-in humans, and the machine's state.
+"""What the over-the-wire benchmarks share (the HTTP drain, the watched drain, long-poll pickup): a
+real Board server, tokens, signed-in humans, and the machine's state.
 
 Why a subprocess: the figures are about Board as deployed, ``daphne board.asgi:application`` in
 its own process with its own event loop, connection pools and LISTEN connection, talking HTTP
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from bench.common import setup_django
 
@@ -77,7 +77,8 @@ class BoardServer:
 
 def database_url(conninfo: str) -> str:
     """A libpq conninfo as the ``DATABASE_URL`` a Board server reads (Unix sockets included)."""
-    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    # Parsed from a string, every value is a str (ConnParam's int is for keyword arguments).
+    info = {key: str(value) for key, value in conninfo_to_dict(conninfo).items()}
     user = quote(info.get("user") or "", safe="")
     password = info.get("password")
     auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")

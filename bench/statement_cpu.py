@@ -35,13 +35,20 @@ def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
 
     scope = systems.load_store(conninfo, n, variant)
     with connect(conninfo) as conn:
+
+        def claim_next() -> str:
+            claim = execute(agent.claim_next(scope, queue=systems.QUEUE), conn)
+            if claim is None:
+                raise RuntimeError(f"the queue ran dry: {n} todos loaded for {m} claims and 20 warm-up ones")
+            return claim.todo.id
+
         variants.prepare_session(variant, conn)
         ids = []
         for _ in range(20):
-            ids.append(execute(agent.claim_next(scope, queue=systems.QUEUE), conn).todo.id)
+            ids.append(claim_next())
         c0, w0 = backend_cpu(conn), time.perf_counter()
         for _ in range(m):
-            ids.append(execute(agent.claim_next(scope, queue=systems.QUEUE), conn).todo.id)
+            ids.append(claim_next())
         c1, w1 = backend_cpu(conn), time.perf_counter()
         for todo_id in ids[:m]:
             execute(agent.complete(scope, todo_id), conn)
@@ -61,7 +68,7 @@ def measure_in(conninfo: str, n: int, m: int, variant: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = base_parser(__doc__.split("\n")[0], 3_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 3_000)
     parser.add_argument("--m", type=int, default=1000, help="claims and completes measured (default 1,000)")
     parser.add_argument("--variants", default="none", help="comma list; 'none' is the store as it is")
     args = parser.parse_args(argv)

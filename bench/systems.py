@@ -20,18 +20,20 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, LiteralString
 
-import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from bench.common import (
+    DictConnection,
     check,
     client_cpu_seconds,
     connect,
     create_todos,
     fresh_database,
     make_agent,
+    one_row,
     run_gang,
     server_cpu_seconds,
     setup_django,
@@ -75,7 +77,7 @@ class Outcome:
 def _prepare_common(conninfo: str, tables: tuple[str, ...]) -> None:
     with connect(conninfo) as conn:
         for table in tables:
-            conn.execute(f"VACUUM (ANALYZE) {table}")
+            conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
         conn.execute("CHECKPOINT")
 
 
@@ -102,7 +104,7 @@ class LockSampler:
         self.stop = threading.Event()
 
     def _run(self) -> None:
-        with psycopg.connect(
+        with DictConnection.connect(
             self.conninfo, autocommit=True, row_factory=dict_row, application_name="bench-sampler"
         ) as conn:
             while not self.stop.wait(self.interval):
@@ -126,30 +128,34 @@ class LockSampler:
         self.thread.join()
 
 
-def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: str):
+def _timed_gang(conninfo: str, target, k: int, args: tuple, mode: str, end_sql: LiteralString):
     """Run the gang; return (server seconds, gang, WAL bytes, WAL full-page images).
     ``end_sql`` answers the latest completion."""
-    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row, application_name="bench-clock") as clock:
+    with DictConnection.connect(
+        conninfo, autocommit=True, row_factory=dict_row, application_name="bench-clock"
+    ) as clock:
         holder: dict[str, Any] = {}
 
         def on_ready():
-            holder.update(clock.execute(WAL_NOW).fetchone())
+            holder.update(one_row(clock.execute(WAL_NOW)))
             holder["cpu0"], holder["ccpu0"] = server_cpu_seconds(clock), client_cpu_seconds()
-            holder["t0"] = clock.execute("SELECT clock_timestamp() AS t").fetchone()["t"]
+            holder["t0"] = one_row(clock.execute("SELECT clock_timestamp() AS t"))["t"]
 
         with LockSampler(conninfo) as sampler:
             gang = run_gang(target, k, args, mode=mode, on_ready=on_ready)
         cpu1, ccpu1 = server_cpu_seconds(clock), client_cpu_seconds()
         worker_cpu = [x["cpu"] for x in gang.extra if "cpu" in x]
-        row = clock.execute(f"SELECT extract(epoch FROM ({end_sql}) - %(t0)s)::float8 AS s", holder).fetchone()
+        row = one_row(clock.execute(f"SELECT extract(epoch FROM ({end_sql}) - %(t0)s)::float8 AS s", holder))
         # Backends report their WAL statistics when they exit or at most once a second.
         time.sleep(1.1)
         clock.execute("SELECT pg_stat_clear_snapshot()")
-        wal = clock.execute(
-            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %(lsn)s)::bigint AS bytes, "
-            "(SELECT wal_fpi FROM pg_stat_wal) - %(fpi)s AS fpi",
-            holder,
-        ).fetchone()
+        wal = one_row(
+            clock.execute(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %(lsn)s)::bigint AS bytes, "
+                "(SELECT wal_fpi FROM pg_stat_wal) - %(fpi)s AS fpi",
+                holder,
+            )
+        )
     gang.extra.append(
         {
             "wal_bytes": int(wal["bytes"]),
@@ -237,18 +243,18 @@ def relaying(conninfo: str):
 def wait_relayed(conninfo: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     with connect(conninfo) as conn:
-        while conn.execute("SELECT EXISTS (SELECT 1 FROM change_log) AS w").fetchone()["w"]:
+        while one_row(conn.execute("SELECT EXISTS (SELECT 1 FROM change_log) AS w"))["w"]:
             check(time.monotonic() < deadline, "store: the relay did not drain the change log")
             time.sleep(0.01)
 
 
 def verify_store(conninfo: str, n: int) -> None:
     with connect(conninfo) as conn:
-        r = conn.execute(STORE_VERIFY).fetchone()
+        r = one_row(conn.execute(STORE_VERIFY))
         broken = broken_lifecycle(conn)
-        if conn.execute("SELECT to_regclass('change_log') IS NOT NULL AS has").fetchone()["has"]:
+        if one_row(conn.execute("SELECT to_regclass('change_log') IS NOT NULL AS has"))["has"]:
             broken += broken_counts(conn)
-        if conn.execute("SELECT to_regclass('concurrency_keys') IS NOT NULL AS has").fetchone()["has"]:
+        if one_row(conn.execute("SELECT to_regclass('concurrency_keys') IS NOT NULL AS has"))["has"]:
             broken += broken_slots(conn)
     check(r["total"] == n, f"store: {r['total']} todos, expected {n}")
     check(r["done"] == n, f"store: {r['done']} done of {n}")
@@ -263,7 +269,7 @@ def verify_store(conninfo: str, n: int) -> None:
 def verify_store_crash(conninfo: str, n: int) -> None:
     """As :func:`verify_store`, but a todo may have earlier attempts (a crashed worker's)."""
     with connect(conninfo) as conn:
-        r = conn.execute(STORE_VERIFY).fetchone()
+        r = one_row(conn.execute(STORE_VERIFY))
         broken = broken_lifecycle(conn)
     check(r["total"] == n and r["done"] == n, f"store: {r['done']} done of {r['total']} (expected {n})")
     check(
@@ -365,9 +371,9 @@ def drain_bare_in(conninfo: str, n: int, k: int, *, mode: str, notify: bool = Fa
         conninfo, bare_worker, k, (conninfo, notify), mode, "SELECT max(done_at) FROM bare_jobs"
     )
     with connect(conninfo) as conn:
-        r = conn.execute(
-            "SELECT count(*) AS total, count(*) FILTER (WHERE state = 'done') AS done FROM bare_jobs"
-        ).fetchone()
+        r = one_row(
+            conn.execute("SELECT count(*) AS total, count(*) FILTER (WHERE state = 'done') AS done FROM bare_jobs")
+        )
     check(r["total"] == n and r["done"] == n, f"bare: {r['done']} done of {r['total']} (expected {n})")
     check(gang.total == n, f"bare: workers completed {gang.total}, expected {n}")
     return Outcome("bare+notify" if notify else "bare", n, seconds, gang.wall_seconds, gang.done, **_wal(gang))
@@ -464,10 +470,12 @@ def drain_pgqueuer_in(
         "SELECT max(created) FROM pgqueuer_log WHERE status = 'successful'",
     )
     with connect(conninfo) as conn:
-        r = conn.execute("""SELECT (SELECT count(*) FROM pgqueuer) AS left_in_queue,
+        r = one_row(
+            conn.execute("""SELECT (SELECT count(*) FROM pgqueuer) AS left_in_queue,
                                    (SELECT count(*) FROM pgqueuer_log WHERE status = 'successful') AS ok,
                                    (SELECT count(DISTINCT job_id) FROM pgqueuer_log WHERE status = 'successful') AS ok_distinct,
-                                   (SELECT count(*) FROM pgqueuer_log WHERE status NOT IN ('successful', 'queued', 'picked')) AS other""").fetchone()
+                                   (SELECT count(*) FROM pgqueuer_log WHERE status NOT IN ('successful', 'queued', 'picked')) AS other""")
+        )
     check(r["left_in_queue"] == 0, f"pgqueuer: {r['left_in_queue']} jobs left in the queue")
     check(
         r["ok"] == n and r["ok_distinct"] == n,
@@ -503,6 +511,8 @@ def _procrastinate_app(conninfo: str, pool_size: int):
 
 
 async def _procrastinate_load(conninfo: str, n: int) -> None:
+    from procrastinate.types import JSONDict
+
     app = _procrastinate_app(conninfo, 2)
 
     @app.task(name="noop", queue=QUEUE)
@@ -513,7 +523,8 @@ async def _procrastinate_load(conninfo: str, n: int) -> None:
         await app.schema_manager.apply_schema_async()
         chunk = 2000
         for s in range(0, n, chunk):
-            await noop.batch_defer_async(*({"n": i} for i in range(s, min(n, s + chunk))))
+            kwargs: list[JSONDict] = [{"n": i} for i in range(s, min(n, s + chunk))]
+            await noop.batch_defer_async(*kwargs)
 
 
 def procrastinate_worker(index: int, barrier, conninfo: str, concurrency: int) -> dict:
@@ -552,10 +563,12 @@ def drain_procrastinate_in(conninfo: str, n: int, k: int, *, mode: str = "proces
         "SELECT max(at) FROM procrastinate_events WHERE type = 'succeeded'",
     )
     with connect(conninfo) as conn:
-        r = conn.execute("""SELECT (SELECT count(*) FROM procrastinate_jobs) AS total,
+        r = one_row(
+            conn.execute("""SELECT (SELECT count(*) FROM procrastinate_jobs) AS total,
                                    (SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded') AS ok,
                                    (SELECT count(*) FROM procrastinate_events WHERE type = 'started') AS started,
-                                   (SELECT count(DISTINCT job_id) FROM procrastinate_events WHERE type = 'started') AS started_distinct""").fetchone()
+                                   (SELECT count(DISTINCT job_id) FROM procrastinate_events WHERE type = 'started') AS started_distinct""")
+        )
     check(r["total"] == n and r["ok"] == n, f"procrastinate: {r['ok']} succeeded of {r['total']} (expected {n})")
     check(
         r["started"] == n and r["started_distinct"] == n,

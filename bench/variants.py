@@ -8,25 +8,26 @@ effects are in ``bench/README.md`` ("Findings").
 
 The variants that rewrote the store's SQL text (moving the Board's NOTIFY to an outbox, the
 per-queue pause check, the literal claim ``LIMIT``) are gone: each is in the store now, the
-outbox as the change log and its relay (issue 12).
+outbox as the change log and its relay.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import LiteralString
 
 
 @dataclass(frozen=True)
 class Variant:
     doc: str
-    session: tuple[str, ...] = ()  # run once on each worker connection
-    schema: tuple[str, ...] = ()  # run once on the fresh store database, after migrate
+    session: tuple[LiteralString, ...] = ()  # run once on each worker connection
+    schema: tuple[LiteralString, ...] = ()  # run once on the fresh store database, after migrate
     relay: bool = True  # the change-log relay runs beside the workers, as in a Board process
 
 
 VARIANTS: dict[str, Variant] = {
     "no-slot-trigger": Variant(
-        "measurement only (issue 15): without the concurrency-slot triggers and the key index, to "
+        "measurement only: without the concurrency-slot triggers and the key index, to "
         "see what they cost a drain that uses no keys",
         schema=(
             "DROP TRIGGER todos_concurrency_slot_freed ON todos",

@@ -1,4 +1,4 @@
-"""Issue 8, figure 4: the drain while Board dashboards watch it, against the same drain unwatched.
+"""The drain while Board dashboards watch it, against the same drain unwatched.
 
     uv run --group bench python -m bench.watching                    # N=4,000, 2 rounds, every variant
     uv run --group bench python -m bench.watching --rounds 3 --watchers none,sockets
@@ -62,16 +62,16 @@ BROWSER_CONNECTIONS = 6
 
 def _client_class():
     """``bench.live_latency.Watcher`` (its minimal RFC 6455 client), reacting like ``live.js``."""
+    import httpx
+
     from bench.live_latency import Watcher
 
     class Dashboard(Watcher):
         mode = "sockets"
-        http = None  # httpx.AsyncClient with the human's session
+        http: httpx.AsyncClient | None = None  # the human's session, opened by setup()
         stats: dict
 
         def setup(self, mode: str, port: int, session_key: str, stats: dict) -> None:
-            import httpx
-
             self.mode, self.stats = mode, stats
             self.inflight: dict[str, bool] = {}  # element key -> a refresh is in flight
             self.again: set[str] = set()
@@ -132,6 +132,8 @@ def _client_class():
 
         async def _fetch(self, key: str, url: str) -> None:
             try:
+                if self.http is None:
+                    raise RuntimeError("a dashboard refreshes only after setup() opened its session")
                 async with self.slots:
                     started = time.monotonic()
                     response = await self.http.get(url)
@@ -242,7 +244,7 @@ class Run:
         return self.n / self.seconds if self.seconds > 0 else float("nan")
 
 
-def drain_watched(conninfo: str, scope, server, dashboards: Dashboards | None, mode: str, n: int, k: int) -> Run:
+def drain_watched(conninfo: str, scope, server, dashboards: Dashboards, mode: str, n: int, k: int) -> Run:
     """Load ``n`` todos, connect the dashboards (``mode``), drain with ``k`` threads, verify."""
     with connect(conninfo) as conn:
         create_todos(conn, scope, n, queue=QUEUE)
@@ -250,12 +252,12 @@ def drain_watched(conninfo: str, scope, server, dashboards: Dashboards | None, m
     if mode != "none":
         dashboards.call("connect", mode)
     board0 = server.cpu_seconds()
-    dash0 = dashboards.cpu_seconds() if dashboards else 0.0
+    dash0 = dashboards.cpu_seconds()
     seconds, gang = systems._timed_gang(
         conninfo, systems.store_worker, k, (conninfo, scope, 1, None), "threads", "SELECT max(completed_at) FROM todos"
     )
     board1 = server.cpu_seconds()
-    dash1 = dashboards.cpu_seconds() if dashboards else 0.0
+    dash1 = dashboards.cpu_seconds()
     stats = dashboards.call("disconnect") if mode != "none" else {}
     systems.verify_store(conninfo, n)
     clear_todos(conninfo)
@@ -267,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    parser = base_parser(__doc__.split("\n")[0], 4_000)
+    parser = base_parser((__doc__ or "").split("\n")[0], 4_000)
     parser.add_argument("--k", type=int, default=K, help="drain workers (default 8)")
     parser.add_argument("--clients", type=int, default=10, help="dashboards (default 10)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the order (default 2)")

@@ -180,12 +180,14 @@ def test_compare_drain_reads_the_rate_a_checkout_prints(tmp_path):
     fake = tmp_path / "checkout" / "bench"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("")
+    # The line bench.drain prints for its one round (r = 0).
     (fake / "drain.py").write_text(
-        "print('round 1: store     1,234 jobs/s  (CPU/job server 0.90 ms client 0.35 ms, lock waits 1%)')\n"
+        "r = 0\n"
+        "print(f'round {r + 1}: store     1,234 jobs/s  (CPU/job server 0.90 ms client 0.35 ms, lock waits 1%)')\n"
     )
     out = drain_once(fake.parent, db.conninfo(), 10, 1)
     assert out.rate == 1234.0 and out.cpu_ms is not None and abs(out.cpu_ms - 1.25) < 1e-9
-    (fake / "drain.py").write_text("print('round 1: store     99 jobs/s')\n")
+    (fake / "drain.py").write_text("r = 0\nprint(f'round {r + 1}: store     99 jobs/s')\n")
     assert drain_once(fake.parent, db.conninfo(), 10, 1).cpu_ms is None
     (fake / "drain.py").write_text("import sys\nprint('boom')\nsys.exit(3)\n")
     with pytest.raises(SystemExit, match="(?s)drain failed in .*boom"):
