@@ -180,3 +180,35 @@ def test_capture_names_a_function_that_runs_fewer_statements_than_asked():
     from todos.core import replica
 
     assert endpoints.read_connection is replica.read_connection  # the stand-in is gone after the capture
+
+
+# -- what a reviewer reads -----------------------------------------------------------------------
+
+LINE_LIMIT = 120
+# Two string literals compared (``('claimed') = 'claimed'``): a test folded to a constant, which a
+# builder that knows both sides should have decided itself.
+LITERAL_COMPARISON = re.compile(r"'[^'\n]*'\)?\s*(?:=|<>|!=|IS (?:NOT )?DISTINCT FROM)\s*\(?'")
+
+
+def _committed() -> dict[str, str]:
+    return {path.name: path.read_text() for path in sorted(render.STATEMENTS_DIR.glob("*.sql"))}
+
+
+def test_no_rendered_line_is_longer_than_the_limit():
+    long = [
+        f"{name}:{n} ({len(line)})"
+        for name, text in _committed().items()
+        for n, line in enumerate(text.splitlines(), 1)
+        if len(line) > LINE_LIMIT
+    ]
+    assert not long, f"lines over {LINE_LIMIT} characters (lay out the builder, then `{REGENERATE}`): {long}"
+
+
+def test_no_rendered_statement_compares_two_string_literals():
+    found = {
+        name: match.group(0)
+        for name, text in _committed().items()
+        if (match := LITERAL_COMPARISON.search(text.split("\n\n", 1)[1]))
+    }
+    assert not found, f"constant comparisons the builder could have folded: {found}"
+    assert LITERAL_COMPARISON.search("CASE WHEN ('claimed') = 'claimed' AND ('done') IS DISTINCT FROM 'claimed'")

@@ -21,9 +21,11 @@ from typing import Any, LiteralString, cast
 
 from psycopg import sql
 
+from todos.core.words import TodoState
+
 # The schema's todo states (``todos.state``'s CHECK constraint): the only text a state literal may
 # be, and the states the store's inputs accept (``todos.core.store.inputs``).
-TODO_STATES: tuple[LiteralString, ...] = ("pending", "claimed", "done", "failed", "canceled")
+TODO_STATES: tuple[LiteralString, ...] = tuple(state.value for state in TodoState)
 
 
 class Params(dict[str, Any]):
@@ -79,9 +81,11 @@ def join(separator: LiteralString, parts: Iterable[LiteralString]) -> LiteralStr
     return separator.join(parts)
 
 
-def conjunction(predicates: Iterable[LiteralString]) -> LiteralString:
-    """``p1 AND p2 AND …`` (``TRUE`` when there are none)."""
-    return join(" AND ", predicates) or "TRUE"
+def conjunction(predicates: Iterable[LiteralString], *, indent: LiteralString | None = None) -> LiteralString:
+    """``p1 AND p2 AND …`` (``TRUE`` when there are none); with ``indent``, one predicate a line,
+    each ``AND`` after the first at ``indent``, so a long filter stays readable."""
+    separator: LiteralString = " AND " if indent is None else f"\n{indent}AND "
+    return join(separator, predicates) or "TRUE"
 
 
 def columns(names: Iterable[LiteralString], alias: LiteralString = "") -> LiteralString:

@@ -33,6 +33,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from todos.core.words import ChangeOp
 from todos.live.fanout import get_fanout
 from todos.live.groups import EVERYONE, team_group, user_group
 from todos.live.membership import ateam_ids
@@ -174,7 +175,7 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
     # --- from the fan-out (channel layer) ------------------------------------------------------
 
     async def board_changed(self, event):
-        if "membership" in event["ops"]:
+        if ChangeOp.MEMBERSHIP in event["ops"]:
             await self._recheck()
         if self.outbox is None or event["team"] not in self._team_keys:
             return  # no longer a member: whatever was still queued for that team is dropped

@@ -7,6 +7,10 @@ from typing import LiteralString
 
 # Live Board updates, sent by the relay from the change log (ids and small fields; never a payload).
 BOARD_CHANNEL: LiteralString = "board_events"
+# The op of the message the relay sends every team once it rebuilt the counts: every number may
+# have moved. The other ops are the change log's (``todos.core.words.ChangeOp``); no statement
+# writes this one.
+RECOUNT: LiteralString = "recount"
 
 
 def board_message(

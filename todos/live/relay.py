@@ -36,7 +36,8 @@ import psycopg
 from django.conf import settings
 
 from todos.core import compose
-from todos.live.messages import board_message
+from todos.core.words import BoardState, ChangeOp, TodoState
+from todos.live.messages import RECOUNT, board_message
 
 if TYPE_CHECKING:
     from todos.core.db import DictConnection
@@ -50,6 +51,10 @@ PASS_LOCK = 0x626F61726402  # "board" 02: one pass (or rebuild, or cap) at a tim
 # 8000-byte payload limit whatever the names.
 NOTIFY_CHUNK = 25
 # How often a holder proves it is alive in relay_state (the log cap reads it).
+# The Board states the rollups count (the charts' completed and failed, the finished minutes).
+_DONE: LiteralString = BoardState.DONE.sql
+_DEAD: LiteralString = BoardState.DEAD.sql
+
 ALIVE_EVERY: LiteralString = "5 seconds"
 
 # The rows of ``taken`` as Board notifications: per team, operation and (for memberships) person,
@@ -84,9 +89,11 @@ def flow_upsert(source: LiteralString) -> LiteralString:
            flow_histogram(array_agg(flow_bucket(s.waited)) FILTER (WHERE s.waited IS NOT NULL)),
            flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
     FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
-                 fs.state_after = 'done' AND fs.state_before IS DISTINCT FROM 'done' AS completed,
-                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead') AS failed,
-                 fs.op = 'reap' OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
+                 fs.state_after = {_DONE} AND fs.state_before IS DISTINCT FROM {_DONE} AS completed,
+                 fs.op = {ChangeOp.FAIL.sql} OR (fs.state_after = {_DEAD} AND fs.state_before IS DISTINCT FROM {_DEAD})
+                   AS failed,
+                 fs.op = {ChangeOp.REAP.sql}
+                   OR (fs.op = {ChangeOp.CLAIM.sql} AND fs.state_before = {BoardState.CLAIMED.sql}) AS died
           FROM {source} fs
           WHERE fs.todo_id IS NOT NULL AND fs.queue IS NOT NULL
             AND EXISTS (SELECT 1 FROM teams ft WHERE ft.id = fs.team_id)) s
@@ -127,9 +134,9 @@ counted AS (
 finished AS (
     INSERT INTO todo_finished_minutes AS f (endpoint_id, queue, minute, done, dead)
     SELECT t.endpoint_id, t.queue, date_trunc('minute', t.at),
-           count(*) FILTER (WHERE t.state_after = 'done'), count(*) FILTER (WHERE t.state_after = 'dead')
+           count(*) FILTER (WHERE t.state_after = {_DONE}), count(*) FILTER (WHERE t.state_after = {_DEAD})
     FROM taken t
-    WHERE t.state_after IN ('done', 'dead') AND t.state_before IS DISTINCT FROM t.state_after
+    WHERE t.state_after IN ({_DONE}, {_DEAD}) AND t.state_before IS DISTINCT FROM t.state_after
       AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = t.endpoint_id)
     GROUP BY 1, 2, 3
     ON CONFLICT (endpoint_id, queue, minute) DO UPDATE SET done = f.done + EXCLUDED.done, dead = f.dead + EXCLUDED.dead
@@ -143,7 +150,8 @@ state AS (
        OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
     RETURNING counts_stale
 )
-SELECT (SELECT count(*) FROM taken) AS taken, {NOTIFY_TAKEN} AS sent,
+SELECT (SELECT count(*) FROM taken) AS taken,
+       {NOTIFY_TAKEN} AS sent,
        coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale"""
 
 # The counts as they are (todo_counts plus the log's deltas not yet applied) against todos.
@@ -173,7 +181,8 @@ ORDER BY 1, 2, 3"""
 # the todos it counts, so it sends them, adds them to the charts' rollup and drops them; rows
 # committed later stay for the next pass. (Rows the log cap dropped are missing from the charts.)
 REBUILD_STATEMENTS = (
-    f"""WITH taken AS (DELETE FROM change_log RETURNING *), flowed AS ({flow_upsert("taken")})
+    f"""WITH taken AS (DELETE FROM change_log RETURNING *),
+        flowed AS ({flow_upsert("taken")})
         SELECT {NOTIFY_TAKEN} AS sent""",
     "DELETE FROM todo_counts",
     """INSERT INTO todo_counts (endpoint_id, queue, state, n)
@@ -182,18 +191,19 @@ REBUILD_STATEMENTS = (
     # deleted and rebuilt whole (deleting after the instant but rebuilding from its minute hit
     # that minute's row, which was still there: a duplicate key).
     "DELETE FROM todo_finished_minutes WHERE minute >= date_trunc('minute', now() - interval '1 hour')",
-    """INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
+    f"""INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
        SELECT endpoint_id, queue, date_trunc('minute', completed_at),
-              count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed')
+              count(*) FILTER (WHERE state = {TodoState.DONE.sql}),
+              count(*) FILTER (WHERE state = {TodoState.FAILED.sql})
        FROM todos
        WHERE completed_at >= date_trunc('minute', now() - interval '1 hour')
-         AND todo_board_state(state, next_retry_at) IN ('done', 'dead')
+         AND todo_board_state(state, next_retry_at) IN ({_DONE}, {_DEAD})
        GROUP BY 1, 2, 3""",
     "UPDATE relay_state SET counts_stale = false, rebuilt_at = now()",
 )
 # After a rebuild every team's counts may have moved: one notification per team says so.
 NOTIFY_RECOUNT: LiteralString = f"""
-SELECT count({board_message(op="'recount'", team="t.id")}) AS sent
+SELECT count({board_message(op=f"'{RECOUNT}'", team="t.id")}) AS sent
 FROM teams t"""
 
 # The cap: only when no pass has proved a relay alive for the whole age (a relay that is merely

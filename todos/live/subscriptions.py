@@ -16,60 +16,79 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs
 from uuid import UUID
 
+from todos.core.words import ChangeOp
+from todos.live.messages import RECOUNT
+
 TODO_OPS = frozenset(
     {
-        "create",
-        "claim",
-        "heartbeat",
-        "complete",
-        "fail",
-        "release",
-        "force_release",
-        "retry",
-        "cancel",
-        "assign",
-        "priority",
-        "run_now",
-        "reschedule",
-        "edit",
-        "reap",
-        "requeue",
-        "purge",
-        "revoke",
+        ChangeOp.CREATE,
+        ChangeOp.CLAIM,
+        ChangeOp.HEARTBEAT,
+        ChangeOp.COMPLETE,
+        ChangeOp.FAIL,
+        ChangeOp.RELEASE,
+        ChangeOp.FORCE_RELEASE,
+        ChangeOp.RETRY,
+        ChangeOp.CANCEL,
+        ChangeOp.ASSIGN,
+        ChangeOp.PRIORITY,
+        ChangeOp.RUN_NOW,
+        ChangeOp.RESCHEDULE,
+        ChangeOp.EDIT,
+        ChangeOp.REAP,
+        ChangeOp.REQUEUE,
+        ChangeOp.PURGE,
+        ChangeOp.REVOKE,
     }
 )
 
 # A team's queue or concurrency-key settings changed (no todo did).
-QUEUE_OPS = frozenset({"pause", "resume", "concurrency"})
+QUEUE_OPS = frozenset({ChangeOp.PAUSE, ChangeOp.RESUME, ChangeOp.CONCURRENCY})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
-COUNT_OPS = frozenset({"recount"})
+COUNT_OPS = frozenset({RECOUNT})
 # What can make waiting work claimable or not (todos/core/selectors/claimability.py): an endpoint's
 # scopes, vend or delete ("endpoint"), its revocation or expiry ("revoke"), a reservation ("assign").
-CLAIMABILITY_OPS = frozenset({"endpoint", "revoke", "assign"})
+CLAIMABILITY_OPS = frozenset({ChangeOp.ENDPOINT, ChangeOp.REVOKE, ChangeOp.ASSIGN})
+# What a heartbeat, an assignment or a priority changes: who holds or may take a todo, and its
+# order; no count, age or state.
+UNCOUNTED_OPS = frozenset({ChangeOp.HEARTBEAT, ChangeOp.ASSIGN, ChangeOp.PRIORITY})
 
 # The ops that can change what each page shows besides the open todo. Pages not listed get every
 # op. A change of the human's *own* membership is not listed: it makes the consumer resync the page.
 PAGE_OPS: dict[str, frozenset[str]] = {
     # Per-queue counts, ages and pauses; a heartbeat, an assignment or a priority changes none.
     # Work no agent can claim is flagged there too.
-    "overview": (TODO_OPS - {"heartbeat", "assign", "priority"}) | QUEUE_OPS | COUNT_OPS | CLAIMABILITY_OPS,
+    "overview": (TODO_OPS - UNCOUNTED_OPS) | QUEUE_OPS | COUNT_OPS | CLAIMABILITY_OPS,
     "todos": TODO_OPS | QUEUE_OPS | COUNT_OPS | CLAIMABILITY_OPS,
     # A todo's own page: only its id matters (matched before this table is consulted).
     "drawer": frozenset(),
     # The audit trail: every human action; heartbeats are not actions.
-    "activity": (TODO_OPS - {"heartbeat"}) | QUEUE_OPS | {"endpoint", "membership", "schedule"},
-    "teams": frozenset({"membership", "endpoint"}),
+    "activity": (TODO_OPS - {ChangeOp.HEARTBEAT})
+    | QUEUE_OPS
+    | {ChangeOp.ENDPOINT, ChangeOp.MEMBERSHIP, ChangeOp.SCHEDULE},
+    "teams": frozenset({ChangeOp.MEMBERSHIP, ChangeOp.ENDPOINT}),
     # Finished, failed and lapsed attempts and first claims (todo_flow, kept by the relay).
-    "charts": frozenset({"claim", "complete", "fail", "release", "force_release", "cancel", "reap", "revoke"})
+    "charts": frozenset(
+        {
+            ChangeOp.CLAIM,
+            ChangeOp.COMPLETE,
+            ChangeOp.FAIL,
+            ChangeOp.RELEASE,
+            ChangeOp.FORCE_RELEASE,
+            ChangeOp.CANCEL,
+            ChangeOp.REAP,
+            ChangeOp.REVOKE,
+        }
+    )
     | COUNT_OPS,
     # In-flight todos, last heartbeats, recent outcomes per endpoint, and when each was last seen.
-    "agents": TODO_OPS | QUEUE_OPS | {"endpoint", "seen"},
+    "agents": TODO_OPS | QUEUE_OPS | {ChangeOp.ENDPOINT, ChangeOp.SEEN},
     # Schedules: one created, edited, paused, resumed or deleted ("schedule"), a tick fired
     # ("create"), a fired todo's state in "last fires", an owner endpoint revoked.
-    "schedules": (TODO_OPS - {"heartbeat", "assign", "priority"}) | {"schedule", "endpoint"},
+    "schedules": (TODO_OPS - UNCOUNTED_OPS) | {ChangeOp.SCHEDULE, ChangeOp.ENDPOINT},
     # The endpoints list: vend, rotate, scopes, lease, delete ("endpoint"), revoke and expiry
     # ("revoke"), and the once-a-minute "last seen" stamp ("seen").
-    "endpoints": frozenset({"endpoint", "revoke", "seen"}),
+    "endpoints": frozenset({ChangeOp.ENDPOINT, ChangeOp.REVOKE, ChangeOp.SEEN}),
 }
 
 MAX_FILTER = 2000

@@ -77,7 +77,7 @@ def header(name: str, entry: Call | Constant) -> str:
                 HEADER_WIDTH - 7,
                 initial_indent="  ",
                 subsequent_indent="      ",
-                break_long_words=False,
+                break_long_words=True,
                 break_on_hyphens=False,
             )
     lines.append(f"Generated: edit the code, then run `{REGENERATE}`.")

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import LiteralString
 from urllib.parse import urlencode
 
+from todos.core import compose
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.rows import AUDIT_COLUMNS, AuditRow
@@ -122,8 +123,9 @@ def activity(viewer: Viewer, f: ActivityFilter, *, page_size: int | None = None)
     sql = f"""
 SELECT x.* FROM unnest(%(teams)s::uuid[]) AS tm(id)
 CROSS JOIN LATERAL (
-    SELECT {AUDIT_COLUMNS} FROM audit_log l
-    WHERE {" AND ".join(where)}
+    SELECT {AUDIT_COLUMNS}
+    FROM audit_log l
+    WHERE {compose.conjunction(where, indent="      ")}
     ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s
 ) x
 ORDER BY x.at DESC, x.id DESC LIMIT %(limit)s"""

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, LiteralString
 from uuid import UUID
 
+from todos.core import compose
 from todos.core.db import Statement
 from todos.core.errors import Forbidden, Invalid, NotFound
 from todos.core.store import inputs
@@ -85,7 +86,7 @@ def credential_for(token_digest: bytes) -> Statement[Credential | None]:
     """The endpoint whose ``credential_hash`` is ``token_digest`` (revoked and expired included,
     so the caller can say which). The match is an index lookup on the digest, in SQL: no token
     or hash is compared in Python."""
-    sql = f"SELECT {CREDENTIAL_COLUMNS} FROM endpoints WHERE credential_hash = %(digest)s"
+    sql = f"SELECT {CREDENTIAL_COLUMNS}\nFROM endpoints WHERE credential_hash = %(digest)s"
     return Statement(sql, {"digest": token_digest}, lambda rows: _credential(rows[0]) if rows else None)
 
 
@@ -176,7 +177,7 @@ def list_todos(
         conditions.append("(t.created_at, t.id) < (%(after_created)s, %(after_id)s)")
     params["fetch"] = size + 1
     sql = f"""SELECT {TODO_COLUMNS} FROM todos t
-              WHERE {" AND ".join(conditions)}
+              WHERE {compose.conjunction(conditions, indent="                ")}
               ORDER BY t.created_at DESC, t.id DESC
               LIMIT %(fetch)s"""
 
@@ -217,7 +218,8 @@ def get_todo(agent: AgentScope, todo_id: Any, *, attempts_limit: Any = None) -> 
     sql = f"""
 SELECT {TODO_COLUMNS},
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
-            SELECT {ATTEMPT_COLUMNS} FROM todo_attempts a
+            SELECT {ATTEMPT_COLUMNS}
+            FROM todo_attempts a
             WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
 FROM todos t
 WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])"""

@@ -48,7 +48,8 @@ def count_eligible(viewer: Viewer, ids: list[str], action: str) -> int:
     if not ids or not acting:
         return 0
     sql: LiteralString = f"""SELECT count(*) AS n FROM todos t
-WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND {BULK_GUARDS[action]}"""
+WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])
+  AND {BULK_GUARDS[action]}"""
     with read_connection() as conn:
         return conn.execute(sql, (ids, acting)).fetchone()["n"]
 
@@ -62,9 +63,13 @@ def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> C
         sql = capped_count_sql(query)
     else:
         source, state_pred = branches(query)
-        where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *query.predicates))
+        where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *query.predicates), indent="        ")
         sql: LiteralString = f"""SELECT count(*) AS n FROM (
-    SELECT 1 FROM {source} CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE {where}) x LIMIT %(cap)s) c"""
+    SELECT 1 FROM {source}
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM todos t
+        WHERE {where}) x
+    LIMIT %(cap)s) c"""
     with read_connection() as conn:
         n = conn.execute(sql, Params(query.params, cap=cap + 1)).fetchone()["n"]
     return Count(min(n, cap), n > cap, cap)

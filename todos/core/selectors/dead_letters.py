@@ -61,7 +61,9 @@ def _window_sql(viewer: Viewer, f: TodoFilter, limit: int) -> tuple[LiteralStrin
     sql: LiteralString = f"""
 WITH d AS MATERIALIZED ({inner}),
 r AS (
-    SELECT d.id, d.title, d.created_at, {REASON} AS reason, {FINGERPRINT} AS fingerprint
+    SELECT d.id, d.title, d.created_at,
+           {REASON} AS reason,
+           {FINGERPRINT} AS fingerprint
     FROM d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
 )"""
     return sql, params

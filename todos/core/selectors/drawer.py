@@ -17,7 +17,9 @@ ATTEMPTS_SHOWN = 50
 AUDIT_SHOWN = 100
 
 DETAIL_SQL: LiteralString = f"""
-SELECT {ROW_SELECT}, {LAPSED}, t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
+SELECT {ROW_SELECT},
+       {LAPSED},
+       t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
        e.team_id,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
@@ -51,7 +53,8 @@ def attempts(todo: TodoRow, *, limit: int = ATTEMPTS_SHOWN) -> list[AttemptRow]:
     return [AttemptRow(**row) for row in rows]
 
 
-AUDIT_SQL: LiteralString = f"""SELECT {AUDIT_COLUMNS} FROM audit_log l
+AUDIT_SQL: LiteralString = f"""SELECT {AUDIT_COLUMNS}
+FROM audit_log l
 WHERE l.todo_id = %(id)s AND l.team_id = ANY(%(teams)s::uuid[])
 ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s"""
 

@@ -157,7 +157,7 @@ def endpoint_for(viewer: Viewer, slug: str) -> EndpointRow | None:
     """An endpoint of one of the viewer's teams; ``None`` for an unknown or foreign slug alike."""
     with read_connection() as conn:
         row = conn.execute(
-            ENDPOINT_SQL + " WHERE e.slug = %(slug)s AND e.team_id = ANY(%(teams)s::uuid[])",
+            ENDPOINT_SQL + "\nWHERE e.slug = %(slug)s AND e.team_id = ANY(%(teams)s::uuid[])",
             {"slug": slug, "teams": viewer.team_ids},
         ).fetchone()
     return EndpointRow.from_row(row) if row else None

@@ -38,7 +38,10 @@ ROW_COLUMNS: tuple[LiteralString, ...] = (
     "concurrency_key",
     "requires",
 )
-ROW_SELECT: LiteralString = ", ".join(f"t.{c}" for c in ROW_COLUMNS)
+# Six columns a line, so a statement that selects them reads them.
+ROW_SELECT: LiteralString = ",\n       ".join(
+    ", ".join(f"t.{c}" for c in ROW_COLUMNS[i : i + 6]) for i in range(0, len(ROW_COLUMNS), 6)
+)
 LAPSED: LiteralString = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
 
 

@@ -47,7 +47,7 @@ def keyset(columns: Columns, op: LiteralString, cursor: Cursor, params: Params, 
     if columns[0] == "priority":
         # todos_pending ends in (priority, created_at) without id: this looser prefix is what its
         # index scan can start from; the exact comparison above then drops the ties already shown.
-        condition += f" AND (t.priority, t.created_at) {op}= ({holders[0]}, {holders[1]})"
+        condition += f"\n      AND (t.priority, t.created_at) {op}= ({holders[0]}, {holders[1]})"
     return condition
 
 
@@ -66,7 +66,7 @@ def branches(query: TodoQuery) -> tuple[LiteralString, LiteralString]:
         return source, pred
     if len(query.states) == 1:
         return source, pred + f" AND t.state = {compose.state(query.states[0])}"
-    return f"{source} CROSS JOIN unnest({compose.states(query.states)}) AS s(state)", pred + " AND t.state = s.state"
+    return f"{source}\nCROSS JOIN unnest({compose.states(query.states)}) AS s(state)", pred + " AND t.state = s.state"
 
 
 def scan_sql(
@@ -92,16 +92,18 @@ def scan_sql(
         states: tuple[LiteralString, ...] = tuple(f"t.state = {compose.state(s)}" for s in query.states or ())
         order: LiteralString = f"ORDER BY {order_by(columns, direction)}\n" if ordered else ""
         return f"""
-SELECT {select} FROM todos t
-WHERE {compose.conjunction(("t.endpoint_id = ANY(%(eps)s::uuid[])", *states, *extra))}
+SELECT {select}
+FROM todos t
+WHERE {compose.conjunction(("t.endpoint_id = ANY(%(eps)s::uuid[])", *states, *extra), indent="  ")}
 {order}LIMIT {limit}"""
     source, state_pred = branches(query)
-    where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *extra))
+    where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *extra), indent="      ")
     outer: LiteralString = f"ORDER BY {order_by(columns, direction, 'x')}\n" if ordered else ""
     return f"""
 SELECT x.* FROM {source}
 CROSS JOIN LATERAL (
-    SELECT {select} FROM todos t
+    SELECT {select}
+    FROM todos t
     WHERE {where}
     ORDER BY {order_by(columns, direction)}
     LIMIT {limit}
@@ -129,13 +131,16 @@ def _mine_scan_sql(
     """
     states = query.states if query.states is not None else TODO_STATES
     assigned = compose.conjunction(
-        ("t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])", *extra)
+        ("t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])", *extra),
+        indent="          ",
     )
     parts: list[LiteralString] = [
         f"""
     SELECT y.* FROM unnest({compose.states(states)}) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT {select} FROM todos t WHERE {assigned}
+        SELECT {select}
+        FROM todos t
+        WHERE {assigned}
         ORDER BY {order_by(columns, direction)} LIMIT {limit}
     ) y"""
     ]
@@ -145,10 +150,13 @@ def _mine_scan_sql(
                 "t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s",
                 "t.endpoint_id = ANY(%(eps)s::uuid[])",
                 *extra,
-            )
+            ),
+            indent="       ",
         )
         parts.append(f"""
-    (SELECT {select} FROM todos t WHERE {leased}
+    (SELECT {select}
+     FROM todos t
+     WHERE {leased}
      ORDER BY {order_by(columns, direction)} LIMIT {limit})""")
     outer: LiteralString = f"ORDER BY {order_by(columns, direction, 'x')}\n" if ordered else ""
     return f"""

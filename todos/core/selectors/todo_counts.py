@@ -127,7 +127,8 @@ def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
                     f"t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = {compose.state(store_state)}",
                     *query.predicates,
                     *((query.mine_predicate,) if query.mine_predicate else ()),
-                )
+                ),
+                indent="          ",
             )
             sql: LiteralString = f"SELECT count(*) FROM todos t WHERE {where}"
         else:

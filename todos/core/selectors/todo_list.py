@@ -24,7 +24,7 @@ PAGE_SIZE = 50
 NEWER_LIMIT = 100
 SEARCH_SCAN_ROWS = 1_000
 
-SELECT_ROW: LiteralString = f"{ROW_SELECT}, {LAPSED}"
+SELECT_ROW: LiteralString = f"{ROW_SELECT},\n       {LAPSED}"
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
         sql: LiteralString = f"""
 WITH window_keys AS MATERIALIZED ({keys}),
 window_rows AS MATERIALIZED (
-    SELECT {SELECT_ROW}, t.source, t.idempotency_key, t.payload FROM window_keys k JOIN todos t ON t.id = k.id
+    SELECT {SELECT_ROW}, t.source, t.idempotency_key, t.payload
+    FROM window_keys k JOIN todos t ON t.id = k.id
 ),
 matched AS (
     SELECT w.*, false AS is_edge FROM window_rows w
@@ -148,7 +149,8 @@ def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int
 
 
 GET_ROW_SQL: LiteralString = f"""
-SELECT {SELECT_ROW} FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"""
+SELECT {SELECT_ROW}
+FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"""
 
 
 def get_row(viewer: Viewer, todo_id: str) -> TodoRow | None:

@@ -146,5 +146,6 @@ def search_predicate(q: str, viewer: Viewer, params: Params, alias: LiteralStrin
         # a masked key is never an oracle for its value: search it as plain text instead
     pattern = params.bind("pattern", "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     fields: tuple[LiteralString, ...] = ("id", "title", "kind", "source", "idempotency_key", "payload::text")
-    text = " OR ".join(f"{alias}.{c} ILIKE {pattern}" for c in fields)
+    tests: list[LiteralString] = [f"{alias}.{c} ILIKE {pattern}" for c in fields]
+    text = "\n        OR ".join((" OR ".join(tests[:3]), " OR ".join(tests[3:])))  # three a line
     return f"({text})", False

@@ -23,6 +23,8 @@ from todos.core.store.fragments import (
     FENCE,
     KEY_HAS_ROOM,
     NOT_PAUSED,
+    ROW_STATE,
+    LoggedState,
     agent_miss,
     log_todos,
     notify_ready,
@@ -37,6 +39,7 @@ from todos.core.store.records import (
     Todo,
 )
 from todos.core.store.scopes import AgentScope
+from todos.core.words import BoardState, ChangeOp, TodoState
 
 MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
 MISS_MESSAGES = {
@@ -48,12 +51,13 @@ MISS_MESSAGES = {
     ),
 }
 
-DEDUPE_PREDICATE = (
-    "idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)"
+DEDUPE_PREDICATE: LiteralString = (
+    f"idempotency_key IS NOT NULL AND state <> {TodoState.DONE.sql}"
+    f" AND (state <> {TodoState.FAILED.sql} OR next_retry_at IS NOT NULL)"
 )
 
 
-def _raise_miss(miss: LiteralString, verb: LiteralString, todo_id: str):
+def _raise_miss(miss: LiteralString, verb: str, todo_id: str):
     raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
 
 
@@ -127,12 +131,14 @@ WITH ins AS (
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
             %(concurrency_key)s, %(requires)s::text[])
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
     DO NOTHING
     RETURNING *
 ),
-logged AS ({log_todos("create", "ins", before="NULL", team="%(team_id)s")})
-SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins", "next_retry_at IS NULL")} AS notified
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")})
+SELECT true AS created, {TODO_COLUMNS},
+       {notify_ready("ins", "next_retry_at IS NULL")} AS notified
 FROM ins
 UNION ALL
 SELECT false, {TODO_COLUMNS}, 0 FROM todos
@@ -215,6 +221,10 @@ CANDIDATE_COLUMNS: LiteralString = (
 )
 
 
+# Pending work that waits for no time: the ``todos_pending`` index's predicate.
+PENDING_NOW: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NULL"
+
+
 def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
     """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
     ``capable`` (the capability guard, :func:`capable`)."""
@@ -224,7 +234,7 @@ queue_order AS (
     FROM (SELECT DISTINCT name FROM unnest(%(queues)s::text[]) AS u(name)) q
     CROSS JOIN LATERAL (
         SELECT t.priority, t.created_at FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND {PENDING_NOW}
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {capable}
         ORDER BY t.priority, t.created_at
@@ -238,7 +248,7 @@ fresh AS (
     CROSS JOIN LATERAL (
         SELECT {CANDIDATE_COLUMNS}
         FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND {PENDING_NOW}
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {capable}
           AND {KEY_HAS_ROOM}
@@ -253,7 +263,7 @@ lapsed AS (
     -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
     SELECT {CANDIDATE_COLUMNS} FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
+      AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
       AND {NOT_PAUSED}
@@ -265,7 +275,7 @@ due AS (
     -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
     SELECT {CANDIDATE_COLUMNS} FROM todos t
     WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
+      AND (t.state = {TodoState.PENDING.sql} OR (t.state = {TodoState.FAILED.sql} AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
       AND {KEY_HAS_ROOM}
@@ -438,20 +448,20 @@ def _report_params(
 
 
 AGENT_HOLDS: LiteralString = f"""t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND t.state = 'claimed' AND t.owner = %(owner)s AND {FENCE}"""
+      AND t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s AND {FENCE}"""
 
 
 def _report_statement(
-    verb: LiteralString,
+    verb: ChangeOp,
     set_todo: LiteralString,
     close_attempt: LiteralString,
     params: dict,
     ready_when: LiteralString | None,
-    after: LiteralString | None = None,
+    after: LoggedState = ROW_STATE,
 ) -> Statement[Todo]:
     """One report on a held lease. ``after`` is the Board state the report leaves, where it is
     one constant (the log then computes nothing per row); by default it is read from the row."""
-    ready = f", {notify_ready('upd', ready_when)}" if ready_when else ", 0"
+    ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 upd AS (
@@ -465,9 +475,10 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
-logged AS ({log_todos(verb, "upd", before="'claimed'", after=after, team="%(team_id)s")}),
+logged AS ({log_todos(verb, "upd", before=BoardState.CLAIMED, after=after, team="%(team_id)s")}),
 result AS (
-    SELECT {TODO_COLUMNS}, (SELECT count(*) FROM closed) AS closed{ready} AS notified
+    SELECT {TODO_COLUMNS},
+           (SELECT count(*) FROM closed) AS closed{ready} AS notified
     FROM upd
 )
 SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -490,12 +501,12 @@ def heartbeat(
     params = _report_params(agent, todo_id, lease_token=lease_token, with_result=False)
     params["ttl"] = inputs.lease_ttl(lease_ttl_seconds, agent.default_lease_ttl_seconds)
     return _report_statement(
-        "heartbeat",
+        ChangeOp.HEARTBEAT,
         "lease_expires_at = now() + make_interval(secs => %(ttl)s)",
         "last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at",
         params,
         ready_when=None,
-        after="'claimed'",
+        after=BoardState.CLAIMED,
     )
 
 
@@ -518,21 +529,22 @@ def complete(
     Log: ``claimed`` → ``done``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     return _report_statement(
-        "complete",
-        "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
-        f"ended_at = now(), outcome = 'completed', disposition = 'done', {REPORT_FIELDS}",
+        ChangeOp.COMPLETE,
+        f"""state = {TodoState.DONE.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            completed_at = now()""",
+        f"""ended_at = now(), outcome = 'completed', disposition = 'done',
+            {REPORT_FIELDS}""",
         params,
         ready_when=None,
-        after="'done'",
+        after=BoardState.DONE,
     )
 
 
 # Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
 # clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
 # PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
-BACKOFF: LiteralString = (
-    "least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes')"
-)
+BACKOFF: LiteralString = """least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
+                  interval '15 minutes')"""
 
 
 def fail(
@@ -550,9 +562,10 @@ def fail(
     Log: ``claimed`` → ``retry`` or ``dead``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     return _report_statement(
-        "fail",
-        f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
-            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
+        ChangeOp.FAIL,
+        f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts
+                THEN now() + {BACKOFF} END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
         f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
@@ -573,12 +586,13 @@ def release(
         agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, with_result=False
     )
     return _report_statement(
-        "release",
-        "state = 'pending', owner = NULL, lease_expires_at = NULL",
-        f"ended_at = now(), outcome = 'released', disposition = 'requeued', {REPORT_FIELDS}",
+        ChangeOp.RELEASE,
+        f"state = {TodoState.PENDING.sql}, owner = NULL, lease_expires_at = NULL",
+        f"""ended_at = now(), outcome = 'released', disposition = 'requeued',
+            {REPORT_FIELDS}""",
         params,
         ready_when="TRUE",
-        after="'pending'",
+        after=BoardState.PENDING,
     )
 
 
@@ -636,11 +650,11 @@ WITH item AS (
            WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
 ),
 upd AS (
-    UPDATE todos t SET state = 'done', result = i.result, owner = NULL, lease_expires_at = NULL,
+    UPDATE todos t SET state = {TodoState.DONE.sql}, result = i.result, owner = NULL, lease_expires_at = NULL,
                        completed_at = now(), updated_at = now()
     FROM item i
     WHERE t.id = i.id AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
-      AND t.state = 'claimed' AND t.owner = %(owner)s
+      AND t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s
       AND EXISTS (SELECT 1 FROM todo_attempts fa
                   WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
                     AND ((fa.lease_token_hash IS NULL AND i.token_hash IS NULL)
@@ -653,7 +667,7 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos("complete", "upd", before="'claimed'", after="'done'", team="%(team_id)s")})
+logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")})
 SELECT i.id AS item_id, i.n, u.*,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
@@ -670,7 +684,7 @@ ORDER BY i.n"""
             if row["miss"] is None:
                 out.append(ItemResult(id=row["item_id"], todo=Todo.from_row(row)))
             else:
-                message = MISS_MESSAGES[row["miss"]].format(verb="complete") + f": {row['item_id']}"
+                message = MISS_MESSAGES[row["miss"]].format(verb=ChangeOp.COMPLETE) + f": {row['item_id']}"
                 out.append(ItemResult(id=row["item_id"], error=StoreErrorInfo(row["miss"], message)))
         return out
 

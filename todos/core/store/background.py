@@ -14,6 +14,7 @@ from django.conf import settings
 from todos.core.db import Statement
 from todos.core.store.fragments import board_state, log_todos, notify_ready
 from todos.core.store.records import SweepOutcome
+from todos.core.words import BoardState, ChangeOp, TodoState
 
 SWEEP_LIMIT = 500
 
@@ -38,33 +39,38 @@ def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
 WITH cand AS (
     SELECT t.id, (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
     FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
-    WHERE t.state = 'claimed' AND t.lease_expires_at < now()
+    WHERE t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now()
     ORDER BY t.lease_expires_at
     LIMIT %(limit)s
     FOR UPDATE OF t SKIP LOCKED
 ),
 reaped AS (
     UPDATE todos t SET
-        state = CASE WHEN c.dead THEN 'failed' ELSE 'pending' END,
+        state = CASE WHEN c.dead THEN {TodoState.FAILED.sql} ELSE {TodoState.PENDING.sql} END,
         completed_at = CASE WHEN c.dead THEN now() END,
         owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM cand c
-    WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()
+    WHERE t.id = c.id AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now()
     RETURNING t.*
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'reaped',
-        disposition = CASE WHEN r.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END
+        disposition = CASE WHEN r.state = {TodoState.FAILED.sql} THEN 'dead_lettered' ELSE 'requeued' END
     FROM reaped r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos("reap", "reaped", before="'claimed'")})
-SELECT r.id, {notify_ready("reaped", "state = 'pending'")} AS notified FROM reaped r"""
+logged AS ({log_todos(ChangeOp.REAP, "reaped", before=BoardState.CLAIMED)})
+SELECT r.id,
+       {notify_ready("reaped", f"state = {TodoState.PENDING.sql}")} AS notified
+FROM reaped r"""
     return Statement(sql, {"limit": limit}, _outcome)
 
 
-# The Board state a requeued todo left: a failed one was a retry, a pending one was scheduled.
-REQUEUED_FROM: LiteralString = "CASE r.prior_state WHEN 'failed' THEN 'retry' ELSE 'scheduled' END"
+# The Board state a requeued todo left: a failed one was a retry, a pending one was scheduled
+# (never claimed: a requeue ends no attempt).
+REQUEUED_FROM: LiteralString = (
+    f"CASE r.prior_state WHEN {TodoState.FAILED.sql} THEN {BoardState.RETRY.sql} ELSE {BoardState.SCHEDULED.sql} END"
+)
 
 
 def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
@@ -79,19 +85,20 @@ def requeue_due_retries(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     sql = f"""
 WITH cand AS (
     SELECT t.id, t.state AS prior_state FROM todos t
-    WHERE t.next_retry_at <= now() AND t.state IN ('failed', 'pending')
+    WHERE t.next_retry_at <= now() AND t.state IN ({TodoState.FAILED.sql}, {TodoState.PENDING.sql})
     ORDER BY t.next_retry_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ),
 requeued AS (
-    UPDATE todos t SET state = 'pending', next_retry_at = NULL, updated_at = now()
+    UPDATE todos t SET state = {TodoState.PENDING.sql}, next_retry_at = NULL, updated_at = now()
     FROM cand c
-    WHERE t.id = c.id AND t.state IN ('failed', 'pending') AND t.next_retry_at <= now()
+    WHERE t.id = c.id AND t.state IN ({TodoState.FAILED.sql}, {TodoState.PENDING.sql}) AND t.next_retry_at <= now()
     RETURNING t.*, c.prior_state
 ),
-logged AS ({log_todos("requeue", "requeued", before=REQUEUED_FROM)})
-SELECT r.id, {notify_ready("requeued")} AS notified
+logged AS ({log_todos(ChangeOp.REQUEUE, "requeued", before=REQUEUED_FROM, ended=False)})
+SELECT r.id,
+       {notify_ready("requeued")} AS notified
 FROM requeued r"""
     return Statement(sql, {"limit": limit}, _outcome)
 
@@ -105,7 +112,8 @@ def purge_terminal(limit: int = SWEEP_LIMIT, *, older_than_days: int | None = No
 WITH cand AS (
     SELECT t.id FROM todos t
     WHERE t.completed_at < now() - make_interval(days => %(days)s)
-      AND (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+      AND (t.state IN ({TodoState.DONE.sql}, {TodoState.CANCELED.sql})
+           OR (t.state = {TodoState.FAILED.sql} AND t.next_retry_at IS NULL))
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ),
@@ -113,6 +121,6 @@ purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id
     RETURNING t.id, t.queue, t.endpoint_id, t.claimed_at, {board_state("t")} AS state_before
 ),
-logged AS ({log_todos("purge", "purged", before="r.state_before", after="NULL")})
+logged AS ({log_todos(ChangeOp.PURGE, "purged", before="r.state_before", after=None)})
 SELECT p.id FROM purged p"""
     return Statement(sql, {"limit": limit, "days": days}, _outcome)

@@ -25,6 +25,7 @@ from typing import LiteralString
 from todos.core import compose
 from todos.core.store.fragments import log_todos
 from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
+from todos.core.words import BoardState, ChangeOp, TodoState
 
 PRIOR_ATTEMPTS_LIMIT = 5
 
@@ -38,8 +39,8 @@ def claim_sql(
     if miss is None:
         final = "SELECT * FROM result ORDER BY ord"
     else:
-        more = f", {extra}" if extra else ""
-        final = f"SELECT r.*, {miss} AS miss{more} FROM (SELECT 1) one LEFT JOIN result r ON true"
+        more = f",\n       {extra}\n" if extra else " "
+        final = f"SELECT r.*, {miss} AS miss{more}FROM (SELECT 1) one LEFT JOIN result r ON true"
     prior: LiteralString = (
         f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT {ATTEMPT_COLUMNS} FROM (
@@ -54,13 +55,13 @@ def claim_sql(
         else "'[]'::json"
     )
     logged = log_todos(
-        "claim",
+        ChangeOp.CLAIM,
         "upd",
         before="r.prior_board_state",
-        after="'claimed'",
+        after=BoardState.CLAIMED,
         # the first claim ends the todo's wait; a takeover ends the lapsed attempt
         waited="CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END",
-        ended="r.prior_state = 'claimed'",
+        ended=f"r.prior_state = {TodoState.CLAIMED.sql}",
         # ``r.claimed_at`` is this claim's; the lapsed attempt began at the todo's claimed_at before it
         ran_since="r.prior_claimed_at",
         team="r.claim_team",
@@ -75,11 +76,12 @@ taken AS MATERIALIZED (
     -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
     -- MATERIALIZED, so each candidate asks once.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
-           CASE WHEN c.prior_state = 'failed' THEN 'retry'
-                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+           CASE WHEN c.prior_state = {TodoState.FAILED.sql} THEN {BoardState.RETRY.sql}
+                WHEN c.prior_state = {TodoState.PENDING.sql} AND c.prior_not_before IS NOT NULL
+                THEN {BoardState.SCHEDULED.sql}
                 ELSE c.prior_state END AS prior_board_state
     FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
-    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+    WHERE c.concurrency_key IS NULL OR c.prior_state = {TodoState.CLAIMED.sql}
        OR take_concurrency_slot(c.team_id, c.concurrency_key)
 ),
 closed AS (
@@ -87,12 +89,12 @@ closed AS (
     UPDATE todo_attempts a
     SET ended_at = now(), outcome = 'lease_expired', disposition = 'requeued'
     FROM taken c
-    WHERE a.todo_id = c.id AND c.prior_state = 'claimed' AND a.ended_at IS NULL
+    WHERE a.todo_id = c.id AND c.prior_state = {TodoState.CLAIMED.sql} AND a.ended_at IS NULL
     RETURNING a.*
 ),
 upd AS (
     UPDATE todos t SET
-        state = 'claimed',
+        state = {TodoState.CLAIMED.sql},
         owner = %(owner)s,
         lease_expires_at = now() + make_interval(secs => %(ttl)s),
         attempt = t.attempt + 1,
@@ -132,7 +134,8 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT {TODO_COLUMNS}, u.prior_state, u.ord, {prior} AS prior_attempts,
+    SELECT {TODO_COLUMNS},
+           u.prior_state, u.ord, {prior} AS prior_attempts,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
@@ -150,7 +153,7 @@ def claims_from_rows(rows: list[dict], tokens: list[str | None]) -> list[Claim]:
                 attempts_total=todo.attempts_total,
                 lease_token=tokens[row["ord"] - 1] if tokens else None,
                 prior_attempts=tuple(Attempt.from_row(a) for a in row["prior_attempts"]),
-                took_over=row["prior_state"] == "claimed",
+                took_over=row["prior_state"] == TodoState.CLAIMED,
             )
         )
     return claims

@@ -18,6 +18,7 @@ from todos.core.errors import Forbidden, Invalid, NotFound
 from todos.core.store import inputs
 from todos.core.store.fragments import ACTING_ROLES, audit_row, log_change, member_of, ready_message
 from todos.core.store.scopes import OperatorScope
+from todos.core.words import ChangeOp, TodoState
 
 
 @dataclass(frozen=True)
@@ -77,14 +78,16 @@ audit AS ({
             detail="jsonb_build_object('key', c.key, 'old', (SELECT max_claimed FROM before), 'new', c.max_claimed)",
         )
     }),
-logged AS ({log_change("concurrency", "changed c", team="c.team_id")}),
+logged AS ({log_change(ChangeOp.CONCURRENCY, "changed c", team="c.team_id")}),
 woken AS (
     SELECT DISTINCT t.endpoint_id, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
-    WHERE t.concurrency_key = %(key)s AND t.state = 'pending' AND e.team_id = %(team_id)s
+    WHERE t.concurrency_key = %(key)s AND t.state = {TodoState.PENDING.sql} AND e.team_id = %(team_id)s
       AND EXISTS (SELECT 1 FROM changed)
 )
-SELECT c.*, (SELECT max_claimed FROM before) AS previous, {sees} AS sees,
-       (SELECT count({ready_message("w.endpoint_id", "w.queue")}) FROM woken w) AS notified
+SELECT c.*, (SELECT max_claimed FROM before) AS previous,
+       {sees} AS sees,
+       (SELECT count({ready_message("w.endpoint_id", "w.queue")})
+        FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 
     def finish(rows: list[dict]) -> KeyLimit:

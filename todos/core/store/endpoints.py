@@ -37,6 +37,7 @@ from todos.core.store.fragments import (
     member_of,
 )
 from todos.core.store.scopes import OperatorScope
+from todos.core.words import ChangeOp, TodoState
 
 TOKEN_PREFIX: LiteralString = "bd_"
 PREFIX_SHOWN = 10
@@ -217,9 +218,10 @@ WITH ins AS (
     RETURNING *
 ),
 audit AS ({_audit_row("endpoint.vend", "ins s", VEND_DETAIL)}),
-logged AS ({log_endpoints("endpoint", "ins")})
+logged AS ({log_endpoints(ChangeOp.ENDPOINT, "ins")})
 SELECT i.*, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
-       {_member("%(team_id)s", by)} AS member, {guard} AS allowed,
+       {_member("%(team_id)s", by)} AS member,
+       {guard} AS allowed,
        EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken
 FROM (SELECT 1) one LEFT JOIN ins i ON true"""
 
@@ -256,12 +258,17 @@ WITH before AS (SELECT e.* FROM endpoints e WHERE e.id = %(endpoint_id)s),
 upd AS (
     UPDATE endpoints e SET {set_sql}
     FROM before b
-    WHERE e.id = b.id AND {admin} AND {guard}
+    WHERE e.id = b.id AND {admin}
+      AND {guard}
     RETURNING e.*
 ),
 audit AS ({_audit_row(action, "upd s JOIN before b ON b.id = s.id", detail_sql)}),
-logged AS ({log_endpoints("endpoint", "upd")})
-SELECT u.*, (SELECT {member} FROM before e) AS member, (SELECT {admin} FROM before e) AS admin,
+logged AS ({log_endpoints(ChangeOp.ENDPOINT, "upd")})
+SELECT u.*,
+       (SELECT {member}
+        FROM before e) AS member,
+       (SELECT {admin}
+        FROM before e) AS admin,
        (SELECT e.state FROM before e) AS state_before
 FROM (SELECT 1) one LEFT JOIN upd u ON true"""
 
@@ -386,8 +393,9 @@ def rotate(
     return Statement(inner.sql, inner.params, lambda rows: Rotated(inner.finish(rows), token))
 
 
-REVOKE_LIVE: LiteralString = f"""(t.state = 'pending' OR (t.state = 'claimed' AND {LEASE_SEEN})
-           OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))"""
+REVOKE_LIVE: LiteralString = f"""(t.state = {TodoState.PENDING.sql}
+           OR (t.state = {TodoState.CLAIMED.sql} AND {LEASE_SEEN})
+           OR (t.state = {TodoState.FAILED.sql} AND t.next_retry_at IS NOT NULL))"""
 REVOKE_SQL: LiteralString = f"""
 live AS (
     -- the revoked endpoints' live todos, locked, with their Board state before they die
@@ -399,7 +407,7 @@ live AS (
 ),
 dead AS (
     -- live work of a revoked endpoint can never be claimed again: dead-letter it
-    UPDATE todos t SET state = 'failed', next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
+    UPDATE todos t SET state = {TodoState.FAILED.sql}, next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
         completed_at = now(), updated_at = now(),
         result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
     FROM live l
@@ -411,8 +419,8 @@ closed AS (
     FROM dead d
     WHERE a.todo_id = d.id AND a.seq = d.attempts_total AND a.ended_at IS NULL
 ),
-logged_todos AS ({log_todos("revoke", "dead", before="r.state_before")}),
-logged AS ({log_endpoints("revoke", "revoked")})"""
+logged_todos AS ({log_todos(ChangeOp.REVOKE, "dead", before="r.state_before")}),
+logged AS ({log_endpoints(ChangeOp.REVOKE, "revoked")})"""
 
 
 def revoke(
@@ -427,7 +435,8 @@ def revoke(
     sql = f"""
 WITH revoked AS (
     UPDATE endpoints e SET state = 'revoked', revoked_at = now()
-    WHERE e.id = %(endpoint_id)s AND e.state = 'active' AND {admin}
+    WHERE e.id = %(endpoint_id)s AND e.state = 'active'
+      AND {admin}
     RETURNING e.*
 ),{REVOKE_SQL},
 audit AS ({_audit_row("endpoint.revoke", "revoked s", REVOKE_DETAIL)}),
@@ -435,8 +444,11 @@ result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids
     FROM revoked r
 )
-SELECT x.*, (SELECT {member} FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
-       (SELECT {admin} FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+SELECT x.*,
+       (SELECT {member}
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
+       (SELECT {admin}
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
 FROM (SELECT 1) one LEFT JOIN result x ON true"""
 
     def finish(rows: list[dict]) -> Revoked:
@@ -491,14 +503,17 @@ def delete(by: OperatorScope, endpoint_id: Any, *, superuser: bool = False) -> S
     sql = f"""
 WITH gone AS (
     DELETE FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND e.state = 'revoked' AND {admin}
+    WHERE e.id = %(endpoint_id)s AND e.state = 'revoked'
+      AND {admin}
     RETURNING e.id, e.team_id, e.slug
 ),
 audit AS ({_audit_row("endpoint.delete", "gone s", "jsonb_build_object('slug', s.slug)")}),
-logged AS ({log_endpoints("endpoint", "gone")})
+logged AS ({log_endpoints(ChangeOp.ENDPOINT, "gone")})
 SELECT (SELECT count(*) FROM gone) AS deleted,
-       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {_member("e.team_id", by)}) AS member,
-       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s AND {admin}) AS admin"""
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
+           AND {_member("e.team_id", by)}) AS member,
+       EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
+           AND {admin}) AS admin"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]
@@ -522,7 +537,7 @@ WITH upd AS (
     WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
     RETURNING id, team_id
 ),
-logged AS ({log_endpoints("seen", "upd")})
+logged AS ({log_endpoints(ChangeOp.SEEN, "upd")})
 SELECT count(*) AS stamped FROM upd"""
     return Statement(sql, {"endpoint_id": endpoint_id}, lambda rows: None)
 
@@ -532,9 +547,10 @@ def set_own_default_lease(endpoint_id: UUID, seconds: Any) -> Statement[Endpoint
     sql = f"""
 WITH upd AS (
     UPDATE endpoints SET default_lease_ttl_seconds = %(lease)s
-    WHERE id = %(endpoint_id)s AND state = 'active' RETURNING {ENDPOINT_COLUMNS}
+    WHERE id = %(endpoint_id)s AND state = 'active'
+    RETURNING {ENDPOINT_COLUMNS}
 ),
-logged AS ({log_endpoints("endpoint", "upd")})
+logged AS ({log_endpoints(ChangeOp.ENDPOINT, "upd")})
 SELECT u.* FROM upd u"""
 
     def finish(rows: list[dict]) -> EndpointRecord:

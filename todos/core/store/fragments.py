@@ -6,7 +6,9 @@ Each is a piece of one statement, never a statement of its own: the transitions 
 
 from __future__ import annotations
 
-from typing import LiteralString
+from typing import LiteralString, TypeAlias
+
+from todos.core.words import BoardState, ChangeOp, TodoState
 
 # Agents waiting in claim_next: work became claimable for (endpoint, queue). Sent by statements.
 READY_CHANNEL: LiteralString = "board_ready"
@@ -24,9 +26,9 @@ DUE: LiteralString = "t.next_retry_at <= now()"
 # "Claimable", minus the queue-pause, assignee and concurrency-key parts that depend on the caller
 # or on other rows. A pending todo is claimable unless it is scheduled for later.
 CLAIMABLE: LiteralString = f"""(
-        (t.state = 'pending' AND (t.next_retry_at IS NULL OR {DUE}))
-     OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
-     OR (t.state = 'failed' AND {DUE} AND t.attempt < t.max_attempts))"""
+        (t.state = {TodoState.PENDING.sql} AND (t.next_retry_at IS NULL OR {DUE}))
+     OR (t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
+     OR (t.state = {TodoState.FAILED.sql} AND {DUE} AND t.attempt < t.max_attempts))"""
 
 # The fragments below that name ``%(team_id)s`` are the agent's: every todo an agent statement
 # touches is its own endpoint's (``t.endpoint_id = %(endpoint_id)s``), so the team is the one its
@@ -89,16 +91,18 @@ def member_of(
     (``ACTING_ROLES``, ``ADMIN_ROLES``). Every "may this person …" of the store is this predicate:
     membership is the one tenancy rule: people see the todos of their teams' endpoints
     (docs/guarantees.md)."""
-    role = "" if roles is None else f" AND m.role IN {roles}"
+    role = "" if roles is None else f"\n          AND m.role IN {roles}"
     return f"EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = {team} AND m.user_id = {user}{role})"
 
 
 # operatorOwns(human): the todo's endpoint belongs to a team the human is a member of.
 OPERATOR_SEES: LiteralString = f"""t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id")})"""
+        SELECT oe.id FROM endpoints oe
+        WHERE {member_of("oe.team_id")})"""
 # …and may act on it.
 OPERATOR_ACTS: LiteralString = f"""t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE {member_of("oe.team_id", roles=ACTING_ROLES)})"""
+        SELECT oe.id FROM endpoints oe
+        WHERE {member_of("oe.team_id", roles=ACTING_ROLES)})"""
 
 
 # A todo's state as the Board counts it: ``failed`` split into ``retry`` and ``dead`` (0006).
@@ -107,7 +111,7 @@ def board_state(alias: LiteralString) -> LiteralString:
 
 
 def log_change(
-    op: LiteralString,
+    op: ChangeOp,
     source: LiteralString,
     *,
     team: LiteralString,
@@ -125,22 +129,38 @@ def log_change(
     so its change commits with it or not at all; the relay (``todos/live/relay.py``) turns the rows
     into Board notifications, exact counts and the charts' rollup (``todo_flow``): ``waited`` and
     ``ran`` are seconds a first claim waited and an ended attempt ran. Ids and small fields only:
-    never a payload.
+    never a payload. A todo's row has a line for each state and timing, which can be long; any
+    other row is one line.
     """
+    values: LiteralString = f"{team}, {endpoint}, {todo}, {queue}, {op.sql}"
+    if todo == "NULL":
+        values += f", {before}, {after}, {user}, {waited}, {ran}"
+    else:
+        values += f""",
+           {before},
+           {after},
+           {user},
+           {waited},
+           {ran}"""
     return f"""INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT {team}, {endpoint}, {todo}, {queue}, '{op}', {before}, {after}, {user}, {waited}, {ran}
+    SELECT {values}
     FROM {source}"""
 
 
-def attempt_ran(ended: LiteralString, since: LiteralString = "r.claimed_at") -> LiteralString:
+def attempt_ran(ended: bool | LiteralString, since: LiteralString = "r.claimed_at") -> LiteralString:
     """Seconds the open attempt of todo ``r`` ran until now, where ``ended`` (SQL) says this change
     ends it. ``since`` is when that attempt began: by default the todo's own ``claimed_at``, which
     the claim sets to the attempt's ``claimed_at`` (one ``now()``, one statement) and nothing
     changes while the todo stays claimed, so ending an attempt costs no lookup of its row. A claim
     that takes over a lapsed lease has already overwritten ``claimed_at`` and passes the value
-    its candidate read before the update instead."""
-    return f"""CASE WHEN {ended} THEN extract(epoch FROM now() - {since})::double precision END"""
+    its candidate read before the update instead. Where the statement knows whether it ends the
+    attempt (``ended`` a bool), the seconds are there or NULL, with no CASE."""
+    seconds: LiteralString = f"extract(epoch FROM now() - {since})::double precision"
+    if isinstance(ended, bool):
+        return seconds if ended else "NULL"
+    return f"""CASE WHEN {ended}
+                THEN {seconds} END"""
 
 
 def audit_row(
@@ -162,7 +182,8 @@ def audit_row(
     change, and every statement writes it through this one builder: one column list, one order.
     """
     return f"""INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT {team}, {user}, {actor}, '{action}', {todo}, {endpoint}, {queue}, {note}, {detail}
+    SELECT {team}, {user}, {actor}, '{action}', {todo}, {endpoint}, {queue}, {note},
+           {detail}
     FROM {source}"""
 
 
@@ -181,30 +202,57 @@ def audit_todos(action: LiteralString, rows: LiteralString) -> LiteralString:
     )
 
 
+# A state a change-log row records: one the statement knows (then the builders fold what it
+# decides), SQL over the logged row ``r``, or None (NULL: the todo did not, or no longer, exist).
+LoggedState: TypeAlias = BoardState | LiteralString | None
+# The todo's Board state as the logged row ``r`` has it after the change.
+ROW_STATE: LiteralString = board_state("r")
+
+
+def state_sql(state: LoggedState) -> LiteralString:
+    """A logged state as SQL: its literal, the SQL itself, or NULL."""
+    if state is None:
+        return "NULL"
+    return state.sql if isinstance(state, BoardState) else state
+
+
+def leaves_claimed(before: LoggedState, after: LoggedState) -> bool | LiteralString:
+    """Whether a change from ``before`` to ``after`` ends the todo's open attempt (the todo leaves
+    ``claimed``): a bool where both states are known, else SQL that tests only what varies."""
+    if before is None or (isinstance(before, BoardState) and before is not BoardState.CLAIMED):
+        return False
+    if after is BoardState.CLAIMED:
+        return False
+    tests: list[LiteralString] = []
+    if not isinstance(before, BoardState):
+        tests.append(f"({before}) = {BoardState.CLAIMED.sql}")
+    if after is not None and not isinstance(after, BoardState):
+        tests.append(f"({after}) IS DISTINCT FROM {BoardState.CLAIMED.sql}")
+    return "\n                  AND ".join(tests) if tests else True
+
+
 def log_todos(
-    op: LiteralString,
+    op: ChangeOp,
     rows: LiteralString,
     *,
-    before: LiteralString,
-    after: LiteralString | None = None,
+    before: LoggedState,
+    after: LoggedState = ROW_STATE,
     waited: LiteralString = "NULL",
-    ended: LiteralString | None = None,
+    ended: bool | LiteralString | None = None,
     ran_since: LiteralString = "r.claimed_at",
     team: LiteralString | None = None,
 ) -> LiteralString:
     """Log a change to each todo of CTE ``rows`` (``id, queue, endpoint_id`` and, unless ``after``
     is given, the todo's new ``state`` and ``next_retry_at``). ``before``/``after`` are the Board
-    states around the change, as SQL over ``r``; NULL where the todo did not or no longer exists.
+    states around the change (``LoggedState``); None where the todo did not or no longer exists.
     The team is the owning endpoint's: ``team`` (SQL over ``r``) where the statement knows it (an
     agent's: ``%(team_id)s``), else read through a join (the statement's rows are its own, so the
     join always hits).
-    ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt; by
-    default, a todo that leaves ``claimed``) feed the charts' timings; ``ran_since`` is when the
-    ended attempt began (``attempt_ran``).
+    ``waited`` (seconds, a first claim's) and ``ended`` (the change ends the open attempt: SQL, or
+    a bool where the statement knows; by default, a todo that leaves ``claimed``:
+    ``leaves_claimed``) feed the charts' timings; ``ran_since`` is when the ended attempt began
+    (``attempt_ran``).
     """
-    after = board_state("r") if after is None else after
-    if ended is None:
-        ended = f"({before}) = 'claimed' AND ({after}) IS DISTINCT FROM 'claimed'"
     return log_change(
         op,
         f"{rows} r JOIN endpoints le ON le.id = r.endpoint_id" if team is None else f"{rows} r",
@@ -212,14 +260,14 @@ def log_todos(
         endpoint="r.endpoint_id",
         todo="r.id",
         queue="r.queue",
-        before=before,
-        after=after,
+        before=state_sql(before),
+        after=state_sql(after),
         waited=waited,
-        ran=attempt_ran(ended, ran_since),
+        ran=attempt_ran(leaves_claimed(before, after) if ended is None else ended, ran_since),
     )
 
 
-def log_endpoints(op: LiteralString, rows: LiteralString) -> LiteralString:
+def log_endpoints(op: ChangeOp, rows: LiteralString) -> LiteralString:
     """Log a change to each endpoint of ``rows`` (``id, team_id``): a vend, a scope or lease
     change, a rotation, a revoke, a deletion, the last-seen stamp. It reads the team from the rows
     themselves, so it also logs an endpoint the same statement inserted or deleted."""
@@ -254,6 +302,8 @@ def operator_miss(found: LiteralString = "r.id") -> LiteralString:
     A hit (``found`` not NULL) is NULL at once, without the two lookups."""
     return f"""CASE
         WHEN {found} IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_SEES}) THEN 'not_found'
-        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_ACTS}) THEN 'forbidden'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_SEES})
+        THEN 'not_found'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_ACTS})
+        THEN 'forbidden'
         ELSE 'conflict' END"""

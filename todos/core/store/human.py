@@ -40,6 +40,7 @@ from todos.core.store.fragments import (
 )
 from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
 from todos.core.store.scopes import OperatorScope
+from todos.core.words import ChangeOp, TodoState
 
 MISSES = {"not_found": NotFound, "forbidden": Forbidden, "conflict": Conflict}
 MISS_MESSAGES = {
@@ -85,7 +86,7 @@ def _human_ttl(value: Any) -> int:
     return inputs.require_int("lease_ttl_seconds", value, *HUMAN_TTL_RANGE)
 
 
-def _raise_miss(row: dict, verb: LiteralString, todo_id: str) -> None:
+def _raise_miss(row: dict, verb: str, todo_id: str) -> None:
     miss = row["miss"]
     raise MISSES[miss](f"{MISS_MESSAGES[miss].format(verb=verb)}: {todo_id}")
 
@@ -98,13 +99,14 @@ def _prior(where: LiteralString, guard: LiteralString, *, order: bool = False) -
     order_by = " ORDER BY t.id" if order else ""  # several rows: one lock order, no deadlock
     return f"""prior AS (
     SELECT t.id, {board_state("t")} AS state_before FROM todos t
-    WHERE {where} AND {OPERATOR_ACTS} AND {guard}{order_by}
+    WHERE {where} AND {OPERATOR_ACTS}
+      AND {guard}{order_by}
     FOR UPDATE
 )"""
 
 
 def _single(
-    verb: LiteralString,
+    verb: ChangeOp,
     action: LiteralString,
     set_todo: LiteralString,
     guard: LiteralString,
@@ -137,7 +139,11 @@ upd AS (
 ),{attempt}
 audit AS ({audit_todos(action, "upd")}),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),
-result AS (SELECT {TODO_COLUMNS}, {ready} AS notified FROM upd)
+result AS (
+    SELECT {TODO_COLUMNS},
+           {ready} AS notified
+    FROM upd
+)
 SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
     def finish(rows: list[dict]) -> Todo:
@@ -148,7 +154,7 @@ SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON 
     return Statement(sql, params, finish)
 
 
-HOLDS: LiteralString = f"t.state = 'claimed' AND t.owner = %(owner)s AND {LEASE_SEEN}"
+HOLDS: LiteralString = f"t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s AND {LEASE_SEEN}"
 HUMAN_REPORT: LiteralString = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
 
 
@@ -195,7 +201,7 @@ def extend(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) ->
     params = _params(op, todo_id)
     params["ttl"] = _human_ttl(lease_ttl_seconds)
     return _single(
-        "heartbeat",
+        ChangeOp.HEARTBEAT,
         "todo.extend",
         "lease_expires_at = now() + make_interval(secs => %(ttl)s)",
         HOLDS,
@@ -210,12 +216,14 @@ def complete(op: OperatorScope, todo_id: Any, *, note: Any = None, result: Any =
     params = _params(op, todo_id, note=note)
     params["result"] = inputs.json_value("result", result)
     return _single(
-        "complete",
+        ChangeOp.COMPLETE,
         "todo.complete",
-        "state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now()",
+        f"""state = {TodoState.DONE.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            completed_at = now()""",
         HOLDS,
         params,
-        attempt_set=f"ended_at = now(), outcome = 'completed', disposition = 'done', {HUMAN_REPORT}",
+        attempt_set=f"""ended_at = now(), outcome = 'completed', disposition = 'done',
+            {HUMAN_REPORT}""",
     )
 
 
@@ -225,10 +233,11 @@ def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo
     params = _params(op, todo_id, note=note)
     params["result"] = Jsonb({"error": "failed_by_operator", "note": params["note"]})
     return _single(
-        "fail",
+        ChangeOp.FAIL,
         "todo.fail",
-        f"""state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
-            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + {BACKOFF} END,
+        f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts
+                THEN now() + {BACKOFF} END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
         HOLDS,
         params,
@@ -243,12 +252,13 @@ def release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[T
     Effect: ``pending``, ``attempt`` unchanged. Attempt: ``released``/``requeued``."""
     params = _params(op, todo_id, note=note)
     return _single(
-        "release",
+        ChangeOp.RELEASE,
         "todo.release",
-        "state = 'pending', owner = NULL, lease_expires_at = NULL",
+        f"state = {TodoState.PENDING.sql}, owner = NULL, lease_expires_at = NULL",
         HOLDS,
         params,
-        attempt_set=f"ended_at = now(), outcome = 'released', disposition = 'requeued', {HUMAN_REPORT}",
+        attempt_set=f"""ended_at = now(), outcome = 'released', disposition = 'requeued',
+            {HUMAN_REPORT}""",
         ready_when="TRUE",
     )
 
@@ -259,29 +269,33 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
     it does not read like the holder's own release; the audit names the human too."""
     params = _params(op, todo_id, note=note)
     return _single(
-        "force_release",
+        ChangeOp.FORCE_RELEASE,
         "todo.force_release",
-        "state = 'pending', owner = NULL, lease_expires_at = NULL",
-        f"t.state = 'claimed' AND {LEASE_SEEN}",
+        f"state = {TodoState.PENDING.sql}, owner = NULL, lease_expires_at = NULL",
+        f"t.state = {TodoState.CLAIMED.sql} AND {LEASE_SEEN}",
         params,
         attempt_set="ended_at = now(), outcome = 'released', disposition = 'requeued', ended_by = %(owner)s",
         ready_when="TRUE",
     )
 
 
-RETRY_SET: LiteralString = """state = 'pending', attempt = 0, result = NULL, owner = NULL, lease_expires_at = NULL,
-    claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
+RETRY_SET: LiteralString = f"""state = {TodoState.PENDING.sql}, attempt = 0, result = NULL, owner = NULL,
+    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
 # A dead letter gave up its idempotency key (docs/lifecycle.md, "Idempotency keys"). If a newer live
 # todo holds the key now, bringing the dead letter back would put two live todos on one key: the
 # retry is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
-RETRY_GUARD: LiteralString = """t.state = 'failed' AND (
+RETRY_GUARD: LiteralString = f"""t.state = {TodoState.FAILED.sql} AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
-      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))"""
-CANCEL_SET: LiteralString = """state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
-    completed_at = now()"""
-CANCEL_GUARD: LiteralString = f"(t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND {LEASE_SEEN}))"
+      AND k.state <> {TodoState.DONE.sql}
+      AND (k.state <> {TodoState.FAILED.sql} OR k.next_retry_at IS NOT NULL)))"""
+CANCEL_SET: LiteralString = f"""state = {TodoState.CANCELED.sql}, owner = NULL, lease_expires_at = NULL,
+    next_retry_at = NULL, completed_at = now()"""
+CANCEL_GUARD: LiteralString = (
+    f"(t.state IN ({TodoState.PENDING.sql}, {TodoState.FAILED.sql})"
+    f" OR (t.state = {TodoState.CLAIMED.sql} AND {LEASE_SEEN}))"
+)
 CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
 # What each bulk action can change: the Board's previews count with these same guards.
 BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD}
@@ -291,7 +305,8 @@ def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Tod
     """Send a failed todo (dead letter or open retry window) back to ``pending`` now.
     Effect: a fresh budget (``attempt = 0``), result and timestamps cleared; ``attempts_total``
     kept, so attempt numbering continues. Attempt rows: none (no lease ends)."""
-    stmt = _single("retry", "todo.retry", RETRY_SET, RETRY_GUARD, _params(op, todo_id, note=note), ready_when="TRUE")
+    params = _params(op, todo_id, note=note)
+    stmt = _single(ChangeOp.RETRY, "todo.retry", RETRY_SET, RETRY_GUARD, params, ready_when="TRUE")
 
     def finish(rows: list[dict]) -> Todo:
         try:
@@ -309,12 +324,17 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
     """Stop a todo for good. Guard: pending, claimed or failed.
     Effect: ``canceled``, lease and retry window cleared. Attempt: if open, ``canceled``/``canceled``."""
     return _single(
-        "cancel", "todo.cancel", CANCEL_SET, CANCEL_GUARD, _params(op, todo_id, note=note), attempt_set=CANCEL_ATTEMPT
+        ChangeOp.CANCEL,
+        "todo.cancel",
+        CANCEL_SET,
+        CANCEL_GUARD,
+        _params(op, todo_id, note=note),
+        attempt_set=CANCEL_ATTEMPT,
     )
 
 
 def _bulk(
-    verb: LiteralString,
+    verb: ChangeOp,
     action: LiteralString,
     set_todo: LiteralString,
     guard: LiteralString,
@@ -350,7 +370,9 @@ upd AS (
 ),{attempt}
 audit AS ({audit_todos(action, "upd")}),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),
-woken AS (SELECT {wake} AS n)
+woken AS (
+    SELECT {wake} AS n
+)
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
     def finish(rows: list[dict]) -> BulkOutcome:
@@ -365,12 +387,14 @@ SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
 def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
     """Bulk retry: the same guard and effect as :func:`retry`; rows whose state moved are skipped."""
-    return _bulk("retry", "todo.retry", RETRY_SET, BULK_GUARDS["retry"], op, ids, note, ready=True)
+    return _bulk(ChangeOp.RETRY, "todo.retry", RETRY_SET, BULK_GUARDS["retry"], op, ids, note, ready=True)
 
 
 def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
     """Bulk cancel: the same guard and effect as :func:`cancel`."""
-    return _bulk("cancel", "todo.cancel", CANCEL_SET, BULK_GUARDS["cancel"], op, ids, note, attempt_set=CANCEL_ATTEMPT)
+    return _bulk(
+        ChangeOp.CANCEL, "todo.cancel", CANCEL_SET, BULK_GUARDS["cancel"], op, ids, note, attempt_set=CANCEL_ATTEMPT
+    )
 
 
 def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:
@@ -382,10 +406,10 @@ def assign(op: OperatorScope, todo_id: Any, assignee: Any) -> Statement[Todo]:
     params = _params(op, todo_id, detail={"assignee": value})
     params["assignee"] = value
     return _single(
-        "assign",
+        ChangeOp.ASSIGN,
         "todo.assign" if value else "todo.unassign",
         "assignee = %(assignee)s",
-        "t.state = 'pending'",
+        f"t.state = {TodoState.PENDING.sql}",
         params,
         ready_when="TRUE",
     )
@@ -397,10 +421,10 @@ def set_priority(op: OperatorScope, todo_id: Any, priority: Any) -> Statement[To
     params = _params(op, todo_id, detail={"priority": value})
     params["priority"] = value
     return _single(
-        "priority",
+        ChangeOp.PRIORITY,
         "todo.priority",
         "priority = %(priority)s",
-        "t.state IN ('pending', 'claimed', 'failed')",
+        f"t.state IN ({TodoState.PENDING.sql}, {TodoState.CLAIMED.sql}, {TodoState.FAILED.sql})",
         params,
     )
 
@@ -442,11 +466,13 @@ def create(
     sql = f"""
 WITH target AS (
     SELECT e.id, e.scope_queues FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id")}
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id")}
 ),
 allowed AS (
     SELECT e.id FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND {member_of("e.team_id", roles=ACTING_ROLES)}
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id", roles=ACTING_ROLES)}
       AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
 ),
 ins AS (
@@ -455,22 +481,26 @@ ins AS (
     SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
            %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
     FROM allowed a
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
     DO NOTHING
     RETURNING *
 ),
 audit AS ({audit_todos("todo.create", "ins")}),
-logged AS ({log_todos("create", "ins", before="NULL")}),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}),
 existing AS (
     SELECT {TODO_COLUMNS} FROM todos
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-      AND {DEDUPE_PREDICATE} AND EXISTS (SELECT 1 FROM allowed)
+      AND {DEDUPE_PREDICATE}
+      AND EXISTS (SELECT 1 FROM allowed)
 ),
 result AS (
-    SELECT true AS created, {TODO_COLUMNS}, {notify_ready("ins")} AS notified
+    SELECT true AS created, {TODO_COLUMNS},
+           {notify_ready("ins")} AS notified
     FROM ins
     UNION ALL
-    SELECT false, {TODO_COLUMNS}, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+    SELECT false, {TODO_COLUMNS}, 0
+    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
 )
 SELECT r.*, CASE
     WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
@@ -517,15 +547,18 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
     sees = member_of("%(team_id)s")
     if pause:
         change = f"""INSERT INTO queue_pauses (team_id, queue, paused_by, note)
-            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE {acts}
+            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s
+            WHERE {acts}
             ON CONFLICT (team_id, queue) DO NOTHING RETURNING team_id, queue"""
-        action, op_name, wake = "queue.pause", "pause", "0"
+        action, op_name, wake = "queue.pause", ChangeOp.PAUSE, "0"
     else:
-        change = f"""DELETE FROM queue_pauses WHERE team_id = %(team_id)s AND queue = %(queue)s AND {acts}
+        change = f"""DELETE FROM queue_pauses
+            WHERE team_id = %(team_id)s AND queue = %(queue)s
+              AND {acts}
             RETURNING team_id, queue"""
         action, op_name, wake = (
             "queue.resume",
-            "resume",
+            ChangeOp.RESUME,
             f"""(SELECT count({ready_message("e.id", "c.queue")})
              FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues))""",
         )
@@ -533,7 +566,10 @@ def _pause_statement(op: OperatorScope, team_id: Any, queue: Any, note: Any, *, 
 WITH changed AS ({change}),
 audit AS ({audit_row(action, "changed", team="team_id", queue="queue", note="%(note)s")}),
 logged AS ({log_change(op_name, "changed c", team="c.team_id", queue="c.queue")})
-SELECT (SELECT count(*) FROM changed) AS changed, {sees} AS sees, {acts} AS acts, {wake} AS notified"""
+SELECT (SELECT count(*) FROM changed) AS changed,
+       {sees} AS sees,
+       {acts} AS acts,
+       {wake} AS notified"""
 
     def finish(rows: list[dict]) -> bool:
         row = rows[0]

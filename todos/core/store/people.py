@@ -26,6 +26,7 @@ from todos.core.store import inputs
 from todos.core.store.fragments import audit_row, log_change
 from todos.core.store.scopes import OperatorScope
 from todos.core.store.teams import ROLES
+from todos.core.words import ChangeOp
 
 # Django's own rule for usernames (UnicodeUsernameValidator), so the sign-in form accepts them.
 USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
@@ -132,7 +133,7 @@ member_audit AS ({
             detail="jsonb_build_object('user', %(username)s::text, 'from', NULL, 'to', j.role)",
         )
     }),
-logged AS ({log_change("membership", "joined j", team="j.team_id", user="j.user_id")})
+logged AS ({log_change(ChangeOp.MEMBERSHIP, "joined j", team="j.team_id", user="j.user_id")})
 SELECT ins.*, NULL AS taken FROM ins
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM auth_user WHERE username = %(username)s)
@@ -166,7 +167,7 @@ WITH ch AS (
 ),
 site AS ({audit_row(action, "ch", team="NULL", user="%(by_id)s", detail=PERSON_DETAIL)}),
 teams AS ({audit_row(action, PERSON_TEAMS, team="tm.team_id", user="%(by_id)s", detail=PERSON_DETAIL)}),
-logged AS ({log_change("membership", PERSON_TEAMS, team="tm.team_id", user="ch.id")})
+logged AS ({log_change(ChangeOp.MEMBERSHIP, PERSON_TEAMS, team="tm.team_id", user="ch.id")})
 SELECT ch.*, true AS existed FROM ch
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s)

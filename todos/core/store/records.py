@@ -65,12 +65,11 @@ class Todo:
 
 _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 # Written out (every statement that selects them is literal SQL); tests/test_sql_composition.py
-# checks they are the dataclass's fields, in order.
-TODO_COLUMNS: LiteralString = (
-    "id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner,"
-    " lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result,"
-    " created_at, updated_at, claimed_at, completed_at, concurrency_key, requires"
-)
+# checks they are the dataclass's fields, in order. A few a line, so a statement reads them.
+TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires"""
 
 
 @dataclass(frozen=True)
@@ -115,10 +114,9 @@ class Attempt:
 
 _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
-ATTEMPT_COLUMNS: LiteralString = (
-    "seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at,"
-    " outcome, disposition, summary, summary_truncated, artifact, ended_by"
-)
+ATTEMPT_COLUMNS: LiteralString = """seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
+                    lease_expires_at, ended_at, outcome, disposition,
+                    summary, summary_truncated, artifact, ended_by"""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from todos.core.store import inputs
 from todos.core.store.agent import DEDUPE_PREDICATE
 from todos.core.store.fragments import ACTING_ROLES, audit_row, log_change, log_todos, member_of, notify_ready
 from todos.core.store.scopes import AgentScope, OperatorScope
+from todos.core.words import ChangeOp
 
 # Who writes a schedule: a person on the Board (an operator), an agent managing its own schedules
 # (the agent verbs ``create_schedule``, ``pause_schedule``…), or None, the shell.
@@ -161,7 +162,7 @@ QUEUE_OK: LiteralString = """EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(
 def log_schedules(rows: LiteralString) -> LiteralString:
     """The change-log row of a schedule a person created, edited, paused, resumed or deleted
     (``rows``: ``team_id, endpoint_id, queue``): the relay tells the team's Schedules pages."""
-    return log_change("schedule", rows, team="l.team_id", endpoint="l.endpoint_id", queue="l.queue")
+    return log_change(ChangeOp.SCHEDULE, rows, team="l.team_id", endpoint="l.endpoint_id", queue="l.queue")
 
 
 def _may(op: Caller, team: LiteralString, endpoint: LiteralString) -> tuple[LiteralString, LiteralString]:
@@ -206,8 +207,11 @@ def create(op: Caller, team_id: Any, *, now: datetime, **fields: Any) -> Stateme
     acts, sees = _may(op, "%(team_id)s", "%(endpoint_id)s")
     sql = f"""
 WITH checks AS (
-    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AND {sees} AS found, {acts} AS acts,
-           {OWNER_OK} AS owner_ok, {QUEUE_OK} AS queue_ok,
+    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+           AND {sees} AS found,
+           {acts} AS acts,
+           {OWNER_OK} AS owner_ok,
+           {QUEUE_OK} AS queue_ok,
            NOT EXISTS (SELECT 1 FROM schedules WHERE team_id = %(team_id)s AND name = %(name)s) AS name_free
 ),
 made AS (
@@ -254,7 +258,9 @@ def update(op: Caller, schedule_id: Any, *, now: datetime, **fields: Any) -> Sta
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
 checks AS (
-    SELECT s.team_id, {sees} AS found, {acts} AS acts,
+    SELECT s.team_id,
+           {sees} AS found,
+           {acts} AS acts,
            EXISTS (SELECT 1 FROM endpoints oe WHERE oe.id = %(endpoint_id)s AND oe.team_id = s.team_id
                    AND oe.state = 'active') AS owner_ok,
            {QUEUE_OK} AS queue_ok,
@@ -303,7 +309,11 @@ SCHEDULE_DETAIL: LiteralString = "jsonb_build_object('schedule', m.id)"
 def _flag(params: dict, acts: LiteralString, sees: LiteralString, now: datetime, action: LiteralString):
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
-checks AS (SELECT {sees} AS found, {acts} AS acts FROM s),
+checks AS (
+    SELECT {sees} AS found,
+           {acts} AS acts
+    FROM s
+),
 made AS (
     UPDATE schedules u SET paused = %(paused)s, updated_at = now(),
            next_fire_at = CASE WHEN u.paused AND NOT %(paused)s THEN %(now)s::timestamptz ELSE u.next_fire_at END
@@ -343,7 +353,11 @@ def delete(op: Caller, schedule_id: Any) -> Statement[str]:
     acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     sql = f"""
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
-checks AS (SELECT {sees} AS found, {acts} AS acts FROM s),
+checks AS (
+    SELECT {sees} AS found,
+           {acts} AS acts
+    FROM s
+),
 gone AS (
     DELETE FROM schedules d USING checks c WHERE d.id = %(id)s AND c.found AND c.acts
     RETURNING d.id, d.team_id, d.name, d.endpoint_id, d.queue
@@ -403,11 +417,14 @@ ins AS (
     SELECT f.todo_id, s.endpoint_id, s.queue, 'schedule', s.kind, s.title, s.payload, {TICK_KEY},
            s.priority, s.max_attempts, s.requires
     FROM fired f JOIN schedules s ON s.id = f.schedule_id
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE {DEDUPE_PREDICATE} DO NOTHING
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
     RETURNING *
 ),
-logged AS ({log_todos("create", "ins", before="NULL")}){extra}
-SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how, {notify_ready("ins")} AS notified"""
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}){extra}
+SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how,
+       {notify_ready("ins")} AS notified"""
 
 
 def _fires(rows: list[dict]) -> list[Fired]:
@@ -478,7 +495,9 @@ audit AS ({
     })"""
     sql = f"""
 WITH checks AS (
-    SELECT s.id, {sees} AS found, {acts} AS acts,
+    SELECT s.id,
+           {sees} AS found,
+           {acts} AS acts,
            EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.endpoint_id AND e.state = 'active') AS owner_ok
     FROM schedules s WHERE s.id = %(id)s
 ),
@@ -486,7 +505,8 @@ manual AS (
     SELECT c.id AS schedule_id, clock_timestamp() AS tick, 'manual'::text AS how, 0 AS missed
     FROM checks c WHERE c.found AND c.acts
 ),{_fire_sql("manual", extra)},
-       (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts, (SELECT owner_ok FROM checks) AS owner_ok
+       (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts,
+       (SELECT owner_ok FROM checks) AS owner_ok
 FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON true"""
 
     def finish(rows: list[dict]) -> Fired:

@@ -14,6 +14,7 @@ from todos.core.store import inputs
 from todos.core.store.endpoints import clean_slug
 from todos.core.store.fragments import ADMIN_ROLES, audit_row, log_change, member_of
 from todos.core.store.scopes import OperatorScope
+from todos.core.words import ChangeOp
 
 ROLES = ("viewer", "operator", "admin")
 
@@ -77,7 +78,7 @@ creator AS (
     RETURNING team_id, user_id, role
 ),
 creator_audit AS ({audit_row("member.set", "creator c", team="c.team_id", detail=CREATOR_DETAIL)}),
-logged AS ({log_change("membership", "creator c", team="c.team_id", user="c.user_id")})
+logged AS ({log_change(ChangeOp.MEMBERSHIP, "creator c", team="c.team_id", user="c.user_id")})
 SELECT * FROM ins"""
 
     def finish(rows: list[dict]) -> TeamRecord:
@@ -117,7 +118,7 @@ up AS (
     RETURNING team_id, user_id, role
 ),
 audit AS ({audit_row("member.set", "up", team="up.team_id", user="%(by_id)s", detail=MEMBER_SET_DETAIL)}),
-logged AS ({log_change("membership", "up", team="up.team_id", user="up.user_id")})
+logged AS ({log_change(ChangeOp.MEMBERSHIP, "up", team="up.team_id", user="up.user_id")})
 SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
        ({may}) AS may,
@@ -147,13 +148,16 @@ def remove_member(by: OperatorScope | None, *, team_id: Any, user_id: Any, super
     may = _may_manage(by, superuser)
     sql = f"""
 WITH gone AS (
-    DELETE FROM team_members WHERE team_id = %(team_id)s AND user_id = %(user_id)s AND {may}
+    DELETE FROM team_members
+    WHERE team_id = %(team_id)s AND user_id = %(user_id)s
+      AND {may}
     RETURNING team_id, user_id, role
 ),
 audit AS ({audit_row("member.remove", "gone g", team="g.team_id", user="%(by_id)s", detail=MEMBER_REMOVE_DETAIL)}),
-logged AS ({log_change("membership", "gone g", team="g.team_id", user="g.user_id")})
+logged AS ({log_change(ChangeOp.MEMBERSHIP, "gone g", team="g.team_id", user="g.user_id")})
 SELECT (SELECT count(*) FROM gone) AS removed,
-       EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists, ({may}) AS may"""
+       EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
+       ({may}) AS may"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]

@@ -24,6 +24,7 @@ from todos.core.store.fragments import audit_row, log_todos, notify_ready, opera
 from todos.core.store.human import _params, _prior, _raise_miss
 from todos.core.store.records import TODO_COLUMNS, Todo
 from todos.core.store.scopes import OperatorScope
+from todos.core.words import ChangeOp, TodoState
 
 # What an operator may edit on waiting work, each with the SET expression that writes it. A time
 # already reached is stored as "no time" (claimable now), as on create.
@@ -47,18 +48,20 @@ AUDITED: dict[LiteralString, Callable[[LiteralString], LiteralString]] = {
     "requires": lambda r: f"to_jsonb({r}.requires)",
     "run_at": lambda r: f"to_jsonb({r}.next_retry_at)",
 }
-WAITING: LiteralString = "t.state = 'pending'"
-SCHEDULED: LiteralString = "t.state = 'pending' AND t.next_retry_at IS NOT NULL"
+# One field a line, in the SET list and in the audit's objects.
+FIELD_BREAK: LiteralString = ",\n        "
+WAITING: LiteralString = f"t.state = {TodoState.PENDING.sql}"
+SCHEDULED: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NOT NULL"
 
 
 def _audited(fields: list[str], row: LiteralString) -> LiteralString:
     """``jsonb_build_object('title', to_jsonb(<row>.title), …)`` for ``fields``."""
     parts: list[LiteralString] = [f"'{name}', {value(row)}" for name, value in AUDITED.items() if name in fields]
-    return f"jsonb_build_object({compose.join(', ', parts)})"
+    return f"jsonb_build_object({compose.join(FIELD_BREAK, parts)})"
 
 
 def _waiting_statement(
-    verb: LiteralString,
+    verb: ChangeOp,
     action: LiteralString,
     fields: list[str],
     guard: LiteralString,
@@ -66,16 +69,17 @@ def _waiting_statement(
     conflict_hint: str,
 ) -> Statement[Todo]:
     """Update ``fields`` of one waiting todo under ``guard``; audit old and new values."""
-    sets = compose.join(", ", (EDITABLE[name] for name in EDITABLE if name in fields))
+    sets = compose.join(FIELD_BREAK, (EDITABLE[name] for name in EDITABLE if name in fields))
     old = _audited(fields, "p")
     new = _audited(fields, "u")
     sql = f"""
 WITH {_prior("t.id = %(id)s", guard)},
 old AS (
-    SELECT p.id, {old} AS vals FROM todos p JOIN prior ON prior.id = p.id
+    SELECT p.id, {old} AS vals
+    FROM todos p JOIN prior ON prior.id = p.id
 ),
 upd AS (
-    UPDATE todos t SET {sets}, updated_at = now()
+    UPDATE todos t SET {sets}{FIELD_BREAK}updated_at = now()
     FROM prior p
     WHERE t.id = p.id AND {guard}
     RETURNING t.*, p.state_before
@@ -103,7 +107,11 @@ audit AS ({
         )
     }),
 logged AS ({log_todos(verb, "upd", before="r.state_before")}),
-result AS (SELECT {TODO_COLUMNS}, {notify_ready("upd", "next_retry_at IS NULL")} AS notified FROM upd)
+result AS (
+    SELECT {TODO_COLUMNS},
+           {notify_ready("upd", "next_retry_at IS NULL")} AS notified
+    FROM upd
+)
 SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
     def finish(rows: list[dict]) -> Todo:
@@ -126,7 +134,7 @@ def run_now(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[T
     params = _params(op, todo_id, note=note)
     params["run_at"] = None
     return _waiting_statement(
-        "run_now", "todo.run_now", ["run_at"], SCHEDULED, params, "only a scheduled todo can be run now"
+        ChangeOp.RUN_NOW, "todo.run_now", ["run_at"], SCHEDULED, params, "only a scheduled todo can be run now"
     )
 
 
@@ -141,7 +149,7 @@ def reschedule(
     params = _params(op, todo_id, note=note)
     params["run_at"] = inputs.not_before(run_at, delay_seconds)
     return _waiting_statement(
-        "reschedule", "todo.reschedule", ["run_at"], WAITING, params, "only a pending todo can be rescheduled"
+        ChangeOp.RESCHEDULE, "todo.reschedule", ["run_at"], WAITING, params, "only a pending todo can be rescheduled"
     )
 
 
@@ -179,4 +187,4 @@ def edit(op: OperatorScope, todo_id: Any, changes: Any, *, note: Any = None) -> 
         raw = changes["run_at"]
         params["run_at"] = None if raw in (None, "") else inputs.run_at(raw)
     fields = [name for name in EDITABLE if name in changes]
-    return _waiting_statement("edit", "todo.edit", fields, WAITING, params, "only a pending todo can be edited")
+    return _waiting_statement(ChangeOp.EDIT, "todo.edit", fields, WAITING, params, "only a pending todo can be edited")

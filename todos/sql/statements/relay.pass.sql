@@ -41,8 +41,10 @@ flowed AS (INSERT INTO todo_flow AS f (team_id, grain, queue, at, completed, fai
            flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
     FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
                  fs.state_after = 'done' AND fs.state_before IS DISTINCT FROM 'done' AS completed,
-                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead') AS failed,
-                 fs.op = 'reap' OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
+                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead')
+                   AS failed,
+                 fs.op = 'reap'
+                   OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
           FROM taken fs
           WHERE fs.todo_id IS NOT NULL AND fs.queue IS NOT NULL
             AND EXISTS (SELECT 1 FROM teams ft WHERE ft.id = fs.team_id)) s
@@ -62,7 +64,8 @@ state AS (
        OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
     RETURNING counts_stale
 )
-SELECT (SELECT count(*) FROM taken) AS taken, (SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
+SELECT (SELECT count(*) FROM taken) AS taken,
+       (SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
             'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
             'endpoints', g.endpoints, 'user', g.user_id))::text))
         FROM (SELECT team_id, op, user_id,

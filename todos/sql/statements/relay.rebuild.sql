@@ -2,7 +2,8 @@
 -- the constant todos.live.relay.REBUILD_STATEMENTS
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-WITH taken AS (DELETE FROM change_log RETURNING *), flowed AS (INSERT INTO todo_flow AS f (team_id, grain, queue, at, completed, failed, died, waited, ran)
+WITH taken AS (DELETE FROM change_log RETURNING *),
+        flowed AS (INSERT INTO todo_flow AS f (team_id, grain, queue, at, completed, failed, died, waited, ran)
     SELECT s.team_id, g.grain, q.queue, date_trunc(g.grain, s.at),
            count(*) FILTER (WHERE s.completed)::integer, count(*) FILTER (WHERE s.failed)::integer,
            count(*) FILTER (WHERE s.died)::integer,
@@ -10,8 +11,10 @@ WITH taken AS (DELETE FROM change_log RETURNING *), flowed AS (INSERT INTO todo_
            flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
     FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
                  fs.state_after = 'done' AND fs.state_before IS DISTINCT FROM 'done' AS completed,
-                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead') AS failed,
-                 fs.op = 'reap' OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
+                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead')
+                   AS failed,
+                 fs.op = 'reap'
+                   OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
           FROM taken fs
           WHERE fs.todo_id IS NOT NULL AND fs.queue IS NOT NULL
             AND EXISTS (SELECT 1 FROM teams ft WHERE ft.id = fs.team_id)) s
@@ -45,7 +48,8 @@ DELETE FROM todo_finished_minutes WHERE minute >= date_trunc('minute', now() - i
 
 INSERT INTO todo_finished_minutes (endpoint_id, queue, minute, done, dead)
        SELECT endpoint_id, queue, date_trunc('minute', completed_at),
-              count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed')
+              count(*) FILTER (WHERE state = 'done'),
+              count(*) FILTER (WHERE state = 'failed')
        FROM todos
        WHERE completed_at >= date_trunc('minute', now() - interval '1 hour')
          AND todo_board_state(state, next_retry_at) IN ('done', 'dead')

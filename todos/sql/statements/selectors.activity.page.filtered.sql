@@ -22,8 +22,13 @@
 
 SELECT x.* FROM unnest(%(teams)s::uuid[]) AS tm(id)
 CROSS JOIN LATERAL (
-    SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id FROM audit_log l
-    WHERE l.team_id = tm.id AND l.actor = %(person)s AND l.action LIKE %(action_prefix)s AND l.at >= now() - %(period)s::interval AND (l.at, l.id) < (%(b_at)s, %(b_id)s)
+    SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id
+    FROM audit_log l
+    WHERE l.team_id = tm.id
+      AND l.actor = %(person)s
+      AND l.action LIKE %(action_prefix)s
+      AND l.at >= now() - %(period)s::interval
+      AND (l.at, l.id) < (%(b_at)s, %(b_id)s)
     ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s
 ) x
 ORDER BY x.at DESC, x.id DESC LIMIT %(limit)s

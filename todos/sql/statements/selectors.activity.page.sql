@@ -20,7 +20,8 @@
 
 SELECT x.* FROM unnest(%(teams)s::uuid[]) AS tm(id)
 CROSS JOIN LATERAL (
-    SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id FROM audit_log l
+    SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id
+    FROM audit_log l
     WHERE l.team_id = tm.id
     ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s
 ) x

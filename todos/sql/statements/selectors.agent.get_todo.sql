@@ -7,9 +7,15 @@
 --   todo_id = 'td_00000000000000000000000000000001'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires,
+SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
-            SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at, lease_expires_at, ended_at, outcome, disposition, summary, summary_truncated, artifact, ended_by FROM todo_attempts a
+            SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
+                    lease_expires_at, ended_at, outcome, disposition,
+                    summary, summary_truncated, artifact, ended_by
+            FROM todo_attempts a
             WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
 FROM todos t
 WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])

@@ -11,7 +11,14 @@
 --   cursor = '1767268800000000.td_00000000000000000000000000000002'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires FROM todos t
-              WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[]) AND t.state = %(state)s AND (t.state = 'failed' AND t.next_retry_at IS NULL) AND (t.created_at, t.id) < (%(after_created)s, %(after_id)s)
+SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires FROM todos t
+              WHERE t.endpoint_id = %(endpoint_id)s
+                AND t.queue = ANY(%(queues)s::text[])
+                AND t.state = %(state)s
+                AND (t.state = 'failed' AND t.next_retry_at IS NULL)
+                AND (t.created_at, t.id) < (%(after_created)s, %(after_id)s)
               ORDER BY t.created_at DESC, t.id DESC
               LIMIT %(fetch)s

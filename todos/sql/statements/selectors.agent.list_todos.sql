@@ -6,7 +6,11 @@
 --       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires FROM todos t
-              WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires FROM todos t
+              WHERE t.endpoint_id = %(endpoint_id)s
+                AND t.queue = ANY(%(queues)s::text[])
               ORDER BY t.created_at DESC, t.id DESC
               LIMIT %(fetch)s

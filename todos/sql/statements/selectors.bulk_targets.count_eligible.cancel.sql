@@ -20,6 +20,7 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT count(*) AS n FROM todos t
-WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])
+  AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))

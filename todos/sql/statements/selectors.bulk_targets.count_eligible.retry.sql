@@ -20,8 +20,10 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT count(*) AS n FROM todos t
-WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[]) AND t.state = 'failed' AND (
+WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])
+  AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
-      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))
+      AND k.state <> 'done'
+      AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))

@@ -25,12 +25,19 @@ SELECT count(*) AS n FROM (
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y UNION ALL
-    (SELECT t.created_at, t.id FROM todos t WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+    (SELECT t.created_at, t.id
+     FROM todos t
+     WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s
+       AND t.endpoint_id = ANY(%(eps)s::uuid[])
+       AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
      ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s)

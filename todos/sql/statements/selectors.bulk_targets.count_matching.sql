@@ -22,8 +22,15 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT count(*) AS n FROM (
-    SELECT 1 FROM unnest(%(eps)s::uuid[]) AS e(id) CROSS JOIN LATERAL (SELECT 1 FROM todos t WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL AND t.state = 'failed' AND (
+    SELECT 1 FROM unnest(%(eps)s::uuid[]) AS e(id)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM todos t
+        WHERE t.endpoint_id = e.id AND t.state = 'failed'
+        AND t.next_retry_at IS NULL
+        AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
-      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))) x LIMIT %(cap)s) c
+      AND k.state <> 'done'
+      AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))) x
+    LIMIT %(cap)s) c

@@ -23,12 +23,16 @@
 
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.created_at FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL AND t.state = 'failed' AND (
+    SELECT t.id, t.created_at
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = 'failed'
+      AND t.next_retry_at IS NULL
+      AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
     SELECT 1 FROM todos k
     WHERE k.endpoint_id = t.endpoint_id AND k.idempotency_key = t.idempotency_key AND k.id <> t.id
-      AND k.state <> 'done' AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))
+      AND k.state <> 'done'
+      AND (k.state <> 'failed' OR k.next_retry_at IS NOT NULL)))
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x

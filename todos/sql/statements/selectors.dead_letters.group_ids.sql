@@ -23,15 +23,19 @@
 WITH d AS MATERIALIZED (
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.title, t.result, t.attempts_total, t.created_at FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL
+    SELECT t.id, t.title, t.result, t.attempts_total, t.created_at
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = 'failed'
+      AND t.next_retry_at IS NULL
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(scan)s
 ) x
 ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(scan)s),
 r AS (
-    SELECT d.id, d.title, d.created_at, coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)') AS reason, left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+    SELECT d.id, d.title, d.created_at,
+           coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)') AS reason,
+           left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
     lower(coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
     '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
     '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),

@@ -26,6 +26,7 @@
 --       lease_lapsed=False, concurrency_key=None, requires=[])
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id FROM audit_log l
+SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id
+FROM audit_log l
 WHERE l.todo_id = %(id)s AND l.team_id = ANY(%(teams)s::uuid[])
 ORDER BY l.at DESC, l.id DESC LIMIT %(limit)s

@@ -23,10 +23,15 @@ SELECT (SELECT count(*) AS n FROM (
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y UNION ALL
-    (SELECT t.created_at, t.id FROM todos t WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
+    (SELECT t.created_at, t.id
+     FROM todos t
+     WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s
+       AND t.endpoint_id = ANY(%(eps)s::uuid[])
      ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s)
 ) x
 LIMIT %(cap)s) counted) AS "all",
@@ -34,7 +39,10 @@ LIMIT %(cap)s) counted) AS "all",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NULL
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND t.next_retry_at IS NULL
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
@@ -43,17 +51,24 @@ LIMIT %(cap)s) counted) AS "pending",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NOT NULL
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND t.next_retry_at IS NOT NULL
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
 LIMIT %(cap)s) counted) AS "scheduled",
-       (SELECT count(*) FROM todos t WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed' AND (t.assignee = %(me)s OR t.owner = %(me)s)) AS "claimed",
+       (SELECT count(*) FROM todos t WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed'
+          AND (t.assignee = %(me)s OR t.owner = %(me)s)) AS "claimed",
        (SELECT count(*) AS n FROM (
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['failed']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NOT NULL
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND t.next_retry_at IS NOT NULL
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
@@ -62,7 +77,10 @@ LIMIT %(cap)s) counted) AS "retry",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['failed']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.next_retry_at IS NULL
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND t.next_retry_at IS NULL
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
@@ -71,7 +89,9 @@ LIMIT %(cap)s) counted) AS "dead",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['done']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x
@@ -80,7 +100,9 @@ LIMIT %(cap)s) counted) AS "done",
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.created_at, t.id FROM todos t WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x

@@ -22,7 +22,8 @@
 WITH window_keys AS MATERIALIZED (
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id FROM todos t
+    SELECT t.created_at, t.id
+    FROM todos t
     WHERE t.endpoint_id = e.id
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(scan)s
@@ -38,4 +39,5 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
        count(*) FILTER (WHERE t.state = 'done') AS "done",
        count(*) FILTER (WHERE t.state = 'canceled') AS "canceled"
 FROM window_keys k JOIN todos t ON t.id = k.id
-WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pattern)s OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s)
+WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pattern)s
+        OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s)

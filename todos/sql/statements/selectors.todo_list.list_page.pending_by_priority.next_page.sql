@@ -23,8 +23,16 @@
 
 SELECT x.* FROM unnest(%(eps)s::uuid[], %(queues)s::text[]) AS e(id, queue)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t
-    WHERE t.endpoint_id = e.id AND t.queue = e.queue AND t.state = 'pending' AND t.next_retry_at IS NULL AND (t.priority, t.created_at, t.id) > (%(c_priority)s, %(c_created_at)s, %(c_id)s) AND (t.priority, t.created_at) >= (%(c_priority)s, %(c_created_at)s)
+    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
+       t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.queue = e.queue AND t.state = 'pending'
+      AND t.next_retry_at IS NULL
+      AND (t.priority, t.created_at, t.id) > (%(c_priority)s, %(c_created_at)s, %(c_id)s)
+      AND (t.priority, t.created_at) >= (%(c_priority)s, %(c_created_at)s)
     ORDER BY t.priority ASC, t.created_at ASC, t.id ASC
     LIMIT %(limit)s
 ) x

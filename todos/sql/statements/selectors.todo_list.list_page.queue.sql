@@ -19,10 +19,17 @@
 --       sort='newest', after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id) CROSS JOIN unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
+SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
+CROSS JOIN unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = s.state AND t.queue = %(queue)s
+    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
+       t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = s.state
+      AND t.queue = %(queue)s
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x

@@ -22,7 +22,8 @@
 WITH window_keys AS MATERIALIZED (
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id FROM todos t
+    SELECT t.created_at, t.id
+    FROM todos t
     WHERE t.endpoint_id = e.id
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(scan)s
@@ -30,7 +31,12 @@ CROSS JOIN LATERAL (
 ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(scan)s),
 window_rows AS MATERIALIZED (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.idempotency_key, t.payload FROM window_keys k JOIN todos t ON t.id = k.id
+    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
+       t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.idempotency_key, t.payload
+    FROM window_keys k JOIN todos t ON t.id = k.id
 ),
 matched AS (
     SELECT w.*, false AS is_edge FROM window_rows w

@@ -21,8 +21,14 @@
 
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state, t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total, t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires, (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'failed' AND t.next_retry_at IS NULL
+    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
+       t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = 'failed'
+      AND t.next_retry_at IS NULL
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x

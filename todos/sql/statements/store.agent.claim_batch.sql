@@ -87,7 +87,8 @@ taken AS MATERIALIZED (
     -- MATERIALIZED, so each candidate asks once.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
-                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL
+                THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
     FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
     WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
@@ -131,7 +132,13 @@ logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT r.claim_team, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN extract(epoch FROM now() - r.prior_claimed_at)::double precision END
+    SELECT r.claim_team, r.endpoint_id, r.id, r.queue, 'claim',
+           r.prior_board_state,
+           'claimed',
+           NULL,
+           CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END,
+           CASE WHEN r.prior_state = 'claimed'
+                THEN extract(epoch FROM now() - r.prior_claimed_at)::double precision END
     FROM upd r
 ),
 opened AS (
@@ -146,7 +153,11 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, u.prior_state, u.ord, '[]'::json AS prior_attempts,
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           u.prior_state, u.ord, '[]'::json AS prior_attempts,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )

@@ -11,7 +11,8 @@
 
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 upd AS (
-    UPDATE todos t SET state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL, completed_at = now(), updated_at = now()
+    UPDATE todos t SET state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            completed_at = now(), updated_at = now()
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
         SELECT 1 FROM todo_attempts fa
@@ -21,17 +22,27 @@ upd AS (
     RETURNING t.*
 ),
 closed AS (
-    UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'complete', 'claimed', 'done', NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND ('done') IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'complete',
+           'claimed',
+           'done',
+           NULL,
+           NULL,
+           extract(epoch FROM now() - r.claimed_at)::double precision
     FROM upd r),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(*) FROM closed) AS closed, 0 AS notified
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
 SELECT r.*, CASE

@@ -33,7 +33,12 @@ closed AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'complete', 'claimed', 'done', NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND ('done') IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'complete',
+           'claimed',
+           'done',
+           NULL,
+           NULL,
+           extract(epoch FROM now() - r.claimed_at)::double precision
     FROM upd r)
 SELECT i.id AS item_id, i.n, u.*,
        CASE WHEN u.id IS NOT NULL THEN NULL

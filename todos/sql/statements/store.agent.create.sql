@@ -18,19 +18,32 @@ WITH ins AS (
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
             %(concurrency_key)s, %(requires)s::text[])
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
     DO NOTHING
     RETURNING *
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'create',
+           NULL,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
     FROM ins r)
-SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE next_retry_at IS NULL) w) AS notified
 FROM ins
 UNION ALL
-SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, 0 FROM todos
+SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires, 0 FROM todos
 WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
   AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM ins)

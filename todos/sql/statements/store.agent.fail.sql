@@ -12,7 +12,9 @@
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 upd AS (
     UPDATE todos t SET state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
-            next_retry_at = CASE WHEN t.attempt < t.max_attempts THEN now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)), interval '15 minutes') END,
+            next_retry_at = CASE WHEN t.attempt < t.max_attempts
+                THEN now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
+                  interval '15 minutes') END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END, updated_at = now()
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
@@ -32,10 +34,20 @@ closed AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'fail', 'claimed', todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'fail',
+           'claimed',
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM upd r),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(*) FROM closed) AS closed, 0 AS notified
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
 SELECT r.*, CASE

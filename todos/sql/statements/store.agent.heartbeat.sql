@@ -27,10 +27,19 @@ closed AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'heartbeat', 'claimed', 'claimed', NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND ('claimed') IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'heartbeat',
+           'claimed',
+           'claimed',
+           NULL,
+           NULL,
+           NULL
     FROM upd r),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(*) FROM closed) AS closed, 0 AS notified
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
 SELECT r.*, CASE

@@ -20,17 +20,28 @@ upd AS (
     RETURNING t.*
 ),
 closed AS (
-    UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued',
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'release', 'claimed', 'pending', NULL, NULL, CASE WHEN ('claimed') = 'claimed' AND ('pending') IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'release',
+           'claimed',
+           'pending',
+           NULL,
+           NULL,
+           extract(epoch FROM now() - r.claimed_at)::double precision
     FROM upd r),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(*) FROM closed) AS closed, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(*) FROM closed) AS closed,
+           (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS notified
     FROM upd
 )

@@ -7,7 +7,8 @@
 WITH cand AS (
     SELECT t.id FROM todos t
     WHERE t.completed_at < now() - make_interval(days => %(days)s)
-      AND (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+      AND (t.state IN ('done', 'canceled')
+           OR (t.state = 'failed' AND t.next_retry_at IS NULL))
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ),
@@ -17,6 +18,12 @@ purged AS (
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'purge', r.state_before, NULL, NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (NULL) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'purge',
+           r.state_before,
+           NULL,
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM purged r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT p.id FROM purged p

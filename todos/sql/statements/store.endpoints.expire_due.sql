@@ -14,7 +14,8 @@ live AS (
     -- the revoked endpoints' live todos, locked, with their Board state before they die
     SELECT t.id, r.slug, todo_board_state(t.state, t.next_retry_at) AS state_before
     FROM todos t JOIN revoked r ON t.endpoint_id = r.id
-    WHERE (t.state = 'pending' OR (t.state = 'claimed' AND EXISTS (
+    WHERE (t.state = 'pending'
+           OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))
            OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
@@ -27,7 +28,8 @@ dead AS (
         completed_at = now(), updated_at = now(),
         result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
     FROM live l
-    WHERE t.id = l.id AND (t.state = 'pending' OR (t.state = 'claimed' AND EXISTS (
+    WHERE t.id = l.id AND (t.state = 'pending'
+           OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))
            OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
@@ -40,14 +42,22 @@ closed AS (
 ),
 logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke',
+           r.state_before,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                  AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM dead r JOIN endpoints le ON le.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL, NULL, NULL
     FROM revoked n),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT r.team_id, NULL, 'system', 'endpoint.expire', NULL, r.id, NULL, NULL, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
+    SELECT r.team_id, NULL, 'system', 'endpoint.expire', NULL, r.id, NULL, NULL,
+           jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
     FROM revoked r)
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
 FROM revoked r

@@ -7,14 +7,16 @@
 
 WITH revoked AS (
     UPDATE endpoints e SET state = 'revoked', revoked_at = now()
-    WHERE e.id = %(endpoint_id)s AND e.state = 'active' AND TRUE
+    WHERE e.id = %(endpoint_id)s AND e.state = 'active'
+      AND TRUE
     RETURNING e.*
 ),
 live AS (
     -- the revoked endpoints' live todos, locked, with their Board state before they die
     SELECT t.id, r.slug, todo_board_state(t.state, t.next_retry_at) AS state_before
     FROM todos t JOIN revoked r ON t.endpoint_id = r.id
-    WHERE (t.state = 'pending' OR (t.state = 'claimed' AND EXISTS (
+    WHERE (t.state = 'pending'
+           OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))
            OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
@@ -27,7 +29,8 @@ dead AS (
         completed_at = now(), updated_at = now(),
         result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
     FROM live l
-    WHERE t.id = l.id AND (t.state = 'pending' OR (t.state = 'claimed' AND EXISTS (
+    WHERE t.id = l.id AND (t.state = 'pending'
+           OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))
            OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))
@@ -40,19 +43,30 @@ closed AS (
 ),
 logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'revoke',
+           r.state_before,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                  AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM dead r JOIN endpoints le ON le.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL, NULL, NULL
     FROM revoked n),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', NULL, s.id, NULL, %(note)s, jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.revoke', NULL, s.id, NULL, %(note)s,
+           jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))
     FROM revoked s),
 result AS (
     SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d) AS dead_ids
     FROM revoked r
 )
-SELECT x.*, (SELECT TRUE FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
-       (SELECT TRUE FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+SELECT x.*,
+       (SELECT TRUE
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
+       (SELECT TRUE
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
 FROM (SELECT 1) one LEFT JOIN result x ON true

@@ -9,16 +9,24 @@ WITH before AS (SELECT e.* FROM endpoints e WHERE e.id = %(endpoint_id)s),
 upd AS (
     UPDATE endpoints e SET credential_hash = %(hash)s, credential_prefix = %(prefix)s
     FROM before b
-    WHERE e.id = b.id AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('admin')) AND e.state = 'active'
+    WHERE e.id = b.id AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('admin'))
+      AND e.state = 'active'
     RETURNING e.*
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.rotate', NULL, s.id, NULL, %(note)s, jsonb_build_object('prefix', jsonb_build_object('from', b.credential_prefix, 'to', s.credential_prefix))
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.rotate', NULL, s.id, NULL, %(note)s,
+           jsonb_build_object('prefix', jsonb_build_object('from', b.credential_prefix, 'to', s.credential_prefix))
     FROM upd s JOIN before b ON b.id = s.id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL, NULL, NULL
     FROM upd n)
-SELECT u.*, (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s) FROM before e) AS member, (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('admin')) FROM before e) AS admin,
+SELECT u.*,
+       (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)
+        FROM before e) AS member,
+       (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('admin'))
+        FROM before e) AS admin,
        (SELECT e.state FROM before e) AS state_before
 FROM (SELECT 1) one LEFT JOIN upd u ON true

@@ -21,13 +21,15 @@ WITH ins AS (
     RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.vend', NULL, s.id, NULL, %(note)s, jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'endpoint.vend', NULL, s.id, NULL, %(note)s,
+           jsonb_build_object('verbs', s.scope_verbs, 'queues', s.scope_queues)
     FROM ins s),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL, NULL, NULL
     FROM ins n)
 SELECT i.*, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
-       TRUE AS member, TRUE AS allowed,
+       TRUE AS member,
+       TRUE AS allowed,
        EXISTS (SELECT 1 FROM endpoints WHERE slug = %(slug)s) AS slug_taken
 FROM (SELECT 1) one LEFT JOIN ins i ON true

@@ -8,14 +8,17 @@
 WITH prior AS (
     SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
     WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')))
+      AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
         WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))) ORDER BY t.id
     FOR UPDATE
 ),
 upd AS (
-    UPDATE todos t SET state = 'canceled', owner = NULL, lease_expires_at = NULL, next_retry_at = NULL,
-    completed_at = now(), updated_at = now()
+    UPDATE todos t SET state = 'canceled', owner = NULL, lease_expires_at = NULL,
+    next_retry_at = NULL, completed_at = now(), updated_at = now()
     FROM prior p
     WHERE t.id = p.id AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
@@ -27,11 +30,21 @@ open_attempt AS (
     FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.cancel', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.cancel', r.id, r.endpoint_id, r.queue, %(note)s,
+           %(detail)s
     FROM upd r JOIN endpoints ae ON ae.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel', r.state_before, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (r.state_before) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           r.state_before,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                  AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
-woken AS (SELECT 0 AS n)
+woken AS (
+    SELECT 0 AS n
+)
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

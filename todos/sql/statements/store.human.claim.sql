@@ -12,7 +12,9 @@ cand AS (
            (SELECT ce.team_id FROM endpoints ce WHERE ce.id = t.endpoint_id) AS team_id, t.endpoint_id, t.queue
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))) AND (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin'))) AND (
         (t.state = 'pending' AND (t.next_retry_at IS NULL OR t.next_retry_at <= now()))
      OR (t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = 'failed' AND t.next_retry_at <= now() AND t.attempt < t.max_attempts))
@@ -20,7 +22,8 @@ cand AS (
     FOR UPDATE
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.claim', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.claim', r.id, r.endpoint_id, r.queue, %(note)s,
+           %(detail)s
     FROM cand r JOIN endpoints ae ON ae.id = r.endpoint_id),
 taken AS MATERIALIZED (
     -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
@@ -31,7 +34,8 @@ taken AS MATERIALIZED (
     -- MATERIALIZED, so each candidate asks once.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
-                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL THEN 'scheduled'
+                WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL
+                THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
     FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
     WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
@@ -75,7 +79,13 @@ logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
     INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT r.claim_team, r.endpoint_id, r.id, r.queue, 'claim', r.prior_board_state, 'claimed', NULL, CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END, CASE WHEN r.prior_state = 'claimed' THEN extract(epoch FROM now() - r.prior_claimed_at)::double precision END
+    SELECT r.claim_team, r.endpoint_id, r.id, r.queue, 'claim',
+           r.prior_board_state,
+           'claimed',
+           NULL,
+           CASE WHEN r.attempts_total = 1 THEN extract(epoch FROM now() - r.created_at)::double precision END,
+           CASE WHEN r.prior_state = 'claimed'
+                THEN extract(epoch FROM now() - r.prior_claimed_at)::double precision END
     FROM upd r
 ),
 opened AS (
@@ -90,14 +100,23 @@ opened AS (
     RETURNING todo_id
 ),
 result AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, u.prior_state, u.ord, '[]'::json AS prior_attempts,
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           u.prior_state, u.ord, '[]'::json AS prior_attempts,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
 SELECT r.*, CASE
         WHEN r.id IS NOT NULL THEN NULL
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s))) THEN 'not_found'
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s)))
+        THEN 'not_found'
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
-        SELECT oe.id FROM endpoints oe WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')))) THEN 'forbidden'
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin'))))
+        THEN 'forbidden'
         ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

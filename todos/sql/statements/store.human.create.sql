@@ -9,11 +9,14 @@
 
 WITH target AS (
     SELECT e.id, e.scope_queues FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)
+    WHERE e.id = %(endpoint_id)s
+      AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)
 ),
 allowed AS (
     SELECT e.id FROM endpoints e
-    WHERE e.id = %(endpoint_id)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))
+    WHERE e.id = %(endpoint_id)s
+      AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin'))
       AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
 ),
 ins AS (
@@ -22,28 +25,47 @@ ins AS (
     SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
            %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
     FROM allowed a
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
     DO NOTHING
     RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.create', r.id, r.endpoint_id, r.queue, %(note)s, %(detail)s
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.create', r.id, r.endpoint_id, r.queue, %(note)s,
+           %(detail)s
     FROM ins r JOIN endpoints ae ON ae.id = r.endpoint_id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create',
+           NULL,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
     FROM ins r JOIN endpoints le ON le.id = r.endpoint_id),
 existing AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires FROM todos
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires FROM todos
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-      AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) AND EXISTS (SELECT 1 FROM allowed)
+      AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+      AND EXISTS (SELECT 1 FROM allowed)
 ),
 result AS (
-    SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+    SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified
     FROM ins
     UNION ALL
-    SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key, assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total, attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at, concurrency_key, requires, 0 FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+    SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires, 0
+    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
 )
 SELECT r.*, CASE
     WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'

@@ -8,13 +8,20 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH changed AS (INSERT INTO queue_pauses (team_id, queue, paused_by, note)
-            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin'))
+            SELECT %(team_id)s, %(queue)s, %(user_id)s, %(note)s
+            WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin'))
             ON CONFLICT (team_id, queue) DO NOTHING RETURNING team_id, queue),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT team_id, %(user_id)s, %(actor)s, 'queue.pause', NULL, NULL, queue, %(note)s, NULL
+    SELECT team_id, %(user_id)s, %(actor)s, 'queue.pause', NULL, NULL, queue, %(note)s,
+           NULL
     FROM changed),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT c.team_id, NULL, NULL, c.queue, 'pause', NULL, NULL, NULL, NULL, NULL
     FROM changed c)
-SELECT (SELECT count(*) FROM changed) AS changed, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts, 0 AS notified
+SELECT (SELECT count(*) FROM changed) AS changed,
+       EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees,
+       EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')) AS acts,
+       0 AS notified

@@ -23,10 +23,12 @@ joined AS (
     RETURNING team_id, user_id, role
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT NULL, %(by_id)s, %(actor)s, 'person.create', NULL, NULL, NULL, NULL, jsonb_build_object('user', ch.username, 'site_admin', ch.is_superuser)
+    SELECT NULL, %(by_id)s, %(actor)s, 'person.create', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', ch.username, 'site_admin', ch.is_superuser)
     FROM ins ch),
 member_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT j.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', %(username)s::text, 'from', NULL, 'to', j.role)
+    SELECT j.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', %(username)s::text, 'from', NULL, 'to', j.role)
     FROM joined j),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -13,10 +13,12 @@ WITH ch AS (
     RETURNING id, username, is_superuser, is_active
 ),
 site AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT NULL, %(by_id)s, %(actor)s, 'person.deactivate', NULL, NULL, NULL, NULL, jsonb_build_object('user', ch.username)
+    SELECT NULL, %(by_id)s, %(actor)s, 'person.deactivate', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', ch.username)
     FROM ch),
 teams AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT tm.team_id, %(by_id)s, %(actor)s, 'person.deactivate', NULL, NULL, NULL, NULL, jsonb_build_object('user', ch.username)
+    SELECT tm.team_id, %(by_id)s, %(actor)s, 'person.deactivate', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', ch.username)
     FROM ch JOIN team_members tm ON tm.user_id = ch.id),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

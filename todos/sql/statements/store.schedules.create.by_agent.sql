@@ -17,9 +17,12 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH checks AS (
-    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AND %(endpoint_id)s = %(agent_endpoint)s AS found, TRUE AS acts,
+    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+           AND %(endpoint_id)s = %(agent_endpoint)s AS found,
+           TRUE AS acts,
            EXISTS (SELECT 1 FROM endpoints oe WHERE oe.id = %(endpoint_id)s
-        AND oe.team_id = %(team_id)s AND oe.state = 'active') AS owner_ok, EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
+        AND oe.team_id = %(team_id)s AND oe.state = 'active') AS owner_ok,
+           EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
         AND %(queue)s = ANY(qe.scope_queues)) AS queue_ok,
            NOT EXISTS (SELECT 1 FROM schedules WHERE team_id = %(team_id)s AND name = %(name)s) AS name_free
 ),
@@ -32,7 +35,8 @@ made AS (
     RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.create', NULL, m.endpoint_id, m.queue, m.name, jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.create', NULL, m.endpoint_id, m.queue, m.name,
+           jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)
     FROM made m),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -15,9 +15,13 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH checks AS (
-    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS found, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts,
+    SELECT EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+           AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS found,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')) AS acts,
            EXISTS (SELECT 1 FROM endpoints oe WHERE oe.id = %(endpoint_id)s
-        AND oe.team_id = %(team_id)s AND oe.state = 'active') AS owner_ok, EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
+        AND oe.team_id = %(team_id)s AND oe.state = 'active') AS owner_ok,
+           EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
         AND %(queue)s = ANY(qe.scope_queues)) AS queue_ok,
            NOT EXISTS (SELECT 1 FROM schedules WHERE team_id = %(team_id)s AND name = %(name)s) AS name_free
 ),
@@ -30,7 +34,8 @@ made AS (
     RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.create', NULL, m.endpoint_id, m.queue, m.name, jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.create', NULL, m.endpoint_id, m.queue, m.name,
+           jsonb_build_object('schedule', m.id, 'cron', m.cron, 'timezone', m.timezone)
     FROM made m),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -8,13 +8,18 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
-checks AS (SELECT s.endpoint_id = %(agent_endpoint)s AS found, TRUE AS acts FROM s),
+checks AS (
+    SELECT s.endpoint_id = %(agent_endpoint)s AS found,
+           TRUE AS acts
+    FROM s
+),
 gone AS (
     DELETE FROM schedules d USING checks c WHERE d.id = %(id)s AND c.found AND c.acts
     RETURNING d.id, d.team_id, d.name, d.endpoint_id, d.queue
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT g.team_id, %(user_id)s, %(actor)s, 'schedule.delete', NULL, g.endpoint_id, g.queue, g.name, jsonb_build_object('schedule', g.id)
+    SELECT g.team_id, %(user_id)s, %(actor)s, 'schedule.delete', NULL, g.endpoint_id, g.queue, g.name,
+           jsonb_build_object('schedule', g.id)
     FROM gone g),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

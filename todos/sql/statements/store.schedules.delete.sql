@@ -6,13 +6,19 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
-checks AS (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts FROM s),
+checks AS (
+    SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')) AS acts
+    FROM s
+),
 gone AS (
     DELETE FROM schedules d USING checks c WHERE d.id = %(id)s AND c.found AND c.acts
     RETURNING d.id, d.team_id, d.name, d.endpoint_id, d.queue
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT g.team_id, %(user_id)s, %(actor)s, 'schedule.delete', NULL, g.endpoint_id, g.queue, g.name, jsonb_build_object('schedule', g.id)
+    SELECT g.team_id, %(user_id)s, %(actor)s, 'schedule.delete', NULL, g.endpoint_id, g.queue, g.name,
+           jsonb_build_object('schedule', g.id)
     FROM gone g),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -32,13 +32,21 @@ ins AS (
         || to_char(f.tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            s.priority, s.max_attempts, s.requires
     FROM fired f JOIN schedules s ON s.id = f.schedule_id
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) DO NOTHING
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+    DO NOTHING
     RETURNING *
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create',
+           NULL,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
     FROM ins r JOIN endpoints le ON le.id = r.endpoint_id)
-SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how,
+       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified
 FROM fired f LEFT JOIN ins i ON i.id = f.todo_id

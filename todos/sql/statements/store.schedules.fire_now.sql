@@ -6,7 +6,10 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH checks AS (
-    SELECT s.id, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts,
+    SELECT s.id,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')) AS acts,
            EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.endpoint_id AND e.state = 'active') AS owner_ok
     FROM schedules s WHERE s.id = %(id)s
 ),
@@ -29,17 +32,27 @@ ins AS (
         || to_char(f.tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            s.priority, s.max_attempts, s.requires
     FROM fired f JOIN schedules s ON s.id = f.schedule_id
-    ON CONFLICT (endpoint_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL) DO NOTHING
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
+    DO NOTHING
     RETURNING *
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create', NULL, todo_board_state(r.state, r.next_retry_at), NULL, NULL, CASE WHEN (NULL) = 'claimed' AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed' THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'create',
+           NULL,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
     FROM ins r JOIN endpoints le ON le.id = r.endpoint_id),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT s.team_id, %(user_id)s, %(actor)s, 'schedule.fire', f.todo_id, s.endpoint_id, s.queue, s.name, jsonb_build_object('schedule', s.id)
+    SELECT s.team_id, %(user_id)s, %(actor)s, 'schedule.fire', f.todo_id, s.endpoint_id, s.queue, s.name,
+           jsonb_build_object('schedule', s.id)
     FROM fired f JOIN schedules s ON s.id = f.schedule_id)
-SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how, (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how,
+       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
                 FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified,
-       (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts, (SELECT owner_ok FROM checks) AS owner_ok
+       (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts,
+       (SELECT owner_ok FROM checks) AS owner_ok
 FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON true

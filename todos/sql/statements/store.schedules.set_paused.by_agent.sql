@@ -10,7 +10,11 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
-checks AS (SELECT s.endpoint_id = %(agent_endpoint)s AS found, TRUE AS acts FROM s),
+checks AS (
+    SELECT s.endpoint_id = %(agent_endpoint)s AS found,
+           TRUE AS acts
+    FROM s
+),
 made AS (
     UPDATE schedules u SET paused = %(paused)s, updated_at = now(),
            next_fire_at = CASE WHEN u.paused AND NOT %(paused)s THEN %(now)s::timestamptz ELSE u.next_fire_at END
@@ -18,7 +22,8 @@ made AS (
     RETURNING u.*
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.pause', NULL, NULL, NULL, m.name, jsonb_build_object('schedule', m.id)
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.pause', NULL, NULL, NULL, m.name,
+           jsonb_build_object('schedule', m.id)
     FROM made m),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -16,7 +16,10 @@
 
 WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR UPDATE),
 checks AS (
-    SELECT s.team_id, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s AND m.role IN ('operator', 'admin')) AS acts,
+    SELECT s.team_id,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found,
+           EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')) AS acts,
            EXISTS (SELECT 1 FROM endpoints oe WHERE oe.id = %(endpoint_id)s AND oe.team_id = s.team_id
                    AND oe.state = 'active') AS owner_ok,
            EXISTS (SELECT 1 FROM endpoints qe WHERE qe.id = %(endpoint_id)s
@@ -34,7 +37,8 @@ made AS (
     RETURNING u.*
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.edit', NULL, m.endpoint_id, m.queue, m.name, coalesce((
+    SELECT m.team_id, %(user_id)s, %(actor)s, 'schedule.edit', NULL, m.endpoint_id, m.queue, m.name,
+           coalesce((
         SELECT jsonb_object_agg(n.key, jsonb_build_object('old', o.value, 'new', n.value))
         FROM jsonb_each(to_jsonb(m) - 'updated_at' - 'next_fire_at') n
         JOIN jsonb_each(to_jsonb(s) - 'updated_at' - 'next_fire_at') o ON o.key = n.key

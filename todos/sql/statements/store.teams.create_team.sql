@@ -11,7 +11,8 @@ WITH ins AS (
     ON CONFLICT (slug) DO NOTHING RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT id, %(user_id)s, %(actor)s, 'team.create', NULL, NULL, NULL, NULL, jsonb_build_object('slug', slug)
+    SELECT id, %(user_id)s, %(actor)s, 'team.create', NULL, NULL, NULL, NULL,
+           jsonb_build_object('slug', slug)
     FROM ins),
 creator AS (
     INSERT INTO team_members (team_id, user_id, role)
@@ -19,7 +20,8 @@ creator AS (
     RETURNING team_id, user_id, role
 ),
 creator_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT c.team_id, %(user_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', %(actor)s::text, 'from', NULL, 'to', c.role)
+    SELECT c.team_id, %(user_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', %(actor)s::text, 'from', NULL, 'to', c.role)
     FROM creator c),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

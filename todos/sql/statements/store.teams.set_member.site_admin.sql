@@ -18,7 +18,8 @@ up AS (
     RETURNING team_id, user_id, role
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
+    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
                               'from', (SELECT role FROM before), 'to', up.role)
     FROM up),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,

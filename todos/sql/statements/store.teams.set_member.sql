@@ -11,13 +11,15 @@ WITH before AS (SELECT role FROM team_members WHERE team_id = %(team_id)s AND us
 up AS (
     INSERT INTO team_members (team_id, user_id, role)
     SELECT %(team_id)s, %(user_id)s, %(role)s
-    WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(by_id)s AND m.role IN ('admin')) AND EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active)
+    WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(by_id)s
+          AND m.role IN ('admin')) AND EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active)
       AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
     ON CONFLICT (team_id, user_id) DO UPDATE SET role = EXCLUDED.role
     RETURNING team_id, user_id, role
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
-    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL, jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
+    SELECT up.team_id, %(by_id)s, %(actor)s, 'member.set', NULL, NULL, NULL, NULL,
+           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = up.user_id),
                               'from', (SELECT role FROM before), 'to', up.role)
     FROM up),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
@@ -26,5 +28,6 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
     FROM up)
 SELECT (SELECT count(*) FROM up) AS changed, (SELECT role FROM before) AS before,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS team_exists,
-       (EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(by_id)s AND m.role IN ('admin'))) AS may,
+       (EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(by_id)s
+          AND m.role IN ('admin'))) AS may,
        EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s AND is_active) AS user_exists
