@@ -59,7 +59,7 @@ def unavailable_response(request, retry_after: int) -> HttpResponse:
     if request.headers.get("HX-Request") == "true":
         from todos.dashboard.views.common import toast
 
-        response = HttpResponse(UNAVAILABLE_TOAST, status=503, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(UNAVAILABLE_TOAST.encode(), status=503, content_type="text/plain; charset=utf-8")
         toast(response, "error", UNAVAILABLE_TOAST)
     else:
         body = render_to_string("board/unavailable.html", {"retry_after": retry_after, "retry_url": retry_url(request)})

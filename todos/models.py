@@ -5,6 +5,8 @@ other read is a selector's SQL and every write a store statement, so a model nob
 only be a second, unchecked description of the schema.
 """
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -16,13 +18,15 @@ class Team(models.Model):
     name = models.TextField()
     created_at = models.DateTimeField()
 
+    objects: ClassVar[models.Manager]  # Django's metaclass adds it; said here for the type checker
+
     class Meta:
         managed = False
         db_table = "teams"
         ordering = ["name"]
 
     def __str__(self) -> str:
-        return self.name
+        return str(self.name)  # a str on an instance; the type checker sees the TextField
 
 
 class Endpoint(models.Model):
@@ -44,9 +48,11 @@ class Endpoint(models.Model):
     expires_at = models.DateTimeField(null=True)
     last_seen_at = models.DateTimeField(null=True)
 
+    objects: ClassVar[models.Manager]  # Django's metaclass adds it; said here for the type checker
+
     class Meta:
         managed = False
         db_table = "endpoints"
 
     def __str__(self) -> str:
-        return self.slug
+        return str(self.slug)  # a str on an instance; the type checker sees the TextField

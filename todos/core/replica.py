@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import psycopg
+import psycopg.conninfo
 from django.conf import settings
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -188,8 +189,10 @@ def replica_state() -> ReplicaState:
     state = _state
     if state is not None and time.monotonic() - state.checked_at < CHECK_INTERVAL_SECONDS:
         return state
-    if not _state_lock.acquire(blocking=state is None):
-        return state  # type: ignore[return-value]  # another request is checking; state is set
+    if state is None:
+        _state_lock.acquire()  # nothing to read meanwhile: wait for the check under way, if any
+    elif not _state_lock.acquire(blocking=False):
+        return state  # another request is checking: use the last state meanwhile
     try:
         if _state is not None and time.monotonic() - _state.checked_at < CHECK_INTERVAL_SECONDS:
             return _state
@@ -214,7 +217,7 @@ def check() -> ReplicaState:
     """
     max_lag = settings.BOARD_READ_REPLICA_MAX_LAG
     with db.pool().connection() as conn:
-        primary_lsn = conn.execute(PRIMARY_LSN_SQL).fetchone()["lsn"]  # type: ignore[index]
+        primary_lsn = db.single_row(conn.execute(PRIMARY_LSN_SQL))["lsn"]
     try:
         with replica_connection() as conn:
             row = conn.execute(REPLICA_SQL, {"lsn": primary_lsn}).fetchone()
@@ -330,7 +333,7 @@ def read_connection() -> Iterator[db.DictConnection]:
 
 def primary_lsn() -> str:
     with db.pool().connection() as conn:
-        return conn.execute(PRIMARY_LSN_SQL).fetchone()["lsn"]  # type: ignore[index]
+        return db.single_row(conn.execute(PRIMARY_LSN_SQL))["lsn"]
 
 
 # Kept when the primary's position could not be read after an action (the primary went away

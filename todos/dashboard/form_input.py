@@ -60,7 +60,7 @@ def json_field(data, field: str) -> Any:
         raise Invalid(field, f"must not be nested more than {inputs.JSON_MAX_DEPTH} levels deep") from None
     except ValueError as exc:
         problem = getattr(exc, "msg", str(exc))
-        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise Invalid(field, f"not valid JSON ({problem}{where})") from None
     inputs.require_depth(field, value)
     return value

@@ -30,12 +30,12 @@ from uuid import UUID
 from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from todos.core.words import ChangeOp
 from todos.live.fanout import get_fanout
 from todos.live.groups import EVERYONE, team_group, user_group
+from todos.live.layer import configured_layer
 from todos.live.membership import ateam_ids
 from todos.live.outbox import Outbox
 from todos.live.subscriptions import InvalidSubscription, Subscription
@@ -73,7 +73,7 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
             return
         self.user_id = user.pk
         self._lock = asyncio.Lock()
-        await self._join(teams)
+        await self._join(user.pk, teams)
         await self.accept()
         self.outbox = Outbox(self._send_message, interval=settings.BOARD_LIVE_COALESCE_SECONDS)
         self.outbox.control({"type": "status", "state": _public_state(fanout.listener.state)})
@@ -96,9 +96,9 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         Here one long-lived task per source hands each message straight to ``dispatch``; a lock
         keeps dispatch one message at a time, as channels does."""
         self.scope = scope
-        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_layer = configured_layer(self.channel_layer_alias)
         self.channel_name = await self.channel_layer.new_channel()
-        self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         self.base_send = send
         one_at_a_time = asyncio.Lock()
 
@@ -109,7 +109,7 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
                     await self.dispatch(message)
 
         loop = asyncio.get_running_loop()
-        pumps = {loop.create_task(pump(receive)), loop.create_task(pump(self.channel_receive))}
+        pumps = {loop.create_task(pump(receive)), loop.create_task(pump(channel_receive))}
         try:
             done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -165,11 +165,12 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         except InvalidSubscription as exc:
             await self._error(str(exc))
             return
-        if self.outbox.backlog < MAX_BACKLOG:
+        if self.outbox is not None and self.outbox.backlog < MAX_BACKLOG:
             self.outbox.control({"type": "subscribed", "page": self.subscription.page, "todo": self.subscription.todo})
 
     async def _error(self, text: str):
-        if self.outbox.backlog < MAX_BACKLOG:  # a client that spams and never reads gets no more
+        # a client that spams and never reads gets no more
+        if self.outbox is not None and self.outbox.backlog < MAX_BACKLOG:
             self.outbox.control({"type": "error", "error": text})
 
     # --- from the fan-out (channel layer) ------------------------------------------------------
@@ -201,10 +202,10 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
 
     # --- membership ----------------------------------------------------------------------------
 
-    async def _join(self, teams: frozenset[UUID]) -> None:
+    async def _join(self, user_id: int, teams: frozenset[UUID]) -> None:
         """Join the groups, or refresh them: the in-memory layer silently forgets a group member
         after a day (``group_expiry``), and Board tabs stay open for longer than that."""
-        for group in (EVERYONE, user_group(self.user_id), *(team_group(team) for team in teams)):
+        for group in (EVERYONE, user_group(user_id), *(team_group(team) for team in teams)):
             await self.channel_layer.group_add(group, self.channel_name)
         for team in self.teams - teams:
             await self.channel_layer.group_discard(team_group(team), self.channel_name)
@@ -212,25 +213,26 @@ class BoardConsumer(AsyncJsonWebsocketConsumer):
         self._team_keys = frozenset(str(team) for team in teams)  # as notifications spell them
 
     async def _recheck(self) -> None:
-        if self.user_id is None or self.outbox is None or self._closing:
+        user_id, outbox = self.user_id, self.outbox
+        if user_id is None or outbox is None or self._closing:
             return
         async with self._lock:
             try:
-                teams = await ateam_ids(self.user_id)
+                teams = await ateam_ids(user_id)
             except Exception:  # noqa: BLE001 - database down: keep the last known teams, retry later
-                logger.warning("live membership re-check failed for user %s", self.user_id, exc_info=True)
+                logger.warning("live membership re-check failed for user %s", user_id, exc_info=True)
                 return
             if teams is None:
-                logger.info("live socket of user %s closed: the account is gone or inactive", self.user_id)
+                logger.info("live socket of user %s closed: the account is gone or inactive", user_id)
                 self._closing = True
-                await self._join(frozenset())
+                await self._join(user_id, frozenset())
                 await self.close(code=CLOSE_UNAUTHENTICATED)
                 return
             changed = teams != self.teams
             lost = bool(self.teams - teams)
-            await self._join(teams)
+            await self._join(user_id, teams)
             if changed:
-                self.outbox.resync(left_team=lost)
+                outbox.resync(left_team=lost)
 
     async def _recheck_forever(self) -> None:
         interval = settings.BOARD_LIVE_RECHECK_SECONDS

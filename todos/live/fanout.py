@@ -24,10 +24,11 @@ import logging
 from collections import deque
 from uuid import UUID
 
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer
 from django.conf import settings
 
 from todos.live.groups import EVERYONE, team_group, user_group
+from todos.live.layer import configured_layer
 from todos.live.listener import Listener, get_listener
 from todos.live.messages import BOARD_CHANNEL
 
@@ -76,9 +77,9 @@ class _Batch:
 class FanOut:
     """Subscribes to the listener once per process and feeds the channel layer."""
 
-    def __init__(self, listener: Listener, layer=None, *, interval: float | None = None):
+    def __init__(self, listener: Listener, layer: BaseChannelLayer | None = None, *, interval: float | None = None):
         self.listener = listener
-        self.layer = layer or get_channel_layer()
+        self.layer = layer or configured_layer()
         self.interval = settings.BOARD_LIVE_COALESCE_SECONDS if interval is None else interval
         self._last_flush: dict[str, float] = {}  # team -> loop time of its last message
         self._pending: dict[str, _Batch] = {}  # a team is here iff its flush is scheduled

@@ -26,8 +26,10 @@ import asyncio
 import logging
 import time
 
+from channels import DEFAULT_CHANNEL_LAYER
 from channels.exceptions import ChannelFull
-from channels.layers import InMemoryChannelLayer
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from django.core.exceptions import ImproperlyConfigured
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +46,8 @@ class BoardChannelLayer(InMemoryChannelLayer):
         if now - self._last_clean < CLEAN_EVERY:
             return
         self._last_clean = now
-        super()._clean_expired()
+        # typeshed's channels stub leaves out this private method of the stock layer, which exists
+        super()._clean_expired()  # pyright: ignore[reportAttributeAccessIssue]
 
     async def send(self, channel, message):
         assert isinstance(message, dict), "message is not a dict"
@@ -66,3 +69,12 @@ class BoardChannelLayer(InMemoryChannelLayer):
             except ChannelFull:
                 logger.warning("live: dropped a %s message for %s: its queue is full", message.get("type"), channel)
             await asyncio.sleep(0)  # let this recipient's consumer run before queueing the next
+
+
+def configured_layer(alias: str = DEFAULT_CHANNEL_LAYER) -> BaseChannelLayer:
+    """The channel layer ``CHANNEL_LAYERS`` names (the settings always name one: nothing reaches a
+    websocket without it)."""
+    layer = get_channel_layer(alias)
+    if layer is None:
+        raise ImproperlyConfigured(f"CHANNEL_LAYERS has no {alias!r} layer: the live Board needs one")
+    return layer

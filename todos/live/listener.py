@@ -25,11 +25,13 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable
-
-import psycopg
+from typing import TYPE_CHECKING
 
 from todos.core.store.fragments import READY_CHANNEL
 from todos.live.messages import BOARD_CHANNEL
+
+if TYPE_CHECKING:
+    from todos.core.db import AsyncDictConnection
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +55,7 @@ class Listener:
         self._reconnect_subscribers: set[Callable[[], None]] = set()
         self._state_subscribers: set[Callable[[str], None]] = set()
         self._task: asyncio.Task | None = None
-        self._conn: psycopg.AsyncConnection | None = None
+        self._conn: AsyncDictConnection | None = None
         self._connected = asyncio.Event()
         self.reconnects = 0  # recoveries so far (tests and logs)
 
@@ -141,9 +143,9 @@ class Listener:
         from todos.core.db import aconnect
 
         await self._close()
-        self._conn = await aconnect(connect_timeout=CONNECT_TIMEOUT, application_name="board-live-listener")
+        self._conn = conn = await aconnect(connect_timeout=CONNECT_TIMEOUT, application_name="board-live-listener")
         for channel in self.channels:
-            await self._conn.execute(f"LISTEN {channel}")
+            await conn.execute(f"LISTEN {channel}")
 
     async def _pump(self) -> None:
         """Deliver notifications until the connection fails (raises)."""

@@ -102,9 +102,10 @@ class Outbox:
             self._wake.set()  # the task sends it when the bucket allows
             return
         async with self._sending:
-            message = self._take()
-            if text is not None and alone and "overflow" not in message:
-                message = text
+            taken = self._take()
+            if taken is None:
+                return  # nothing changed (a push without ops): as in _flush, nothing to send
+            message: dict | str = text if text is not None and alone and "overflow" not in taken else taken
             self._tokens -= 1
             self.sent += 1
             try:

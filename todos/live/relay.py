@@ -36,6 +36,7 @@ import psycopg
 from django.conf import settings
 
 from todos.core import compose
+from todos.core.db import single_row
 from todos.core.words import BoardState, ChangeOp, TodoState
 from todos.live.messages import RECOUNT, board_message
 
@@ -246,7 +247,7 @@ def relay_pass(conn: DictConnection, *, batch: int | None = None) -> Pass:
     batch = batch or settings.BOARD_RELAY_BATCH
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (PASS_LOCK,))
-        row = conn.execute(PASS_SQL, {"batch": batch}).fetchone()
+        row = single_row(conn.execute(PASS_SQL, {"batch": batch}))
     return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"])
 
 
@@ -285,10 +286,10 @@ def cap_change_log(conn: DictConnection, *, max_age: float | None = None) -> int
     """Drop log rows no relay has drained for ``max_age`` seconds; returns how many."""
     age = settings.BOARD_CHANGE_LOG_MAX_AGE if max_age is None else max_age
     with conn.transaction():
-        locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s) AS ok", (PASS_LOCK,)).fetchone()["ok"]
+        locked = single_row(conn.execute("SELECT pg_try_advisory_xact_lock(%s) AS ok", (PASS_LOCK,)))["ok"]
         if not locked:
             return 0  # a pass is running: a relay is alive
-        dropped = conn.execute(CAP_SQL, {"age": age}).fetchone()["dropped"]
+        dropped = single_row(conn.execute(CAP_SQL, {"age": age}))["dropped"]
     if dropped:
         logger.warning("change log: no relay for %.0f s; dropped %d rows, the counts will be rebuilt", age, dropped)
     return dropped
@@ -358,7 +359,7 @@ class Relay:
 
     def _serve(self, conn: DictConnection) -> None:
         while not self.stop_event.is_set():
-            if conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (RELAY_LOCK,)).fetchone()["ok"]:
+            if single_row(conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (RELAY_LOCK,)))["ok"]:
                 break
             self.stop_event.wait(settings.BOARD_RELAY_ELECTION_SECONDS)
         else:
@@ -368,7 +369,7 @@ class Relay:
         logger.info("relay: %s is relaying the change log", self.name)
         busy, idle = settings.BOARD_RELAY_INTERVAL, settings.BOARD_RELAY_IDLE_INTERVAL
         wait = busy
-        stale = conn.execute("SELECT counts_stale FROM relay_state").fetchone()["counts_stale"]
+        stale = single_row(conn.execute("SELECT counts_stale FROM relay_state"))["counts_stale"]
         while not self.stop_event.is_set():
             if stale:
                 corrected = rebuild_counts(conn)

@@ -198,7 +198,7 @@ async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
         if request.method != "POST":
             raise MethodNotAllowed(f"{verb} takes POST with a JSON object body, not {request.method}")
         raw = read_body(request)
-        credential = await authenticate(request.headers.get("Authorization"))
+        credential = await authenticate(request.META.get("HTTP_AUTHORIZATION"))
         authorize(found.name, found.granted_by, credential)
         args = parse_arguments(raw)
         gone = getattr(request, "scope", {}).get(GONE_SCOPE_KEY)

@@ -80,8 +80,9 @@ def agents(viewer: Viewer) -> list[AgentStatus]:
     eps = viewer.endpoint_ids
     if not eps:
         return []
+    team_names = {t.id: t.name for t in viewer.teams}  # every endpoint of the viewer's is on one of them
     statuses: dict[UUID, AgentStatus] = {
-        e.id: AgentStatus(endpoint=e, team_name=viewer.team(e.team_id).name) for e in viewer.endpoints
+        e.id: AgentStatus(endpoint=e, team_name=team_names[e.team_id]) for e in viewer.endpoints
     }
     with read_connection() as conn:
         in_flight = conn.execute(IN_FLIGHT_SQL, {"eps": eps}).fetchall()

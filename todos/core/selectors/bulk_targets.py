@@ -12,6 +12,7 @@ from typing import LiteralString
 
 from todos.core import compose
 from todos.core.compose import Params
+from todos.core.db import single_row
 from todos.core.filters import Cursor, TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
@@ -51,7 +52,7 @@ def count_eligible(viewer: Viewer, ids: list[str], action: str) -> int:
 WHERE t.id = ANY(%s::text[]) AND t.endpoint_id = ANY(%s::uuid[])
   AND {BULK_GUARDS[action]}"""
     with read_connection() as conn:
-        return conn.execute(sql, (ids, acting)).fetchone()["n"]
+        return single_row(conn.execute(sql, (ids, acting)))["n"]
 
 
 def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> Count:
@@ -71,7 +72,7 @@ def count_matching(viewer: Viewer, f: TodoFilter, action: str, *, cap: int) -> C
         WHERE {where}) x
     LIMIT %(cap)s) c"""
     with read_connection() as conn:
-        n = conn.execute(sql, Params(query.params, cap=cap + 1)).fetchone()["n"]
+        n = single_row(conn.execute(sql, Params(query.params, cap=cap + 1)))["n"]
     return Count(min(n, cap), n > cap, cap)
 
 

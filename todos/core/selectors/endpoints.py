@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import LiteralString
 from uuid import UUID
 
+from todos.core.db import single_row
 from todos.core.replica import read_connection
 from todos.core.selectors.access import TeamAccess, Viewer
 
@@ -181,9 +182,11 @@ def live_work(endpoint_id: UUID) -> LiveWork:
 def todo_total(endpoint_id: UUID, cap: int = TOTAL_CAP) -> tuple[int, bool]:
     """How many todos the endpoint owns, counted up to ``cap`` (``(cap, True)`` beyond it)."""
     with read_connection() as conn:
-        n = conn.execute(
-            "SELECT count(*) AS n FROM "
-            "(SELECT 1 FROM todos t WHERE t.endpoint_id = %s ORDER BY t.created_at LIMIT %s) c",
-            (endpoint_id, cap + 1),
-        ).fetchone()["n"]
+        n = single_row(
+            conn.execute(
+                "SELECT count(*) AS n FROM "
+                "(SELECT 1 FROM todos t WHERE t.endpoint_id = %s ORDER BY t.created_at LIMIT %s) c",
+                (endpoint_id, cap + 1),
+            )
+        )["n"]
     return min(n, cap), n > cap

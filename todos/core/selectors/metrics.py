@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import LiteralString
 
+from todos.core.db import single_row
 from todos.core.replica import read_connection
 
 SQL: dict[str, LiteralString] = {
@@ -50,7 +51,7 @@ GROUP BY o.outcome""",
 def snapshot() -> dict:
     with read_connection() as conn:
         live = conn.execute(SQL["live"]).fetchone()
-        oldest = conn.execute(SQL["oldest"]).fetchone()["age"]
+        oldest = single_row(conn.execute(SQL["oldest"]))["age"]
         finished = {r["state"]: r["n"] for r in conn.execute(SQL["finished"]).fetchall()}
         attempts = {r["outcome"]: r["n"] for r in conn.execute(SQL["attempts"]).fetchall()}
         endpoints = {r["state"]: r["n"] for r in conn.execute(SQL["endpoints"]).fetchall()}

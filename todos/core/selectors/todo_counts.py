@@ -14,6 +14,7 @@ from typing import LiteralString
 
 from todos.core import compose
 from todos.core.compose import Params
+from todos.core.db import single_row
 from todos.core.filters import TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
@@ -136,7 +137,7 @@ def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
         parts.append(f"({sql}) AS {TAB_COLUMNS[key]}")
     if parts:
         with read_connection() as conn:
-            row = conn.execute(f"SELECT {compose.join(COLUMN_SEPARATOR, parts)}", params).fetchone()
+            row = single_row(conn.execute(f"SELECT {compose.join(COLUMN_SEPARATOR, parts)}", params))
         for key in keys:
             if key in counts:
                 continue
@@ -179,7 +180,7 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE {matches}"""
     with read_connection() as conn:
-        row = conn.execute(sql, params).fetchone()
+        row = single_row(conn.execute(sql, params))
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}

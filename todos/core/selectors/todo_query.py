@@ -88,7 +88,8 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
             errors.append(f"team: you are not a member of a team {f.team!r}")
             eps = []
         else:
-            eps = [e for e in eps if viewer.endpoint(e).team_id == team.id]
+            of_team = {e.id for e in viewer.endpoints if e.team_id == team.id}
+            eps = [e for e in eps if e in of_team]
     if f.endpoint:
         ep = viewer.endpoint_by_slug(f.endpoint)
         if ep is None:

@@ -178,6 +178,8 @@ def bulk_start(request):
     if not is_htmx(request):
         return HttpResponseRedirect(reverse("bulk_job", args=[job_id]))
     job = bulk_jobs.get(viewer, job_id)
+    if job is None:  # created just above; gone only if something deleted it meanwhile
+        return not_found()
     return render(request, "bulk/_job.html", {"job": job, "action_label": ACTIONS[job.action]})
 
 

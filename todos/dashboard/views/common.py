@@ -116,7 +116,8 @@ def unstorable_input(request) -> str | None:
 def refusal(request, status: int, template: str, message: str) -> HttpResponse:
     """A request the Board will not carry out, said plainly: a toast for htmx, a page otherwise."""
     if is_htmx(request):
-        return toast(HttpResponse(message, status=status, content_type="text/plain; charset=utf-8"), "error", message)
+        body = message.encode()  # the charset the content type names
+        return toast(HttpResponse(body, status=status, content_type="text/plain; charset=utf-8"), "error", message)
     return HttpResponse(render_to_string(template, {"message": message}, request=request), status=status)
 
 
@@ -135,9 +136,10 @@ def not_found() -> HttpResponse:
     body can differ between "does not exist" and "not yours".
     """
     global _NOT_FOUND_BODY
-    if _NOT_FOUND_BODY is None:
-        _NOT_FOUND_BODY = render_to_string("board/not_found.html").encode()
-    response = HttpResponse(_NOT_FOUND_BODY, status=404, content_type="text/html; charset=utf-8")
+    body = _NOT_FOUND_BODY
+    if body is None:
+        body = _NOT_FOUND_BODY = render_to_string("board/not_found.html").encode()
+    response = HttpResponse(body, status=404, content_type="text/html; charset=utf-8")
     return add_trigger(response, TOAST_EVENT, {"level": "error", "message": "Not found."})
 
 

@@ -25,7 +25,7 @@ from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -39,6 +39,7 @@ from todos.agents.mcp import client_config
 from todos.core.db import execute, pool
 from todos.core.errors import Conflict, Invalid
 from todos.core.selectors import endpoints as selectors
+from todos.core.selectors.access import TeamAccess
 from todos.core.store import endpoints as store
 from todos.core.store import inputs
 from todos.core.store.scopes import OperatorScope
@@ -259,18 +260,18 @@ def _reveal(request, team, endpoint, token: str, *, rotated: bool):
 # --- one endpoint ----------------------------------------------------------------------------
 
 
-def _manageable(request, slug: str):
-    """``(endpoint, team, None)`` when the viewer manages the endpoint's team, else ``(…, refusal)``."""
+def _manageable(request, slug: str) -> tuple[selectors.EndpointRow, TeamAccess] | HttpResponse:
+    """``(endpoint, team)`` when the viewer manages the endpoint's team, else the refusal to answer."""
     viewer = request.viewer
     endpoint = selectors.endpoint_for(viewer, slug)
     if endpoint is None:
-        return None, None, not_found()
+        return not_found()
     team = viewer.team(endpoint.team_id)
     if team is None:  # left the team since the query above
-        return None, None, not_found()
+        return not_found()
     if not selectors.manages(viewer, team):
-        return endpoint, team, forbidden(request, ADMINS_ONLY)
-    return endpoint, team, None
+        return forbidden(request, ADMINS_ONLY)
+    return endpoint, team
 
 
 def _back(request, endpoint, level: str, message: str) -> HttpResponseRedirect:
@@ -289,9 +290,10 @@ def _lease_text(seconds) -> str:
 def endpoint_edit(request, slug: str):
     """Scopes and default lease. Removing queues asks first, saying how many live todos are in
     them; the two changes are saved together (one transaction, one audit row each)."""
-    endpoint, team, refusal = _manageable(request, slug)
-    if refusal:
-        return refusal
+    manageable = _manageable(request, slug)
+    if isinstance(manageable, HttpResponse):
+        return manageable
+    endpoint, team = manageable
     if not endpoint.active:
         return _back(request, endpoint, "error", f"{endpoint.name} is revoked: its scopes no longer change.")
     if request.method == "GET":
@@ -356,9 +358,10 @@ def endpoint_edit(request, slug: str):
 @sensitive_variables("rotated")
 def endpoint_rotate(request, slug: str):
     """A confirmation, then a new token revealed once; the old one fails on its next request."""
-    endpoint, team, refusal = _manageable(request, slug)
-    if refusal:
-        return refusal
+    manageable = _manageable(request, slug)
+    if isinstance(manageable, HttpResponse):
+        return manageable
+    endpoint, team = manageable
     if not endpoint.active:
         return _back(request, endpoint, "error", f"{endpoint.name} is revoked: it has no token to rotate.")
     if request.method == "GET":
@@ -388,9 +391,10 @@ def endpoint_rotate(request, slug: str):
 @store_refusals(forbidden_text=ADMINS_ONLY)
 def endpoint_revoke(request, slug: str):
     """A confirmation stating the live todos that will be dead-lettered, then one store call."""
-    endpoint, team, refusal = _manageable(request, slug)
-    if refusal:
-        return refusal
+    manageable = _manageable(request, slug)
+    if isinstance(manageable, HttpResponse):
+        return manageable
+    endpoint, team = manageable
     if not endpoint.active:
         return _back(request, endpoint, "error", f"{endpoint.name} is already revoked.")
     if request.method == "GET":
@@ -427,9 +431,10 @@ def endpoint_revoke(request, slug: str):
 @store_refusals(forbidden_text=ADMINS_ONLY)
 def endpoint_delete(request, slug: str):
     """Delete a revoked endpoint, and with it its todos and their history (a confirmation first)."""
-    endpoint, team, refusal = _manageable(request, slug)
-    if refusal:
-        return refusal
+    manageable = _manageable(request, slug)
+    if isinstance(manageable, HttpResponse):
+        return manageable
+    endpoint, team = manageable
     if endpoint.active:
         return _back(request, endpoint, "error", f"Revoke {endpoint.name} before deleting it.")
     if request.method == "GET":

@@ -107,11 +107,11 @@ def render_metrics(data: dict) -> str:
 @require_GET
 def metrics(request):
     if not settings.BOARD_METRICS_TOKEN:
-        return HttpResponseNotFound("Not found.\n", content_type="text/plain")
+        return HttpResponseNotFound(b"Not found.\n", content_type="text/plain")
     if not _authorised(request):
         response = HttpResponse(
-            "Unauthorized: send Authorization: Bearer <BOARD_METRICS_TOKEN>.\n", status=401, content_type="text/plain"
+            b"Unauthorized: send Authorization: Bearer <BOARD_METRICS_TOKEN>.\n", status=401, content_type="text/plain"
         )
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    return HttpResponse(render_metrics(snapshot()), content_type="text/plain; version=0.0.4; charset=utf-8")
+    return HttpResponse(render_metrics(snapshot()).encode(), content_type="text/plain; version=0.0.4; charset=utf-8")

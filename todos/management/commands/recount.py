@@ -22,7 +22,10 @@ class Command(BaseCommand):
             self.stdout.write("counts: exact, nothing to correct")
             return
         self.stdout.write(
-            self.style.WARNING(f"counts: corrected {len(corrected)} drifted (endpoint, queue, state) counts")
+            # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
+            self.style.WARNING(  # pyright: ignore[reportAttributeAccessIssue]
+                f"counts: corrected {len(corrected)} drifted (endpoint, queue, state) counts"
+            )
         )
         for d in corrected:
             self.stdout.write(f"  {d.endpoint_id} {d.queue} {d.state}: {d.was} -> {d.now}")

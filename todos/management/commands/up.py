@@ -21,6 +21,7 @@ import signal
 import socket
 import sys
 import threading
+from typing import NoReturn
 
 import daphne.server  # noqa: F401  (installs Twisted's asyncio reactor before anything imports Twisted)
 from django.conf import settings
@@ -81,7 +82,9 @@ class Command(BaseCommand):
 
             start_loops(stop)
 
-        self.stdout.write(self.style.SUCCESS(f"Board is up: http://{_display(host, port)}/  (Ctrl-C to stop)"))
+        banner = f"Board is up: http://{_display(host, port)}/  (Ctrl-C to stop)"
+        # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
+        self.stdout.write(self.style.SUCCESS(banner))  # pyright: ignore[reportAttributeAccessIssue]
         try:
             serving = self._serve(listener)
         finally:
@@ -124,7 +127,7 @@ class Command(BaseCommand):
             listener.close()
             self._cannot_listen(host, port, error)
 
-    def _cannot_listen(self, host: str, port: int, error) -> None:
+    def _cannot_listen(self, host: str, port: int, error) -> NoReturn:
         reason = getattr(error, "strerror", None) or str(error)
         self.stderr.write(f"Board: cannot listen on {_display(host, port)}: {reason[:1].lower()}{reason[1:]}")
         sys.exit(1)
@@ -162,7 +165,8 @@ class Command(BaseCommand):
             password = password or secrets.token_urlsafe(12)
             user = User.objects.create_superuser(username=username, password=password, email="")
             self.stdout.write(
-                self.style.WARNING(
+                # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
+                self.style.WARNING(  # pyright: ignore[reportAttributeAccessIssue]
                     f"Created site admin '{username}'"
                     + (
                         f" with password: {password}   (shown once; change it with Change password, under your name)"

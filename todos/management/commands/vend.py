@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.text import slugify
 
 from todos.core.db import execute
-from todos.core.errors import StoreError
+from todos.core.errors import Invalid, StoreError
 from todos.core.store import endpoints
 from todos.models import Team
 
@@ -128,9 +128,11 @@ def _option_message(exc: StoreError) -> str:
         "slug": "--slug",
         "name": "--name",
     }
-    field = getattr(exc, "field", None)
+    if not isinstance(exc, Invalid):  # only Invalid names a field
+        return exc.message
+    field = exc.field
     if field in options:
         return f"{options[field]}: {exc.problem}"
-    if field and field.startswith("capabilities"):
+    if field.startswith("capabilities"):
         return f"--capabilities{field.removeprefix('capabilities')}: {exc.problem}"
     return exc.message
