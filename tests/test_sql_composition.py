@@ -170,7 +170,7 @@ def test_the_type_check_rejects_a_runtime_string_on_its_way_to_sql(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(
         "from todos.core.db import Statement, connect\n"
-        "from todos.core.schema import compose\n\n\n"
+        "from todos.core import compose\n\n\n"
         "def bad(name: str):\n"
         "    with connect() as conn:\n"
         "        conn.execute(f\"SELECT * FROM todos WHERE title = '{name}'\")\n"

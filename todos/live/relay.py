@@ -52,11 +52,11 @@ PASS_LOCK = 0x626F61726402  # "board" 02: one pass (or rebuild, or cap) at a tim
 # 8000-byte payload limit whatever the names.
 NOTIFY_CHUNK = 25
 # How often a holder proves it is alive in relay_state (the log cap reads it).
+ALIVE_EVERY: LiteralString = "5 seconds"
+
 # The Board states the rollups count (the charts' completed and failed, the finished minutes).
 _DONE: LiteralString = BoardState.DONE.sql
 _DEAD: LiteralString = BoardState.DEAD.sql
-
-ALIVE_EVERY: LiteralString = "5 seconds"
 
 # The rows of ``taken`` as Board notifications: per team, operation and (for memberships) person,
 # in chunks of NOTIFY_CHUNK distinct ids. The same todo seen several times (heartbeats) is one id.
