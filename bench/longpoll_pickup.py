@@ -1,7 +1,6 @@
 """Long-poll pickup, from ``create_for`` to a waiting ``claim_next`` returning it.
 
     uv run --group bench python -m bench.longpoll_pickup                 # 200 samples per path, 1 and 8 waiters
-    uv run --group bench python -m bench.longpoll_pickup --servers board,fast
     uv run --group bench python -m bench.longpoll_pickup --smoke
 
 A real Board server (``daphne board.asgi:application`` in a subprocess, on a fresh database) and,
@@ -40,7 +39,7 @@ from bench.common import bench_server, print_table, setup_django, store_database
 from bench.serving import LoadSampler, load_average, percentile, start_board, vend_agent
 
 QUEUE = "pickup"
-SERVERS = {"board": {}, "fast": {"app": "bench.asgi_fast_api:application"}}
+SERVERS: dict[str, dict[str, str]] = {"board": {}}
 
 
 async def _measure(
@@ -150,9 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--samples", type=int, default=200, help="pickups per create path (default 200)")
     parser.add_argument("--waiters", default="1,8", help="comma-separated waiter counts to run (default 1,8)")
-    parser.add_argument(
-        "--servers", default="board", help="comma-separated: board (as is), fast (the API fast-path proposal)"
-    )
+    parser.add_argument("--servers", default="board", help="comma-separated server names (board: the server as it is)")
     parser.add_argument("--smoke", action="store_true", help="a few samples")
     args = parser.parse_args(argv)
     samples = 5 if args.smoke else args.samples

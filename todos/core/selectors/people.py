@@ -60,7 +60,15 @@ def people(limit: int = PEOPLE_LIMIT) -> list[Person]:
     with read_connection() as conn:
         rows = conn.execute(PEOPLE_SQL, {"limit": limit}).fetchall()
     return [
-        Person(**{**row, "teams": tuple(tuple(t.split(":", 1)) for t in row["teams"])})  # type: ignore[arg-type]
+        Person(
+            id=row["id"],
+            username=row["username"],
+            is_superuser=row["is_superuser"],
+            is_active=row["is_active"],
+            last_login=row["last_login"],
+            date_joined=row["date_joined"],
+            teams=tuple((slug, role) for slug, _, role in (t.partition(":") for t in row["teams"])),
+        )
         for row in rows
     ]
 
