@@ -180,7 +180,11 @@ def test_the_type_check_rejects_a_runtime_string_on_its_way_to_sql(tmp_path):
         "    return Statement(f\"SELECT {params.bind('name', name)} LIMIT {compose.integer(3)}\", params, list)\n"
     )
     result = subprocess.run(
-        ["uv", "run", "pyright", "--project", str(ROOT), "--outputjson", str(probe)], cwd=ROOT, capture_output=True, text=True, timeout=300
+        ["uv", "run", "pyright", "--project", str(ROOT), "--outputjson", str(probe)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     report = json.loads(result.stdout)
     lines = sorted({d["range"]["start"]["line"] + 1 for d in report["generalDiagnostics"] if d["severity"] == "error"})
