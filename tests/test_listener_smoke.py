@@ -31,4 +31,4 @@ def test_listener_receives_a_committed_transition():
     created, event, wake = asyncio.run(scenario())
     assert event["op"] == "create" and event["ids"] == [created.todo.id]
     assert event["team"] == str(team.id) and "payload" not in event
-    assert wake == {"endpoint": str(ep.endpoint_id), "queue": "default"}
+    assert wake == {"endpoint": str(ep.endpoint_id), "queue": "default", "n": 1}

@@ -285,3 +285,110 @@ def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(st
     todo_id, claim, elapsed = run_async(scenario)
     assert claim is not None and claim.todo.id == todo_id
     assert elapsed < 3.0  # woken by the reconnect (about 1 s), not the 5 s periodic re-check
+
+
+WAITERS = 16
+
+
+def test_one_new_todo_wakes_one_of_many_waiters_not_the_herd(store_db, tenancy):
+    """16 claims wait on one queue; one create makes one of them claim again, not all 16 (each
+    would run a whole claim statement for one row: under load, the herd cost more than the work)."""
+    from todos.agents.api import longpoll
+    from todos.core.db import aexecute
+
+    async def scenario():
+        listener, _ = longpoll.ready_waiters()
+        assert await listener.wait_connected()
+        attempts = 0
+
+        async def attempt():
+            nonlocal attempts
+            attempts += 1
+            return await aexecute(agent_store.claim_next(tenancy.agent))
+
+        waits = [
+            asyncio.ensure_future(
+                longpoll.claim_with_wait(
+                    attempt, endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=4
+                )
+            )
+            for _ in range(WAITERS)
+        ]
+        while attempts < WAITERS:  # every waiter has missed once and waits
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        before = attempts
+        created = await aexecute(agent_store.create(tenancy.agent, queue="default", title="one"))
+        done, _ = await asyncio.wait(waits, timeout=3, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.sleep(0.5)  # room for any further wake-ups to run their claims
+        after_create = attempts - before
+        claimed = [w.result() for w in done]
+        for w in waits:
+            w.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+        return created.todo.id, claimed, after_create
+
+    todo_id, claimed, after_create = run_async(scenario)
+    assert [c.todo.id for c in claimed] == [todo_id]
+    assert after_create <= 2, f"{after_create} claim statements for one new todo among {WAITERS} waiters"
+
+
+def test_a_notification_for_n_todos_wakes_n_waiters_oldest_first():
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        waiters = [registry.add("ep", ["default"]) for _ in range(5)]
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "default", "n": 3})
+        return [w.event.is_set() for w in waiters]
+
+    assert asyncio.run(scenario()) == [True, True, True, False, False]
+
+
+def test_a_wake_prefers_an_idle_waiter_and_else_retries_a_running_claim():
+    """A running claim may have missed the new todo (its snapshot came first): when no one is idle,
+    it is told to try once more."""
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        running, idle = registry.add("ep", ["q"]), registry.add("ep", ["q"])
+        running.claiming = True
+        ready = listener.subscribers["board_ready"]
+        ready({"endpoint": "ep", "queue": "q", "n": 1})
+        first = (running.event.is_set(), idle.event.is_set())
+        ready({"endpoint": "ep", "queue": "q", "n": 1})
+        return first, running.event.is_set()
+
+    first, running_woken = asyncio.run(scenario())
+    assert first == (False, True)
+    assert running_woken
+
+
+def test_a_wake_left_unused_passes_to_another_waiter():
+    """A woken waiter that leaves first (deadline, hang-up, other work) hands its wake on."""
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        first, second = registry.add("ep", ["q"]), registry.add("ep", ["q"])
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "q", "n": 1})
+        woken_first = (first.event.is_set(), second.event.is_set())
+        registry.remove(first)
+        return woken_first, second.event.is_set(), registry.count()
+
+    woken_first, second_woken, left = asyncio.run(scenario())
+    assert woken_first == (True, False)
+    assert second_woken and left == 1
+
+
+def test_a_notification_without_a_count_wakes_every_waiter_of_the_queue():
+    """A resumed queue or a raised concurrency limit frees an unknown number of todos."""
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        waiters = [registry.add("ep", ["q"]) for _ in range(4)]
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "q"})
+        return [w.event.is_set() for w in waiters]
+
+    assert all(asyncio.run(scenario()))

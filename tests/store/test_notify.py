@@ -139,7 +139,7 @@ def ready(listener):
 
 def test_board_ready_wakes_agents_when_work_becomes_claimable(world):
     agent = world.agent
-    wake = {"endpoint": str(agent.endpoint_id), "queue": "default"}
+    wake = {"endpoint": str(agent.endpoint_id), "queue": "default", "n": 1}
     with listening("board_ready") as listener:
         todo_id = new(agent)
         assert ready(listener) == [wake]  # create
@@ -166,6 +166,18 @@ def test_board_ready_wakes_agents_when_work_becomes_claimable(world):
         make_due(todo_id)
         execute(background_store.requeue_due_retries())
         assert ready(listener) == [wake]  # due retry requeued
+
+
+def test_board_ready_says_how_many_todos_became_claimable(agent):
+    """One sweep that frees three todos of a queue sends one notification with n=3, so a process
+    wakes three waiting claims (and not every waiter of the endpoint)."""
+    ids = [new(agent) for _ in range(3)]
+    for todo_id in ids:
+        execute(agent_store.claim(agent, todo_id))
+        lapse(todo_id)
+    with listening("board_ready") as listener:
+        execute(background_store.reap())
+        assert ready(listener) == [{"endpoint": str(agent.endpoint_id), "queue": "default", "n": 3}]
 
 
 def test_reaping_into_a_dead_letter_wakes_no_agent(agent):

@@ -1,11 +1,20 @@
 """``claim_next`` with ``wait_seconds``: hold the request until work arrives, holding no connection.
 
-The store NOTIFYs ``board_ready`` with ``{"endpoint", "queue"}`` whenever work becomes claimable
-(create, release, requeue, reap, retry, resume). The process's one LISTEN connection
-(``todos.live.listener``) hands each notification to :class:`ReadyWaiters`, which sets the event
-of every waiter registered for that endpoint and one of its queues. A waiter then retries its
-claim. Because a notification can be lost (the LISTEN connection drops, or the change happened in
-a way that sent none), the wait is also cut every :data:`RECHECK_SECONDS` to try again anyway.
+The store NOTIFYs ``board_ready`` with ``{"endpoint", "queue", "n"}`` whenever ``n`` todos become
+claimable (create, release, requeue, reap, retry); a resumed queue or a raised concurrency limit
+sends no ``n``, as the number is unknown. The process's one LISTEN connection
+(``todos.live.listener``) hands each notification to :class:`ReadyWaiters`, which wakes ``n`` of
+the waiters registered for that endpoint and queue (all of them when ``n`` is absent), the
+longest-waiting first. A woken waiter retries its claim. Waking every waiter for each new todo
+would make a whole herd of claim statements race for one row; under load that cost more than the
+work itself (docs/architecture.md, "Long polls").
+
+A waiter whose claim is already running when its work arrives may miss it (its statement's
+snapshot came first), so a notification prefers idle waiters and otherwise marks a running one to
+try once more at once. A waiter that leaves with a wake it never used (its deadline, its client
+hung up, it found other work) passes the wake on. Because a notification can still be lost (the
+LISTEN connection drops, or the change happened in a way that sent none), every wait is also cut
+every :data:`RECHECK_SECONDS` to try again anyway.
 
 Between claim attempts the request holds no database connection and no thread: only an
 ``asyncio.Event`` in a dictionary, removed in ``finally`` whatever ends the wait (work, deadline,
@@ -36,41 +45,68 @@ class Waiter:
     endpoint: str
     queues: frozenset[str]
     event: asyncio.Event = field(default_factory=asyncio.Event)
+    # True while its claim statement runs; a wake then means "try once more at once".
+    claiming: bool = False
+    # The queue of the unused wake it holds (None: none, or a wake-all that needs no passing on).
+    woken_for: str | None = None
 
 
 class ReadyWaiters:
-    """The waiters of one listener (one per event loop), keyed by endpoint id."""
+    """The waiters of one listener (one per event loop), keyed by endpoint id, oldest first."""
 
     def __init__(self, listener: Listener):
-        self._by_endpoint: dict[str, set[Waiter]] = defaultdict(set)
+        self._by_endpoint: dict[str, dict[Waiter, None]] = defaultdict(dict)
         listener.subscribe(READY_CHANNEL, self._ready)
         # Notifications sent while the connection was down are gone: everyone re-checks.
         listener.on_reconnect(self._wake_all)
 
     def add(self, endpoint_id: object, queues: Iterable[str]) -> Waiter:
         waiter = Waiter(str(endpoint_id), frozenset(queues))
-        self._by_endpoint[waiter.endpoint].add(waiter)
+        self._by_endpoint[waiter.endpoint][waiter] = None
         return waiter
 
     def remove(self, waiter: Waiter) -> None:
+        """Forget ``waiter``; a wake it holds unused goes to another waiter of its queue."""
         waiters = self._by_endpoint.get(waiter.endpoint)
         if waiters is not None:
-            waiters.discard(waiter)
+            waiters.pop(waiter, None)
             if not waiters:
                 del self._by_endpoint[waiter.endpoint]
+        if waiter.woken_for is not None and waiter.event.is_set():
+            self.wake(waiter.endpoint, waiter.woken_for, 1)
+        waiter.woken_for = None
 
     def count(self) -> int:
         return sum(len(w) for w in self._by_endpoint.values())
 
+    def wake(self, endpoint: str, queue: str, n: int) -> int:
+        """Wake up to ``n`` waiters of ``endpoint`` that wait on ``queue``: idle ones first (oldest
+        first), then ones whose claim is running. Returns how many were woken."""
+        candidates = [w for w in self._by_endpoint.get(endpoint, {}) if queue in w.queues and not w.event.is_set()]
+        chosen = [w for w in candidates if not w.claiming][:n]
+        if len(chosen) < n:
+            chosen += [w for w in candidates if w.claiming][: n - len(chosen)]
+        for waiter in chosen:
+            waiter.woken_for = queue
+            waiter.event.set()
+        return len(chosen)
+
     def _ready(self, payload: dict) -> None:
-        queue = payload.get("queue")
-        for waiter in list(self._by_endpoint.get(str(payload.get("endpoint")), ())):
+        endpoint, queue, n = str(payload.get("endpoint")), payload.get("queue"), payload.get("n")
+        if not isinstance(queue, str):
+            return
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            self.wake(endpoint, queue, n)
+            return
+        for waiter in list(self._by_endpoint.get(endpoint, ())):
             if queue in waiter.queues:
+                waiter.woken_for = None
                 waiter.event.set()
 
     def _wake_all(self) -> None:
         for waiters in self._by_endpoint.values():
             for waiter in waiters:
+                waiter.woken_for = None
                 waiter.event.set()
 
 
@@ -108,7 +144,12 @@ async def claim_with_wait(
             await listener.wait_connected(timeout=min(CONNECT_WAIT_SECONDS, wait_seconds))
         while True:
             waiter.event.clear()
-            found = await attempt()
+            waiter.woken_for = None
+            waiter.claiming = True
+            try:
+                found = await attempt()
+            finally:
+                waiter.claiming = False
             if found is not None:
                 return found
             remaining = deadline - loop.time()

@@ -14,9 +14,16 @@ from todos.core.words import BoardState, ChangeOp, TodoState
 READY_CHANNEL: LiteralString = "board_ready"
 
 
-def ready_message(endpoint: LiteralString, queue: LiteralString) -> LiteralString:
-    """The one ``board_ready`` message: work became claimable for (endpoint, queue)."""
-    return f"pg_notify('{READY_CHANNEL}', json_build_object('endpoint', {endpoint}, 'queue', {queue})::text)"
+def ready_message(endpoint: LiteralString, queue: LiteralString, count: LiteralString | None = None) -> LiteralString:
+    """The one ``board_ready`` message: work became claimable for (endpoint, queue).
+
+    With ``count``, it says how many todos did (``n``), and a process wakes that many of its
+    waiting claims; without (a resumed queue, a raised concurrency limit: the number is unknown),
+    it wakes every waiter of the endpoint and queue.
+    """
+    counted: LiteralString = f", 'n', {count}" if count is not None else ""
+    return f"""pg_notify('{READY_CHANNEL}',
+                    json_build_object('endpoint', {endpoint}, 'queue', {queue}{counted})::text)"""
 
 
 # The one "not before" predicate (docs/lifecycle.md, "Run later"): a retry window and a schedule
@@ -275,7 +282,8 @@ def log_endpoints(op: ChangeOp, rows: LiteralString) -> LiteralString:
 
 
 def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralString:
-    """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``.
+    """One NOTIFY per (endpoint, queue) that gained claimable work among the rows of ``rows``, with
+    how many todos did (waiting claims wake that many, not all of them).
 
     The one NOTIFY a statement may still send (docs/lifecycle.md, "Live notifications"): agents
     waiting in ``claim_next`` must not wait for the relay. Only statements that make work claimable
@@ -283,8 +291,10 @@ def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralS
     of due retries); claims, heartbeats and completions never do, so agents' commits never queue for
     the lock.
     """
-    return f"""(SELECT count({ready_message("w.endpoint_id", "w.queue")})
-                FROM (SELECT DISTINCT endpoint_id, queue FROM {rows} WHERE {where}) w)"""
+    return f"""(SELECT count({ready_message("w.endpoint_id", "w.queue", "w.n")})
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM {rows} WHERE {where}
+                      GROUP BY 1, 2) w)"""
 
 
 def agent_miss(target: LiteralString = "target", found: LiteralString = "r.id") -> LiteralString:

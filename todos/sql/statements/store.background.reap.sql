@@ -36,6 +36,9 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
                 THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM reaped r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT r.id,
-       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
-                FROM (SELECT DISTINCT endpoint_id, queue FROM reaped WHERE state = 'pending') w) AS notified
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM reaped WHERE state = 'pending'
+                      GROUP BY 1, 2) w) AS notified
 FROM reaped r

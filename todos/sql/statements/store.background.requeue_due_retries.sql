@@ -25,6 +25,9 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
            NULL
     FROM requeued r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT r.id,
-       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
-                FROM (SELECT DISTINCT endpoint_id, queue FROM requeued WHERE TRUE) w) AS notified
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM requeued WHERE TRUE
+                      GROUP BY 1, 2) w) AS notified
 FROM requeued r

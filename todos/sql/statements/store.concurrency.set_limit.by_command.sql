@@ -32,6 +32,7 @@ woken AS (
 )
 SELECT c.*, (SELECT max_claimed FROM before) AS previous,
        EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) AS sees,
-       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
         FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true

@@ -23,5 +23,6 @@ SELECT (SELECT count(*) FROM changed) AS changed,
        EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees,
        EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')) AS acts,
-       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', e.id, 'queue', c.queue)::text))
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', e.id, 'queue', c.queue)::text))
              FROM changed c JOIN endpoints e ON e.team_id = c.team_id AND c.queue = ANY(e.scope_queues)) AS notified

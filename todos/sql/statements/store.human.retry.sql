@@ -51,8 +51,11 @@ result AS (
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
            concurrency_key, requires,
-           (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
-                FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS notified
+           (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM upd WHERE TRUE
+                      GROUP BY 1, 2) w) AS notified
     FROM upd
 )
 SELECT r.*, CASE

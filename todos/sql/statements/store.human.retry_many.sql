@@ -47,7 +47,10 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
                 THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
 woken AS (
-    SELECT (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
-                FROM (SELECT DISTINCT endpoint_id, queue FROM upd WHERE TRUE) w) AS n
+    SELECT (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM upd WHERE TRUE
+                      GROUP BY 1, 2) w) AS n
 )
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

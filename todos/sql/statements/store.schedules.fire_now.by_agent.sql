@@ -52,8 +52,11 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
            jsonb_build_object('schedule', s.id)
     FROM fired f JOIN schedules s ON s.id = f.schedule_id)
 SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how,
-       (SELECT count(pg_notify('board_ready', json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text))
-                FROM (SELECT DISTINCT endpoint_id, queue FROM ins WHERE TRUE) w) AS notified,
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM ins WHERE TRUE
+                      GROUP BY 1, 2) w) AS notified,
        (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts,
        (SELECT owner_ok FROM checks) AS owner_ok
 FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON true
