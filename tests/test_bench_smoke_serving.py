@@ -1,6 +1,6 @@
 """Smoke runs of the over-the-wire and at-scale benchmarks (``bench/http_drain.py``,
 ``bench/watching.py``, ``bench/board_scale.py``, ``bench/longpoll_pickup.py``,
-``bench/live_latency.py``): tiny sizes against
+``bench/live_latency.py``, ``bench/agent_load.py``): tiny sizes against
 the test database, so their harness (servers, workers, clients, loading, verification in SQL)
 cannot rot between the full runs reported in ``bench/README.md``. They check that each
 benchmark runs and verifies, not how fast anything is.
@@ -13,6 +13,7 @@ import pytest
 from bench import http_drain
 from bench.common import connect
 from bench.serving import clear_todos, start_board, vend_agent
+from bench.systems import procrastinate_available
 from todos.core import db
 
 pytestmark = [pytest.mark.usefixtures("store_db"), pytest.mark.slow]
@@ -103,3 +104,67 @@ def test_live_latency_reaches_every_client_and_measures_each_transition():
     assert r["samples"] == r["transitions"] * 2  # two clients per team
     assert 0 <= r["first_p50"] <= r["p50"] <= r["p99"] <= r["max"]
     assert r["messages_per_client_per_s"] > 0
+
+
+def _agent_load_table(out: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The agent-load table's header and its rows (cells by column name), as printed."""
+    from bench import agent_load
+
+    lines = [line for line in out.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header == list(agent_load.COLUMNS)
+    rows = [dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))) for line in lines[1:]]
+    return header, rows
+
+
+def test_agent_load_steps_board_open_loop(capsys):
+    from bench import agent_load
+
+    opts = agent_load.parse_options(["--smoke"])
+    run = agent_load.run_board_in(db.conninfo(), opts, log=lambda line: None)
+    clear_todos(db.conninfo())
+    agent_load.print_report([run], opts)
+    out = capsys.readouterr().out
+    _, rows = _agent_load_table(out)
+    assert [(r["system"], r["offered rate"], r["fault"]) for r in rows] == [
+        ("board", "20", "none"),
+        ("board", "40", "none"),
+    ]
+    for row, step in zip(rows, run.steps):
+        assert float(row["completed/s"]) > 0 and step.completed > 0  # jobs went all the way through
+        assert float(row["offered/s"]) > 0 and float(row["accepted/s"]) > 0
+        assert step.requests is not None and step.requests >= 2 * step.completed  # a claim and a complete each
+        assert step.dead_made > 0  # every claim and complete leaves a dead row version of the todo
+    assert sum(1 for line in out.splitlines() if line.startswith("board at ")) == 2  # a verdict per step
+    assert any(line.startswith("board: ") and "saturat" in line for line in out.splitlines())
+
+
+def test_agent_load_runs_beside_the_faults(capsys):
+    from bench import agent_load
+
+    opts = agent_load.parse_options(["--smoke", "--held-transaction", "--readers", "2", "--terminate"])
+    run = agent_load.run_board_in(db.conninfo(), opts, log=lambda line: None)
+    clear_todos(db.conninfo())
+    agent_load.print_report([run], opts)
+    _, rows = _agent_load_table(capsys.readouterr().out)
+    faults = [r["fault"] for r in rows]
+    assert faults[0].startswith("held transaction, 2 readers, terminate: ")
+    assert faults[1].startswith("after the held transaction, 2 readers, terminate: ")
+    assert run.killed > 0 and run.scans > 0 and not run.notes
+    assert sum(step.completed for step in run.steps) > 0  # the agent path kept completing work
+
+
+@pytest.mark.skipif(procrastinate_available() is not None, reason=str(procrastinate_available()))
+def test_agent_load_runs_procrastinate_the_same_way(capsys):
+    from bench import agent_load
+    from bench.common import fresh_database
+
+    opts = agent_load.parse_options(["--smoke"])
+    with fresh_database(db.conninfo(), "smoke_agent_load_peer") as conninfo:
+        run = agent_load.run_peer_in(conninfo, opts, log=lambda line: None)
+    agent_load.print_report([run], opts)
+    _, rows = _agent_load_table(capsys.readouterr().out)
+    assert [r["system"] for r in rows] == ["procrastinate", "procrastinate"]
+    for row, step in zip(rows, run.steps):
+        assert float(row["completed/s"]) > 0 and step.completed > 0
+        assert row["requests/job"] == "—" and step.dead_made > 0
