@@ -86,8 +86,10 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 # --- Applications ---------------------------------------------------------------------------
 
+# daphne serves Board (manage.py up) but is not an installed app: its app would only replace
+# runserver, and would import Twisted at every command's start, before up can overlap that with
+# starting PostgreSQL (docs/deployment.md, "Start-up").
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

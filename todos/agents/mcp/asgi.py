@@ -28,6 +28,11 @@ anything unexpected before a response has started) is answered as a JSON-RPC err
 The MCP endpoint is ``/mcp/``; ``/mcp`` is served the same, so a configuration without the
 trailing slash works without a redirect (the SDK's client does not follow redirects that change
 the path). Anything below it (``/mcp/x``) is 404.
+
+The MCP SDK takes seconds to import, so this module does not import it (nor ``auth``/``runtime``,
+which do): :class:`Mount` routes without it, and :class:`McpApp` imports them on its first request.
+``board/asgi.py`` imports them in a background thread as a server starts, so a process listens
+without waiting for the SDK and the first ``/mcp/`` request usually finds it loaded.
 """
 
 from __future__ import annotations
@@ -37,8 +42,6 @@ import json
 
 from todos.agents.api.asgi import GONE_SCOPE_KEY
 from todos.agents.api.errors import error_body
-from todos.agents.mcp.auth import Refused, authenticate_scope, header, refusal_for, send_refusal
-from todos.agents.mcp.runtime import runtime, uses_sessions
 
 PREFIX = "/mcp"
 ENDPOINT_PATHS = frozenset({"/mcp", "/mcp/"})
@@ -54,6 +57,8 @@ class McpApp:
     async def __call__(self, scope, receive, send):
         if scope.get("path") not in ENDPOINT_PATHS:
             return await _not_found(send)
+        from todos.agents.mcp.auth import refusal_for, send_refusal
+
         started = False
 
         async def sending(message: dict) -> None:
@@ -71,6 +76,9 @@ class McpApp:
             await send_refusal(send, refusal_for(exc))
 
     async def _serve(self, scope, receive, send):
+        from todos.agents.mcp.auth import Refused, authenticate_scope, header, send_refusal
+        from todos.agents.mcp.runtime import runtime, uses_sessions
+
         try:
             scope = await authenticate_scope(scope)
         except Refused as refused:

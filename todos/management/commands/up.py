@@ -11,7 +11,12 @@ The order matters to an operator running several processes, or a second one by m
    before anything touches the database or says "up";
 2. migrate and make sure the admin exists under one advisory lock, so N processes started at once
    on an empty database migrate once and create one admin;
-3. listen, start the loops (and demo agents), announce, and hand the listening socket to daphne.
+3. listen and hand the listening socket to daphne; once it serves, start the loops (and demo
+   agents) and announce.
+
+Step 2 runs in a thread while the command's own thread runs the system checks and imports what
+serving needs: PostgreSQL starting and the admin's password hashing run beside Python, so the two
+overlap (docs/deployment.md, "Start-up", has the order and what each step costs).
 """
 
 from __future__ import annotations
@@ -21,28 +26,41 @@ import signal
 import socket
 import sys
 import threading
-from typing import NoReturn
+import time
+from collections.abc import Callable
+from importlib import import_module
+from typing import Generic, NoReturn, TypeVar, cast
 
-import daphne.server  # noqa: F401  (installs Twisted's asyncio reactor before anything imports Twisted)
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+T = TypeVar("T")
 
 MIGRATE_LOCK = 0x626F617264  # "board"
 LISTEN_BACKLOG = 1024
+# How long a stop waits for the loops' sweeps in progress, before closing the pools under them.
+LOOPS_STOP_SECONDS = 5.0
 
 
 class Command(BaseCommand):
     help = "Start PostgreSQL (embedded unless DATABASE_URL is set), migrate, and serve Board with its background loops."
+    # The system checks run in handle, while the database is being prepared (and --skip-checks,
+    # which Django adds only to commands it checks itself, is added below).
+    requires_system_checks: list = []
 
     def add_arguments(self, parser):
+        parser.add_argument("--skip-checks", action="store_true", help="Skip the system checks.")
         parser.add_argument("--host", default=None, help="Interface to listen on (default: BOARD_HOST, 127.0.0.1).")
         parser.add_argument("--port", type=int, default=None, help="Port to listen on (default: BOARD_PORT, 8000).")
         parser.add_argument("--demo", action="store_true", help="Add demo data and simulated agents.")
         parser.add_argument("--no-loops", action="store_true", help="Do not run the background loops in this process.")
 
-    def handle(self, *args, host: str | None, port: int | None, demo: bool, no_loops: bool, **options):
+    def handle(
+        self, *args, host: str | None, port: int | None, demo: bool, no_loops: bool, skip_checks: bool, **options
+    ):
         host = str(host or settings.BOARD_HOST)
         port = int(settings.BOARD_PORT if port is None else port)
         if not 0 < port < 65536:
@@ -53,7 +71,15 @@ class Command(BaseCommand):
 
         listener = self._bind(host, port)
         self.stdout.write("Board: preparing the database …")
-        admin = self._prepare_database()
+        preparing = InThread(self._prepare_database, name="board-prepare-database")
+        # Meanwhile, what serving needs: daphne (which installs Twisted's asyncio reactor; nothing
+        # imported Twisted before it), the checks (which import the URLs and views) and the routing.
+        import_module("daphne.server")
+        if not skip_checks:
+            self.check()
+        import_module("board.routing")
+
+        admin, created = preparing.result()
 
         scopes = None
         if demo:
@@ -67,34 +93,47 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"Demo: sign in as '{DEMO_VIEWER}' with password '{viewer_password}' to see the viewer role."
                 )
+        # Starts this process's relay candidate: only once the schema it reads is there.
+        from board.asgi import application
+
         self._listen(listener, host, port)
 
         stop = threading.Event()
         agents = None
-        if demo:
-            from todos.ops.demo import SimulatedAgents
+        loops: list[threading.Thread] = []
 
-            agents = SimulatedAgents(scopes or {})
-            agents.start()
-            self.stdout.write("Demo: team 'demo', 4 endpoints, simulated agents running.")
-        if not no_loops:
-            from todos.ops.loops import start_loops
+        def serving() -> None:
+            """Called by daphne once it serves the socket: start what can wait until then."""
+            nonlocal agents, loops
+            if not created and settings.BOARD_ADMIN_PASSWORD:
+                threading.Thread(
+                    target=self._sync_admin_password, args=(admin,), name="board-admin-password", daemon=True
+                ).start()
+            if demo:
+                from todos.ops.demo import SimulatedAgents
 
-            start_loops(stop)
+                agents = SimulatedAgents(scopes or {})
+                agents.start()
+                self.stdout.write("Demo: team 'demo', 4 endpoints, simulated agents running.")
+            if not no_loops:
+                from todos.ops.loops import start_loops
 
-        banner = f"Board is up: http://{_display(host, port)}/  (Ctrl-C to stop)"
-        # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
-        self.stdout.write(self.style.SUCCESS(banner))  # pyright: ignore[reportAttributeAccessIssue]
+                loops = start_loops(stop)
+            banner = f"Board is up: http://{_display(host, port)}/  (Ctrl-C to stop)"
+            # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
+            self.stdout.write(self.style.SUCCESS(banner))  # pyright: ignore[reportAttributeAccessIssue]
+
         try:
-            serving = self._serve(listener)
+            served = self._serve(listener, application, serving)
         finally:
             stop.set()
+            _join(loops, timeout=LOOPS_STOP_SECONDS)
             if agents is not None:
                 agents.close()
             from todos.core.db import reset_pools
 
             reset_pools()
-        if not serving:
+        if not served:
             self._cannot_listen(host, port, "daphne could not adopt the socket")
 
     def _bind(self, host: str, port: int) -> socket.socket:
@@ -133,7 +172,8 @@ class Command(BaseCommand):
         sys.exit(1)
 
     def _prepare_database(self):
-        """Apply the schema and make sure the site admin exists, under one advisory lock.
+        """Apply the schema and make sure the site admin exists, under one advisory lock; the
+        admin and whether it was created now.
 
         Several Board processes may start at once on an empty database (``docker compose up
         --scale board=3``): the first migrates and creates the admin, the others wait for the lock
@@ -149,44 +189,57 @@ class Command(BaseCommand):
         with connect(application_name="board-migrate-lock") as lock:
             lock.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
             try:
-                call_command("migrate", interactive=False, verbosity=0)
+                if _migrations_pending():
+                    call_command("migrate", interactive=False, verbosity=0)
                 return self._ensure_admin()
             finally:
                 lock.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
 
     def _ensure_admin(self):
-        """A site admin to sign in with: from BOARD_ADMIN_USERNAME/PASSWORD, or generated and printed once."""
+        """A site admin to sign in with: from BOARD_ADMIN_USERNAME/PASSWORD, or generated and printed
+        once. Returns the admin and whether it was created now."""
         User = get_user_model()
         username = settings.BOARD_ADMIN_USERNAME
-        password = settings.BOARD_ADMIN_PASSWORD or None
         user = User.objects.filter(username=username).first()
-        if user is None:
-            generated = password is None
-            password = password or secrets.token_urlsafe(12)
-            user = User.objects.create_superuser(username=username, password=password, email="")
-            self.stdout.write(
-                # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
-                self.style.WARNING(  # pyright: ignore[reportAttributeAccessIssue]
-                    f"Created site admin '{username}'"
-                    + (
-                        f" with password: {password}   (shown once; change it with Change password, under your name)"
-                        if generated
-                        else "."
-                    )
+        if user is not None:
+            return user, False
+        password = settings.BOARD_ADMIN_PASSWORD or None
+        generated = password is None
+        password = password or secrets.token_urlsafe(12)
+        user = User.objects.create_superuser(username=username, password=password, email="")
+        self.stdout.write(
+            # Django's Style sets its roles (SUCCESS, WARNING, …) with setattr: no attribute pyright can see
+            self.style.WARNING(  # pyright: ignore[reportAttributeAccessIssue]
+                f"Created site admin '{username}'"
+                + (
+                    f" with password: {password}   (shown once; change it with Change password, under your name)"
+                    if generated
+                    else "."
                 )
             )
-        elif password is not None and not user.check_password(password):
-            user.set_password(password)
-            user.save(update_fields=["password"])
-            self.stdout.write(f"Site admin '{username}': password set from BOARD_ADMIN_PASSWORD.")
-        return user
+        )
+        return user, True
 
-    def _serve(self, listener: socket.socket) -> bool:
-        """Serve on the listening socket until stopped; False if daphne never listened on it."""
+    def _sync_admin_password(self, user) -> None:
+        """Give an existing admin BOARD_ADMIN_PASSWORD if it is not already theirs.
+
+        Run in a thread once Board serves: checking a password hashes it (PBKDF2, half a second of
+        CPU and more on a busy machine), which a start need not wait for.
+        """
+        try:
+            password = settings.BOARD_ADMIN_PASSWORD
+            if not user.check_password(password):
+                user.set_password(password)
+                user.save(update_fields=["password"])
+                self.stdout.write(f"Site admin '{user.get_username()}': password set from BOARD_ADMIN_PASSWORD.")
+        finally:
+            connections.close_all()
+
+    def _serve(self, listener: socket.socket, application, serving: Callable[[], None]) -> bool:
+        """Serve on the listening socket until stopped, calling ``serving`` once daphne serves it;
+        False if daphne never listened on it."""
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
-
-        from board.asgi import application
 
         trust_proxy = settings.BEHIND_HTTPS_PROXY
         if listener.family == socket.AF_INET:
@@ -204,6 +257,7 @@ class Command(BaseCommand):
             application=application,
             endpoints=endpoints,
             signal_handlers=True,
+            ready_callable=serving,
             verbosity=0,
             proxy_forwarded_address_header="X-Forwarded-For" if trust_proxy else None,
             proxy_forwarded_port_header="X-Forwarded-Port" if trust_proxy else None,
@@ -211,6 +265,50 @@ class Command(BaseCommand):
         )
         server.run()
         return bool(server.listening_addresses)
+
+
+class InThread(Generic[T]):
+    """``work()`` in a daemon thread; :meth:`result` waits for it and returns what it returned or
+    raises what it raised. Daemon, so a SIGTERM while it waits (for the migration lock, say) ends
+    the process without waiting for it; its database connections are closed when it is done."""
+
+    def __init__(self, work: Callable[[], T], *, name: str):
+        self._work = work
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting thread, raised there
+            self._error = error
+        finally:
+            connections.close_all()
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(T, self._value)
+
+
+def _migrations_pending() -> bool:
+    """Whether a migration on disk is not applied yet. On a migrated database ``migrate`` would
+    apply nothing, but still cost a start its own checks and the signals that re-create content
+    types and permissions (twice as long as asking)."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    return bool(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+
+
+def _join(threads: list[threading.Thread], *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _exit_on_signal(signum, frame):
