@@ -148,12 +148,16 @@ BOARD_DATA_DIR = Path(env_str("BOARD_DATA_DIR", str(BASE_DIR / ".board"))).expan
 # Delete the embedded data directory when the last process using it exits (the test run sets it).
 BOARD_DATA_DIR_EPHEMERAL = False
 DATABASES = {"default": database_settings(DATABASE_URL)}
+# Django's own connections (sessions, sign-in) give up on an unanswering server after 2 s, as the
+# store's pools do (todos/core/db.py); ?connect_timeout= in DATABASE_URL sets another.
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 2)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Connections the store's psycopg pool keeps per process (sync and async pools each).
 BOARD_DB_POOL_MIN = env_int("BOARD_DB_POOL_MIN", 1, minimum=0)
 BOARD_DB_POOL_MAX = env_int("BOARD_DB_POOL_MAX", 10, minimum=1)
 # How long a statement waits for a pooled connection before its request is answered
-# "unavailable" (503): with the database down, how long each request takes to say so.
+# "unavailable" (503) when every connection is busy. With the database unreachable the circuit
+# (todos/core/circuit.py) answers at once instead.
 BOARD_DB_POOL_TIMEOUT = env_float("BOARD_DB_POOL_TIMEOUT", 5.0, minimum=0.1)
 # PostgreSQL's statement_timeout on the store's pooled connections, in seconds (0: none). A
 # statement stopped by it is answered "unavailable" (503), like an outage (todos/core/unavailable.py).

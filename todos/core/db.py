@@ -8,6 +8,10 @@ request that waits (a long poll) holds no connection and no thread.
 Pools are built lazily from ``settings.DATABASES['default']`` so the test run, which renames the
 database, gets pools on the test database (:func:`reset_pools`).
 
+While the database is unreachable the pools refuse requests at once instead of letting each wait
+``BOARD_DB_POOL_TIMEOUT``: their connection attempts feed the process's circuit
+(:mod:`todos.core.circuit`), which they ask before handing out a connection.
+
 Behind a transaction-mode pooler (PgBouncer), ``DATABASE_URL`` names the pooler and each
 transaction may run on another server connection. The pools hold nothing across statements (each
 is one transaction, or an explicit ``conn.transaction()`` block) and, unless
@@ -23,11 +27,13 @@ import asyncio
 import logging
 import select
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, LiteralString, TypeVar
+from functools import partial
+from typing import Any, Generic, LiteralString, Self, TypeVar
 
 import psycopg
 import psycopg._queries
@@ -36,7 +42,11 @@ import psycopg.sql
 from django.conf import settings
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
+from psycopg_pool.pool import AddConnection
+from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 
+from todos.core.circuit import CIRCUIT
 from todos.core.errors import Conflict, Internal, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
 
@@ -124,13 +134,24 @@ async def aconnect(**kwargs: Any) -> AsyncDictConnection:
 RECONNECT_TIMEOUT_SECONDS = 10.0
 
 
+# How long a pooled connection attempt waits for the server before it counts as failed (libpq's
+# least; ``?connect_timeout=`` in DATABASE_URL sets another). Without one, a host that drops
+# packets would hold each attempt for minutes, and the circuit (todos/core/circuit.py) would not
+# open before the requests waiting on them had each waited BOARD_DB_POOL_TIMEOUT.
+CONNECT_TIMEOUT_SECONDS = 2
+
+
 def pool_conninfo() -> str:
-    """:func:`conninfo` with ``BOARD_DB_STATEMENT_TIMEOUT`` added to the connection's options."""
+    """:func:`conninfo` with ``BOARD_DB_STATEMENT_TIMEOUT`` added to the connection's options, and
+    :data:`CONNECT_TIMEOUT_SECONDS` unless it names a connect timeout of its own."""
     info = conninfo()
+    parsed = psycopg.conninfo.conninfo_to_dict(info)
+    if "connect_timeout" not in parsed:
+        info = psycopg.conninfo.make_conninfo(info, connect_timeout=CONNECT_TIMEOUT_SECONDS)
     timeout_ms = int(settings.BOARD_DB_STATEMENT_TIMEOUT * 1000)
     if timeout_ms <= 0:
         return info
-    existing = psycopg.conninfo.conninfo_to_dict(info).get("options") or ""
+    existing = parsed.get("options") or ""
     return psycopg.conninfo.make_conninfo(info, options=f"{existing} -c statement_timeout={timeout_ms}".strip())
 
 
@@ -154,11 +175,113 @@ def prepare_threshold() -> int | None:
     return PREPARE_THRESHOLD if settings.BOARD_DB_PREPARED_STATEMENTS else None
 
 
+# --- the pools and the circuit (todos/core/circuit.py) ---------------------------------------------
+#
+# The pools' connections report each connection attempt to the circuit, and the pools ask it
+# before they hand out a connection or queue a request for one. The hooks sit where psycopg_pool
+# decides under its lock whether a request gets a connection or waits (``_get_ready_connection``),
+# where it keeps the waiting requests (``_waiting``) and where it replaces a lost connection
+# (``_add_connection``): a request is either refused there or queued before the circuit opens,
+# and then refused by ``fail_waiting``; a replacement is put off until the circuit closes, then
+# made at once, instead of after the pool's backoff (1, 2, 4 s…). psycopg-pool is pinned;
+# tests/test_unavailable_circuit.py checks each of these behaviours.
+
+
+def _probe(conninfo: str, kwargs: dict[str, Any]) -> None:
+    """One connection attempt like the pool's, closed at once (the circuit's probe)."""
+    psycopg.Connection.connect(conninfo, **kwargs).close()
+
+
+class StoreConnection(DictConnection):
+    """A pooled connection whose connection attempts tell the circuit how they went."""
+
+    @classmethod
+    def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+        started = time.monotonic()
+        try:
+            conn = super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            CIRCUIT.connect_failed(exc, started, partial(_probe, conninfo, kwargs))
+            raise
+        CIRCUIT.connected(started)
+        return conn
+
+
+class AsyncStoreConnection(AsyncDictConnection):
+    @classmethod
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+        started = time.monotonic()
+        try:
+            conn = await super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            CIRCUIT.connect_failed(exc, started, partial(_probe, conninfo, kwargs))
+            raise
+        CIRCUIT.connected(started)
+        return conn
+
+
+class StorePool(ConnectionPool[DictConnection]):
+    """The sync pool, refusing requests while the circuit is open."""
+
+    def _get_ready_connection(self, timeout: float | None) -> DictConnection | None:
+        CIRCUIT.check()
+        return super()._get_ready_connection(timeout)
+
+    def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
+        if not CIRCUIT.defer(partial(self.run_task, AddConnection(self, attempt, growing=growing))):
+            super()._add_connection(attempt, growing)
+
+    def fail_waiting(self) -> None:
+        with self._lock:
+            waiting = list(self._waiting)
+            self._waiting.clear()
+        for client in waiting:
+            client.fail(CIRCUIT.refusal())
+
+
+class AsyncStorePool(AsyncConnectionPool[AsyncDictConnection]):
+    """An event loop's pool, refusing requests while the circuit is open."""
+
+    def __init__(self, *args: Any, loop: asyncio.AbstractEventLoop, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.loop = loop
+
+    async def _get_ready_connection(self, timeout: float | None) -> AsyncDictConnection | None:
+        CIRCUIT.check()
+        return await super()._get_ready_connection(timeout)
+
+    async def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
+        task = AsyncAddConnection(self, attempt, growing=growing)
+        if not CIRCUIT.defer(partial(self._run_soon, task)):
+            await super()._add_connection(attempt, growing)
+
+    def _run_soon(self, task: AsyncAddConnection) -> None:
+        """Called from the thread that closes the circuit: the task is queued in the pool's loop."""
+        try:
+            self.loop.call_soon_threadsafe(self.run_task, task)
+        except RuntimeError:
+            pass  # the loop is closed, and its pool with it
+
+    def fail_waiting(self) -> None:
+        """Called from any thread: the refusals are sent in the pool's own loop."""
+        if self.loop.is_closed():
+            return  # nobody waits there any more
+        try:
+            asyncio.run_coroutine_threadsafe(self._fail_waiting(), self.loop)
+        except RuntimeError:
+            pass  # closed just now
+
+    async def _fail_waiting(self) -> None:
+        async with self._lock:
+            waiting = list(self._waiting)
+            self._waiting.clear()
+        for client in waiting:
+            await client.fail(CIRCUIT.refusal())
+
+
 _lock = threading.Lock()
-_pool: ConnectionPool[DictConnection] | None = None
-_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool[AsyncDictConnection]] = (
-    weakref.WeakKeyDictionary()
-)
+_pool: StorePool | None = None
+_apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncStorePool] = weakref.WeakKeyDictionary()
 
 
 def pool() -> ConnectionPool[DictConnection]:
@@ -166,9 +289,15 @@ def pool() -> ConnectionPool[DictConnection]:
     if _pool is None:
         with _lock:
             if _pool is None:
-                _pool = ConnectionPool(
-                    pool_conninfo(), connection_class=DictConnection, **_pool_settings(), name="board-store", open=True
+                _pool = StorePool(
+                    pool_conninfo(),
+                    connection_class=StoreConnection,
+                    **_pool_settings(),
+                    name="board-store",
+                    open=False,
                 )
+                CIRCUIT.watch(_pool)
+                _pool.open()
     return _pool
 
 
@@ -176,14 +305,16 @@ async def apool() -> AsyncConnectionPool[AsyncDictConnection]:
     loop = asyncio.get_running_loop()
     existing = _apools.get(loop)
     if existing is None:
-        existing = AsyncConnectionPool(
+        existing = AsyncStorePool(
             pool_conninfo(),
-            connection_class=AsyncDictConnection,
+            connection_class=AsyncStoreConnection,
             **_pool_settings(),
             name="board-store-async",
             open=False,
+            loop=loop,
         )
         _apools[loop] = existing
+        CIRCUIT.watch(existing)
         await existing.open()
     return existing
 
@@ -253,8 +384,10 @@ async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
 
 
 def reset_pools() -> None:
-    """Close every pool; the next use builds new ones from the current settings."""
+    """Close every pool and forget the circuit's state; the next use builds new ones from the
+    current settings."""
     global _pool
+    CIRCUIT.reset()
     with _lock:
         if _pool is not None:
             _pool.close()

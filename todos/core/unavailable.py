@@ -13,12 +13,18 @@ statement, so the store, the selectors and every caller of theirs see an :class:
 applies it to what Django's ORM raises (sessions, auth). What the driver said stays in the
 exception's ``__cause__``, for the log: clients get only the message.
 
+:func:`unreachable` is the narrower question the circuit (``todos.core.circuit``) asks of a failed
+connection attempt: does it say nothing can connect now? Only then does every request of the
+process get its 503 at once, without asking for a connection.
+
 A statement timeout counts as unavailable, not as a client error or an internal one: the request
 was valid and Board is not broken; the database did not answer in time (it is overloaded, or a
 lock is held), which is what 503 says, and retrying later is the right move.
 """
 
 from __future__ import annotations
+
+import re
 
 import psycopg
 from django.db import utils as django_db
@@ -69,6 +75,31 @@ def classify(exc: BaseException) -> Unavailable | None:
         if exc.sqlstate is None or exc.sqlstate[:2] in TRANSIENT_SQLSTATE_CLASSES:
             return Unavailable(UNREACHABLE)
     return None
+
+
+# How libpq reports what the server itself answered to a connection attempt: the severity word (in
+# the server's language), a colon and two spaces ("… failed: FATAL:  too many clients").
+SERVER_ANSWERED = re.compile(r"failed: [^\s:]+:  ")
+# What a server says when it cannot take connections at all right now (SQLSTATE 57P03, and the
+# pooler's word for a server it cannot reach).
+CANNOT_CONNECT_NOW = re.compile(
+    r"the database system is (starting up|shutting down|in recovery mode|not (yet )?accepting connections)"
+    r"|pgbouncer cannot connect to server|server login has been failing"
+)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failed connection attempt says nothing can connect now (what opens the circuit,
+    :mod:`todos.core.circuit`): refused, no socket, timed out, no route, the server starting up
+    or shutting down. A server that answered with a refusal of its own (too many clients, a bad
+    password, no such database) is reachable, and its existing connections still work.
+
+    libpq gives a failed connection attempt no SQLSTATE, so the message is what tells.
+    """
+    if not isinstance(exc, psycopg.OperationalError) or exc.sqlstate is not None:
+        return False
+    message = str(exc)
+    return not SERVER_ANSWERED.search(message) or bool(CANNOT_CONNECT_NOW.search(message))
 
 
 def describe(exc: BaseException) -> str:
