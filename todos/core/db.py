@@ -46,6 +46,7 @@ from psycopg_pool.base import AttemptWithBackoff
 from psycopg_pool.pool import AddConnection
 from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 
+from todos.core import admission
 from todos.core.circuit import CIRCUIT
 from todos.core.errors import Conflict, Internal, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
@@ -281,6 +282,9 @@ class AsyncStorePool(AsyncConnectionPool[AsyncDictConnection]):
 
 _lock = threading.Lock()
 _pool: StorePool | None = None
+_gates: weakref.WeakKeyDictionary[AsyncConnectionPool[AsyncDictConnection], admission.Gate] = (
+    weakref.WeakKeyDictionary()
+)
 _apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncStorePool] = weakref.WeakKeyDictionary()
 
 
@@ -364,9 +368,30 @@ def pooled_connection() -> Iterator[DictConnection]:
         store_pool.putconn(conn)
 
 
+def _gate(store_pool: AsyncConnectionPool[AsyncDictConnection]) -> admission.Gate:
+    """The admission gate in front of this event loop's pool (todos.core.admission)."""
+    gate = _gates.get(store_pool)
+    if gate is None:
+        gate = _gates[store_pool] = admission.Gate(store_pool.max_size)
+    return gate
+
+
 @asynccontextmanager
 async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
+    """A connection of this event loop's pool, taken through its admission gate: when all are
+    busy, the most urgent request (admission.current()) gets the next one freed."""
     store_pool = await apool()
+    gate = _gate(store_pool)
+    await gate.acquire(admission.current(), settings.BOARD_DB_POOL_TIMEOUT)
+    try:
+        async with _pooled(store_pool) as conn:
+            yield conn
+    finally:
+        gate.release()
+
+
+@asynccontextmanager
+async def _pooled(store_pool: AsyncConnectionPool[AsyncDictConnection]) -> AsyncIterator[AsyncDictConnection]:
     for _ in range(store_pool.max_size + 1):
         conn = await store_pool.getconn()
         if not _hung_up(conn):

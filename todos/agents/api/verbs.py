@@ -15,6 +15,7 @@ from todos.agents.api import handlers, schemas
 from todos.agents.api.auth import authorize
 from todos.agents.api.handlers import Call
 from todos.agents.api.validation import validate
+from todos.core.admission import Priority, prioritised
 
 Handler = Callable[[Call, dict], Awaitable[dict]]
 
@@ -220,8 +221,22 @@ TABLE: tuple[Verb, ...] = (
 VERBS: dict[str, Verb] = {verb.name: verb for verb in TABLE}
 
 
+# Who gets the next pooled connection when requests queue for one (todos.core.admission): work
+# that ends or keeps a lease first, new work last; every other verb in between.
+_PRIORITY = {
+    **dict.fromkeys(("complete", "fail", "release", "heartbeat", "complete_batch"), Priority.FINISH),
+    "create_for": Priority.CREATE,
+}
+
+
+def priority_of(name: str) -> Priority:
+    return _PRIORITY.get(name, Priority.WORK)
+
+
 async def run(verb: Verb, call: Call, args: dict) -> dict:
     """What every transport does once it knows the caller: check the scope, check the arguments
-    against the verb's schema, run the handler. Raises store errors for the transport to map."""
+    against the verb's schema, run the handler at the verb's priority. Raises store errors for
+    the transport to map."""
     authorize(verb.name, verb.granted_by, call.credential)
-    return await verb.handler(call, validate(verb.input, args))
+    with prioritised(priority_of(verb.name)):
+        return await verb.handler(call, validate(verb.input, args))

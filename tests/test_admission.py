@@ -1,0 +1,93 @@
+"""The admission gate in front of the async pool: past saturation, completions get connections
+before creates (todos.core.admission), and a request that waits too long is refused, retryable."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from django.test import override_settings
+
+from tests.support.api import run_async
+from todos.core import admission, db
+from todos.core.admission import Gate, Priority, prioritised
+from todos.core.unavailable import Unavailable
+
+POOL = 2
+
+
+def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db):
+    """Two connections, both held; 20 creates queue, then one completion: the completion runs
+    before every create still waiting, on real pooled connections."""
+    order: list[str] = []
+
+    async def hold(seconds: float):
+        async with db.apooled_connection() as conn:
+            await conn.execute("SELECT pg_sleep(%s)", (seconds,))
+
+    async def one(name: str, priority: Priority):
+        with prioritised(priority):
+            async with db.apooled_connection() as conn:
+                await conn.execute("SELECT 1")
+                order.append(name)
+
+    async def scenario():
+        holders = [asyncio.ensure_future(hold(0.5)) for _ in range(POOL)]
+        await asyncio.sleep(0.2)
+        creates = [asyncio.ensure_future(one(f"create {i}", Priority.CREATE)) for i in range(20)]
+        await asyncio.sleep(0.05)
+        finish = asyncio.ensure_future(one("complete", Priority.FINISH))
+        await asyncio.gather(*holders, *creates, finish)
+
+    with override_settings(BOARD_DB_POOL_MIN=POOL, BOARD_DB_POOL_MAX=POOL):
+        db.reset_pools()
+        try:
+            run_async(scenario)
+        finally:
+            db.reset_pools()
+    assert len(order) == 21
+    assert order.index("complete") < POOL, order  # among the first admitted once a holder let go
+
+
+def test_a_request_that_waits_past_the_timeout_is_refused_as_busy():
+    async def scenario():
+        gate = Gate(1)
+        await gate.acquire(Priority.WORK, 1.0)
+        with pytest.raises(Unavailable) as refused:
+            await gate.acquire(Priority.CREATE, 0.1)
+        gate.release()
+        await gate.acquire(Priority.CREATE, 0.1)  # the place that timed out was not lost
+        return refused.value, gate.free, gate.waiting()
+
+    error, free, waiting = asyncio.run(scenario())
+    assert error.code == "unavailable" and "busy" in error.message
+    assert (free, waiting) == (0, 0)
+
+
+def test_a_waiter_cancelled_while_admitted_hands_its_place_on():
+    async def scenario():
+        gate = Gate(1)
+        await gate.acquire(Priority.WORK, 1.0)
+        first = asyncio.ensure_future(gate.acquire(Priority.FINISH, 5.0))
+        second = asyncio.ensure_future(gate.acquire(Priority.CREATE, 5.0))
+        await asyncio.sleep(0.01)
+        gate.release()  # admits first...
+        first.cancel()  # ...which is cancelled before it runs: its place goes to second
+        await asyncio.gather(first, return_exceptions=True)
+        await asyncio.wait_for(second, 1.0)
+        return gate.free, gate.waiting()
+
+    assert asyncio.run(scenario()) == (0, 0)
+
+
+def test_priorities_follow_the_task_context():
+    async def seen(priority: Priority) -> Priority:
+        with prioritised(priority):
+            await asyncio.sleep(0.01)
+            return admission.current()
+
+    async def scenario():
+        return await asyncio.gather(seen(Priority.FINISH), seen(Priority.CREATE)), admission.current()
+
+    (finish, create), after = asyncio.run(scenario())
+    assert (finish, create, after) == (Priority.FINISH, Priority.CREATE, Priority.WORK)
