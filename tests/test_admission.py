@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from django.test import override_settings
 
 from tests.support.api import run_async
+from tests.support.pools import sized_pools
 from todos.core import admission, db
 from todos.core.admission import Gate, Priority, prioritised
 from todos.core.unavailable import Unavailable
@@ -16,7 +16,7 @@ from todos.core.unavailable import Unavailable
 POOL = 2
 
 
-def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db):
+def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db, settings):
     """Two connections, both held; 20 creates queue, then one completion: the completion runs
     before every create still waiting, on real pooled connections."""
     order: list[str] = []
@@ -39,12 +39,8 @@ def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db):
         finish = asyncio.ensure_future(one("complete", Priority.FINISH))
         await asyncio.gather(*holders, *creates, finish)
 
-    with override_settings(BOARD_DB_POOL_MIN=POOL, BOARD_DB_POOL_MAX=POOL):
-        db.reset_pools()
-        try:
-            run_async(scenario)
-        finally:
-            db.reset_pools()
+    with sized_pools(settings, POOL):
+        run_async(scenario)
     assert len(order) == 21
     assert order.index("complete") < POOL, order  # among the first admitted once a holder let go
 

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from tests import factories
 from tests.mcp.client import mcp_client, run
 from tests.support.live_server import ROOT, start_server, stop_server
+from tests.support.pools import sized_pools
 from todos.agents.api import openapi
 from todos.agents.api.errors import STATUS, UNAVAILABLE_SCHEMA
 from todos.core import db, unavailable
@@ -131,11 +132,8 @@ def terminate(pid: int) -> None:
 @pytest.fixture
 def one_connection_pools(settings):
     """Pools of exactly one connection, so the connection terminated is the one used next."""
-    settings.BOARD_DB_POOL_MIN = 1
-    settings.BOARD_DB_POOL_MAX = 1
-    db.reset_pools()
-    yield
-    db.reset_pools()
+    with sized_pools(settings, 1):
+        yield
 
 
 def test_a_pooled_connection_whose_backend_died_is_replaced_not_failed(store_db, one_connection_pools):

@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from tests.mcp.client import mcp_client, run
 from tests.support.live_server import free_port
 from tests.support.outage import outage_root, start_outage_board, start_postgres, stop_outage_board, wait_until
+from tests.support.pools import sized_pools
 from todos.core import db, unavailable
 from todos.core.circuit import CIRCUIT, Circuit
 from todos.core.db import Statement
@@ -179,13 +180,8 @@ def test_what_was_put_off_runs_once_it_closes():
 @pytest.fixture
 def small_pools(settings):
     """Pools of one connection, a short wait for it and a statement timeout."""
-    settings.BOARD_DB_POOL_MIN = 1
-    settings.BOARD_DB_POOL_MAX = 1
-    settings.BOARD_DB_POOL_TIMEOUT = 0.3
-    settings.BOARD_DB_STATEMENT_TIMEOUT = 0.2
-    db.reset_pools()
-    yield
-    db.reset_pools()
+    with sized_pools(settings, 1, BOARD_DB_POOL_TIMEOUT=0.3, BOARD_DB_STATEMENT_TIMEOUT=0.2):
+        yield
 
 
 def test_a_statement_timeout_and_a_busy_pool_leave_it_closed(store_db, small_pools):
@@ -349,11 +345,7 @@ def test_a_request_waiting_for_a_connection_when_it_opens_is_refused_then(restar
     database stops; an attempt of another pool (the event loop's) is refused and opens the
     circuit: the waiting request is told at once, not at the end of its 5 s."""
     pg = restarted
-    settings.BOARD_DB_POOL_MIN = 1
-    settings.BOARD_DB_POOL_MAX = 1
-    settings.BOARD_DB_POOL_TIMEOUT = 5
-    db.reset_pools()
-    try:
+    with sized_pools(settings, 1, BOARD_DB_POOL_TIMEOUT=5):
         assert db.execute(PID)
         answered: dict = {}
 
@@ -381,8 +373,6 @@ def test_a_request_waiting_for_a_connection_when_it_opens_is_refused_then(restar
             waiter.join(10)
             assert answered["outcome"] == unavailable.UNREACHABLE
             assert answered["at"] - opened < 0.5
-    finally:
-        db.reset_pools()
 
 
 # --- a Board over the wire -----------------------------------------------------------------------
