@@ -381,19 +381,25 @@ async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
     """A connection of this event loop's pool, taken through its admission gate: when all are
     busy, the most urgent request (admission.current()) gets the next one freed."""
     store_pool = await apool()
+    CIRCUIT.check()  # while the database is unreachable, refuse before queueing at the gate
     gate = _gate(store_pool)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.BOARD_DB_POOL_TIMEOUT
     await gate.acquire(admission.current(), settings.BOARD_DB_POOL_TIMEOUT)
     try:
-        async with _pooled(store_pool) as conn:
+        # One wait in all: what the gate took is not waited again for the connection.
+        async with _pooled(store_pool, timeout=max(deadline - loop.time(), 0.05)) as conn:
             yield conn
     finally:
         gate.release()
 
 
 @asynccontextmanager
-async def _pooled(store_pool: AsyncConnectionPool[AsyncDictConnection]) -> AsyncIterator[AsyncDictConnection]:
+async def _pooled(
+    store_pool: AsyncConnectionPool[AsyncDictConnection], *, timeout: float
+) -> AsyncIterator[AsyncDictConnection]:
     for _ in range(store_pool.max_size + 1):
-        conn = await store_pool.getconn()
+        conn = await store_pool.getconn(timeout=timeout)
         if not _hung_up(conn):
             break
         try:
