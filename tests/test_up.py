@@ -256,6 +256,19 @@ def test_unresolvable_host_exits_1_with_one_line(django_db_setup):
     assert out == ""
 
 
+def test_an_unreachable_database_exits_1_with_one_line_naming_it(django_db_setup):
+    port = free_port()
+    env = up_environment(DATABASE_URL="postgresql://nobody:hunter2@127.0.0.1:1/nothing")
+    process = start_up(port, env=env)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err  # no traceback
+    assert lines[0].startswith("CommandError: cannot reach the database: ") and "port 1 failed" in lines[0], err
+    assert "DATABASE_URL" in lines[0] and "hunter2" not in err
+    assert "Board is up" not in out
+
+
 @pytest.mark.usefixtures("store_db")  # up creates its admin in the test database; emptied after
 def test_up_serves_on_an_ipv6_address():
     """IPv6 takes the other path in up (daphne binds the checked address itself)."""

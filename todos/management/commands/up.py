@@ -31,6 +31,7 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Generic, NoReturn, TypeVar, cast
 
+import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -79,7 +80,14 @@ class Command(BaseCommand):
             self.check()
         import_module("board.routing")
 
-        admin, created = preparing.result()
+        try:
+            admin, created = preparing.result()
+        except psycopg.OperationalError as exc:
+            # One line that names the server, not a traceback (the password is never in it).
+            said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(
+                f"cannot reach the database: {said}. Check DATABASE_URL, or unset it to use the embedded PostgreSQL."
+            ) from None
 
         scopes = None
         if demo:
