@@ -180,6 +180,7 @@ def test_waiting_holds_no_database_connection(store_db, tenancy):
 class FakeListener:
     def __init__(self):
         self.subscribers, self.reconnects = {}, []
+        self.state = "live"
 
     def subscribe(self, channel, callback):
         self.subscribers[channel] = callback
@@ -392,3 +393,186 @@ def test_a_notification_without_a_count_wakes_every_waiter_of_the_queue():
         return [w.event.is_set() for w in waiters]
 
     assert all(asyncio.run(scenario()))
+
+
+def test_an_empty_look_makes_its_queues_known_empty_until_work_no_waiter_takes_is_announced():
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        ready = listener.subscribers["board_ready"]
+        seen = {"before any look": registry.known_empty("ep", ["q"])}
+        registry.found_nothing(registry.look("ep", ["q", "r"]))
+        seen["after an empty look"] = registry.known_empty("ep", ["q"])
+        seen["both its queues"] = registry.known_empty("ep", ["q", "r"])
+        seen["another queue"] = registry.known_empty("ep", ["q", "s"])
+        seen["another endpoint"] = registry.known_empty("ep-2", ["q"])
+        waiter = registry.add("ep", ["q"])
+        ready({"endpoint": "ep", "queue": "q", "n": 1})  # handed to the waiter: it will claim it
+        seen["work a waiter took"] = waiter.event.is_set() and registry.known_empty("ep", ["q"])
+        ready({"endpoint": "ep", "queue": "q", "n": 1})  # no idle waiter left: someone must look
+        seen["work no waiter took"] = registry.known_empty("ep", ["q"])
+        seen["its other queue"] = registry.known_empty("ep", ["r"])
+        return seen
+
+    assert asyncio.run(scenario()) == {
+        "before any look": False,
+        "after an empty look": True,
+        "both its queues": True,
+        "another queue": False,
+        "another endpoint": False,
+        "work a waiter took": True,
+        "work no waiter took": False,
+        "its other queue": True,
+    }
+
+
+def test_a_look_that_started_before_unclaimed_work_was_announced_marks_nothing():
+    """Its snapshot may predate the new todo: its empty answer says nothing about now."""
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        look = registry.look("ep", ["q"])
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "q", "n": 1})
+        registry.found_nothing(look)
+        after_spoiled = registry.known_empty("ep", ["q"])
+        registry.found_nothing(registry.look("ep", ["q"]))
+        return after_spoiled, registry.known_empty("ep", ["q"])
+
+    assert asyncio.run(scenario()) == (False, True)
+
+
+def test_known_empty_ends_with_a_reconnect_a_lost_wake_a_count_free_notice_and_its_age(monkeypatch):
+    from todos.agents.api import longpoll
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+
+        def mark():
+            registry.found_nothing(registry.look("ep", ["q"]))
+            assert registry.known_empty("ep", ["q"])
+
+        seen = {}
+        mark()
+        for reconnect in listener.reconnects:
+            reconnect()
+        seen["reconnect"] = registry.known_empty("ep", ["q"])
+        mark()
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "q"})  # a resumed queue: n unknown
+        seen["notice without a count"] = registry.known_empty("ep", ["q"])
+        mark()
+        woken = registry.add("ep", ["q"])
+        listener.subscribers["board_ready"]({"endpoint": "ep", "queue": "q", "n": 1})
+        registry.remove(woken)  # left without claiming, and no one to pass the wake to
+        seen["wake lost"] = registry.known_empty("ep", ["q"])
+        mark()
+        listener.state = "reconnecting"
+        seen["listener down"] = registry.known_empty("ep", ["q"])
+        registry.found_nothing(registry.look("ep", ["r"]))
+        listener.state = "live"
+        seen["look while down"] = registry.known_empty("ep", ["r"])
+        monkeypatch.setattr(longpoll, "QUIET_SECONDS", 0.05)
+        mark()
+        await asyncio.sleep(0.06)
+        seen["aged"] = registry.known_empty("ep", ["q"])
+        return seen
+
+    assert asyncio.run(scenario()) == {
+        "reconnect": False,
+        "notice without a count": False,
+        "wake lost": False,
+        "listener down": False,
+        "look while down": False,
+        "aged": False,
+    }
+
+
+def test_workers_coming_back_to_known_empty_queues_wait_without_a_claim_statement(store_db, tenancy):
+    """16 claims wait on an empty queue; 8 more arrive (workers back from a completion): they wait
+    without running a claim statement each (before: 8 statements that found nothing). Work created
+    then is claimed at once, and each todo by exactly one of them."""
+    from todos.agents.api import longpoll
+    from todos.core.db import aexecute
+
+    async def scenario():
+        listener, _ = longpoll.ready_waiters()
+        assert await listener.wait_connected()
+        attempts = 0
+
+        async def attempt():
+            nonlocal attempts
+            attempts += 1
+            return await aexecute(agent_store.claim_next(tenancy.agent))
+
+        def wait():
+            return asyncio.ensure_future(
+                longpoll.claim_with_wait(
+                    attempt, endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=4
+                )
+            )
+
+        waits = [wait() for _ in range(WAITERS)]
+        while attempts < WAITERS:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
+        before = attempts
+        waits += [wait() for _ in range(8)]
+        await asyncio.sleep(0.2)
+        arrivals = attempts - before
+        started = time.monotonic()
+        created = [
+            (await aexecute(agent_store.create(tenancy.agent, queue="default", title=f"t{i}"))).todo.id
+            for i in range(3)
+        ]
+        claimed = []
+        while len(claimed) < 3 and time.monotonic() - started < 3:
+            done = [w for w in waits if w.done()]
+            claimed = [w.result().todo.id for w in done]
+            await asyncio.sleep(0.01)
+        elapsed = time.monotonic() - started
+        for w in waits:
+            w.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+        return arrivals, sorted(created), sorted(claimed), elapsed
+
+    arrivals, created, claimed, elapsed = run_async(scenario)
+    assert arrivals == 0, f"{arrivals} claim statements for 8 arrivals at a known-empty queue"
+    assert claimed == created
+    assert elapsed < 1.0
+
+
+def test_a_claim_presenting_capabilities_looks_even_when_the_queue_is_known_empty(store_db, tenancy):
+    """Its todo may have been announced to a waiter that cannot take it."""
+    from todos.agents.api import longpoll
+    from todos.core.db import aexecute
+
+    async def scenario():
+        listener, registry = longpoll.ready_waiters()
+        assert await listener.wait_connected()
+        attempts = {"plain": 0, "capable": 0}
+
+        def attempt(kind):
+            async def run():
+                attempts[kind] += 1
+                return await aexecute(agent_store.claim_next(tenancy.agent))
+
+            return run
+
+        async def claim(kind, plain):
+            return await longpoll.claim_with_wait(
+                attempt(kind), endpoint_id=tenancy.agent.endpoint_id, queues=["default"], wait_seconds=0.3, plain=plain
+            )
+
+        first = asyncio.ensure_future(claim("plain", True))
+        while attempts["plain"] < 1:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        known = registry.known_empty(tenancy.agent.endpoint_id, ["default"])
+        await claim("capable", False)
+        await first
+        return known, attempts["capable"]
+
+    known, capable_attempts = run_async(scenario)
+    assert known
+    assert capable_attempts >= 1

@@ -83,8 +83,10 @@ async def claim_next(call: Call, args: dict) -> dict:
         return await aexecute(first.pop() if first else store.claim_next(agent, **args))
 
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
+    # A claim presenting capabilities (its own or the endpoint's) always looks (longpoll.py).
+    plain = not (args.get("capabilities") or agent.capabilities)
     found = await claim_with_wait(
-        attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone
+        attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone, plain=plain
     )
     if found is None:
         return {"empty": True}

@@ -16,6 +16,15 @@ hung up, it found other work) passes the wake on. Because a notification can sti
 LISTEN connection drops, or the change happened in a way that sent none), every wait is also cut
 every :data:`RECHECK_SECONDS` to try again anyway.
 
+A claim that arrives while its queues are *known empty* waits without looking first. Known empty:
+a look (a claim statement) at them found nothing less than :data:`QUIET_SECONDS` ago, and every
+notification since was handed to a waiter, who will claim that work. Otherwise a worker coming
+back from a completion would run one claim statement that finds nothing (the waiter woken for the
+new todo took it) before every claim that finds something: under load, half the claim statements
+were misses. Any notification that finds too few waiters, a lost wake, a reconnect, or the mark's
+age sends the next arrival to look again; so does any claim that presents capabilities (a todo
+that requires some is announced to waiters that may not be able to take it).
+
 Between claim attempts the request holds no database connection and no thread: only an
 ``asyncio.Event`` in a dictionary, removed in ``finally`` whatever ends the wait (work, deadline,
 the client hanging up, or cancellation).
@@ -36,6 +45,11 @@ from todos.live.listener import Listener, get_listener
 T = TypeVar("T")
 
 RECHECK_SECONDS = 5.0
+# How long an empty look stands for its queues (work no notification announces, a lapsed lease or
+# a retry come due, is announced by the loops' sweeps; this bounds how long an arrival trusts it).
+QUIET_SECONDS = 1.0
+# Past this many queues remembered, the marks and spoils are forgotten (every arrival looks once).
+REMEMBERED_MAX = 10_000
 # How long a first long poll waits for the LISTEN connection before it claims anyway.
 CONNECT_WAIT_SECONDS = 2.0
 
@@ -51,14 +65,75 @@ class Waiter:
     woken_for: str | None = None
 
 
+@dataclass(frozen=True)
+class Look:
+    """A claim statement about to run: its queues, and the registry's clock when it started."""
+
+    endpoint: str
+    queues: frozenset[str]
+    tick: int
+    at: float
+
+
 class ReadyWaiters:
-    """The waiters of one listener (one per event loop), keyed by endpoint id, oldest first."""
+    """The waiters of one listener (one per event loop), keyed by endpoint id, oldest first; and
+    which (endpoint, queue) pairs are known empty."""
 
     def __init__(self, listener: Listener):
         self._by_endpoint: dict[str, dict[Waiter, None]] = defaultdict(dict)
+        self._listener = listener
+        # (endpoint, queue) -> when a look that found nothing there started (loop time).
+        self._quiet: dict[tuple[str, str], float] = {}
+        # (endpoint, queue) -> the tick of the last notification there that no waiter took; a look
+        # started before it may have missed that work. _floor: the same for every pair.
+        self._spoiled: dict[tuple[str, str], int] = {}
+        self._tick = 0
+        self._floor = 0
         listener.subscribe(READY_CHANNEL, self._ready)
         # Notifications sent while the connection was down are gone: everyone re-checks.
         listener.on_reconnect(self._wake_all)
+
+    def look(self, endpoint_id: object, queues: Iterable[str]) -> Look:
+        """Note a claim statement about to run (before its snapshot is taken)."""
+        self._tick += 1
+        return Look(str(endpoint_id), frozenset(queues), self._tick, asyncio.get_running_loop().time())
+
+    def found_nothing(self, look: Look) -> None:
+        """``look`` found nothing: its queues are known empty, unless work was announced meanwhile
+        that no waiter took, or the listener is not live (notifications may be missed)."""
+        if look.tick <= self._floor or self._listener.state != "live":
+            return
+        if len(self._quiet) >= REMEMBERED_MAX:
+            self._quiet.clear()
+        for queue in look.queues:
+            key = (look.endpoint, queue)
+            if self._spoiled.get(key, 0) < look.tick:
+                self._quiet[key] = max(self._quiet.get(key, look.at), look.at)
+
+    def known_empty(self, endpoint_id: object, queues: Iterable[str]) -> bool:
+        """Whether a claim of ``queues`` would find nothing that no waiter is already woken for."""
+        if self._listener.state != "live":
+            return False
+        now = asyncio.get_running_loop().time()
+        endpoint = str(endpoint_id)
+        marks = [self._quiet.get((endpoint, queue)) for queue in queues]
+        return bool(marks) and all(at is not None and now - at < QUIET_SECONDS for at in marks)
+
+    def _spoil(self, endpoint: str, queue: str) -> None:
+        """Work was announced in ``queue`` that no waiter took: the next arrival must look."""
+        self._tick += 1
+        key = (endpoint, queue)
+        self._quiet.pop(key, None)
+        if len(self._spoiled) >= REMEMBERED_MAX:
+            self._spoiled.clear()
+            self._floor = self._tick
+        self._spoiled[key] = self._tick
+
+    def _spoil_all(self) -> None:
+        self._tick += 1
+        self._floor = self._tick
+        self._quiet.clear()
+        self._spoiled.clear()
 
     def add(self, endpoint_id: object, queues: Iterable[str]) -> Waiter:
         waiter = Waiter(str(endpoint_id), frozenset(queues))
@@ -73,7 +148,8 @@ class ReadyWaiters:
             if not waiters:
                 del self._by_endpoint[waiter.endpoint]
         if waiter.woken_for is not None and waiter.event.is_set():
-            self.wake(waiter.endpoint, waiter.woken_for, 1)
+            if not self.wake(waiter.endpoint, waiter.woken_for, 1):
+                self._spoil(waiter.endpoint, waiter.woken_for)
         waiter.woken_for = None
 
     def count(self) -> int:
@@ -96,14 +172,17 @@ class ReadyWaiters:
         if not isinstance(queue, str):
             return
         if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-            self.wake(endpoint, queue, n)
+            if self.wake(endpoint, queue, n) < n:
+                self._spoil(endpoint, queue)
             return
+        self._spoil(endpoint, queue)
         for waiter in list(self._by_endpoint.get(endpoint, ())):
             if queue in waiter.queues:
                 waiter.woken_for = None
                 waiter.event.set()
 
     def _wake_all(self) -> None:
+        self._spoil_all()
         for waiters in self._by_endpoint.values():
             for waiter in waiters:
                 waiter.woken_for = None
@@ -129,29 +208,41 @@ async def claim_with_wait(
     queues: Iterable[str],
     wait_seconds: float,
     gone: asyncio.Event | None = None,
+    plain: bool = True,
 ) -> T | None:
     """Run ``attempt`` (a claim: its result, or None when nothing is claimable) until it finds work,
-    ``wait_seconds`` pass, or ``gone`` is set (the client hung up). Returns None when empty."""
+    ``wait_seconds`` pass, or ``gone`` is set (the client hung up). Returns None when empty.
+
+    ``plain``: the claim takes any announced todo of its queues (it presents no capabilities), so
+    its empty looks mark the queues known empty, and it may skip its first look while they are."""
     if wait_seconds <= 0:
         return await attempt()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_seconds
     listener, registry = ready_waiters()
+    queues = frozenset(queues)
     # Register before the first attempt: work created between a miss and the wait still wakes us.
     waiter = registry.add(endpoint_id, queues)
     try:
         if listener.state != "live":
             await listener.wait_connected(timeout=min(CONNECT_WAIT_SECONDS, wait_seconds))
+        skip = plain and registry.known_empty(endpoint_id, queues)
         while True:
-            waiter.event.clear()
-            waiter.woken_for = None
-            waiter.claiming = True
-            try:
-                found = await attempt()
-            finally:
-                waiter.claiming = False
-            if found is not None:
-                return found
+            if skip:
+                skip = False  # wait first: a waiter is already woken for everything announced
+            else:
+                waiter.event.clear()
+                waiter.woken_for = None
+                waiter.claiming = True
+                look = registry.look(endpoint_id, queues)
+                try:
+                    found = await attempt()
+                finally:
+                    waiter.claiming = False
+                if found is not None:
+                    return found
+                if plain:
+                    registry.found_nothing(look)
             remaining = deadline - loop.time()
             if remaining <= 0 or (gone is not None and gone.is_set()):
                 return None
