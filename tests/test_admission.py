@@ -1,5 +1,6 @@
 """The admission gate in front of the async pool: past saturation, completions get connections
-before creates (todos.core.admission), and a request that waits too long is refused, retryable."""
+ahead of a crowd of creates, no kind of work starves (todos.core.admission), and a request that
+waits too long is refused, retryable."""
 
 from __future__ import annotations
 
@@ -43,6 +44,59 @@ def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db, s
         run_async(scenario)
     assert len(order) == 21
     assert order.index("complete") < POOL, order  # among the first admitted once a holder let go
+
+
+def test_kinds_of_work_take_turns_so_a_create_waits_behind_one_of_each_not_behind_a_stream():
+    """One place; completions and claims keep queueing (a busy worker pool) and creates wait too:
+    each release lets in the next kind in turn. Strict precedence let no create in at all."""
+
+    async def scenario():
+        gate = Gate(1)
+        await gate.acquire(Priority.WORK, 1.0)
+        admitted: list[str] = []
+
+        async def one(name: str, priority: Priority):
+            await gate.acquire(priority, 5.0)
+            admitted.append(name)
+
+        waiters = [asyncio.ensure_future(one(f"create {i}", Priority.CREATE)) for i in range(3)]
+        for i in range(3):
+            waiters.append(asyncio.ensure_future(one(f"complete {i}", Priority.FINISH)))
+            waiters.append(asyncio.ensure_future(one(f"claim {i}", Priority.WORK)))
+        await asyncio.sleep(0.01)
+        for _ in range(9):
+            gate.release()
+            await asyncio.sleep(0)
+        await asyncio.gather(*waiters)
+        return admitted
+
+    assert asyncio.run(scenario()) == [
+        "complete 0", "claim 0", "create 0",
+        "complete 1", "claim 1", "create 1",
+        "complete 2", "claim 2", "create 2",
+    ]  # fmt: skip
+
+
+def test_a_kind_with_no_one_waiting_passes_its_turn():
+    async def scenario():
+        gate = Gate(1)
+        await gate.acquire(Priority.WORK, 1.0)
+        admitted: list[str] = []
+
+        async def one(name: str, priority: Priority):
+            await gate.acquire(priority, 5.0)
+            admitted.append(name)
+
+        waiters = [asyncio.ensure_future(one(f"create {i}", Priority.CREATE)) for i in range(3)]
+        await asyncio.sleep(0.01)
+        for _ in range(3):
+            gate.release()
+            await asyncio.sleep(0)
+        await asyncio.gather(*waiters)
+        gate.release()
+        return admitted, gate.free
+
+    assert asyncio.run(scenario()) == (["create 0", "create 1", "create 2"], 1)
 
 
 def test_a_request_that_waits_past_the_timeout_is_refused_as_busy():

@@ -379,7 +379,7 @@ def _gate(store_pool: AsyncConnectionPool[AsyncDictConnection]) -> admission.Gat
 @asynccontextmanager
 async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
     """A connection of this event loop's pool, taken through its admission gate: when all are
-    busy, the most urgent request (admission.current()) gets the next one freed."""
+    busy, the kinds of work waiting take turns for the next one freed (todos.core.admission)."""
     store_pool = await apool()
     CIRCUIT.check()  # while the database is unreachable, refuse before queueing at the gate
     gate = _gate(store_pool)
