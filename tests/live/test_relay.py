@@ -518,3 +518,109 @@ def test_a_rebuild_keeps_the_minute_that_straddles_an_hour_ago(relay):
 )
 def test_the_relay_paces_itself_by_what_each_pass_carried(taken, wait, expected):
     assert relay_module.next_wait(taken, wait, busy=0.005, idle=0.1, batch=500) == expected
+
+
+def test_a_pass_that_took_a_long_time_is_followed_by_a_longer_wait():
+    """Passes slowed by an old snapshot (dead versions to walk) run less often, not back to back."""
+    fast = relay_module.next_wait(3, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.0005)
+    slow = relay_module.next_wait(3, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.02)
+    full = relay_module.next_wait(500, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.02)
+    assert (fast, slow, full) == (0.005, relay_module.DUTY * 0.02, None)
+
+
+# --- the floor: passes skip what was taken, and never a straggler ------------------------------
+
+
+class Clock:
+    """The watch's clock, moved by the test past its check interval."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def tick(self) -> float:
+        self.now += relay_module.FloorWatch.CHECK_SECONDS + 0.001
+        return self.now
+
+
+def watched_pass(conn, watch: relay_module.FloorWatch, clock: Clock) -> relay_module.Pass:
+    watch.before_pass(conn, clock.tick())
+    done = relay_module.relay_pass(conn, batch=500, floor=watch.floor)
+    watch.after_pass(conn, done, 500, clock.tick())
+    return done
+
+
+def test_the_floor_waits_for_a_straggler_and_the_straggler_is_relayed(relay, tenancy):
+    """A transaction inserts a log row and stays open while later rows commit and are relayed: the
+    floor does not pass its row; once it commits, a pass takes it, then the floor moves past it."""
+    ep = tenancy.agent_a
+    relayed()
+    with relay.stopped(), connect() as relay_conn:
+        watch, clock = relay_module.FloorWatch(), Clock()
+        with connect(autocommit=False) as straggler:
+            execute(agent_store.create(ep, queue="default", title="straggler"), straggler)
+            straggler_id = straggler.execute("SELECT max(id) AS id FROM change_log").fetchone()["id"]
+            for i in range(4):
+                execute(agent_store.create(ep, queue="default", title=f"later {i}"))
+                watched_pass(relay_conn, watch, clock)
+            floor_while_open = watch.floor
+            straggler.commit()
+        taken = watched_pass(relay_conn, watch, clock)
+        for _ in range(3):
+            watched_pass(relay_conn, watch, clock)
+        floor_after = watch.floor
+        left = log_rows()
+    assert floor_while_open <= straggler_id, (floor_while_open, straggler_id)
+    assert taken.taken == 1 and taken.high == straggler_id  # the straggler, relayed after its commit
+    assert floor_after > straggler_id
+    assert left == []
+    exact_counts()
+
+
+def test_a_transaction_that_only_reads_does_not_hold_the_floor_back(relay, tenancy):
+    """The held transaction of the vacuum-starving kind (it has an xid, it wrote no log row)."""
+    ep = tenancy.agent_a
+    relayed()
+    with relay.stopped(), connect() as relay_conn, connect(autocommit=False) as held:
+        held.execute("SELECT txid_current()")
+        held.execute("SELECT count(*) FROM change_log")  # a reader's lock on the log, too
+        watch, clock = relay_module.FloorWatch(), Clock()
+        highs = []
+        for i in range(4):
+            execute(agent_store.create(ep, queue="default", title=f"t{i}"))
+            highs.append(watched_pass(relay_conn, watch, clock).high)
+        floor = watch.floor
+        held.rollback()
+    assert floor > highs[1], (floor, highs)
+
+
+def test_with_a_floor_a_pass_walks_only_the_rows_after_it(relay, tenancy):
+    """Under a held snapshot the relayed rows stay behind as dead versions (heap and index); a
+    pass from the floor reads a few pages, one from the lowest id reads them all."""
+    ep = tenancy.agent_a
+    relayed()
+    with relay.stopped(), connect() as relay_conn, connect(autocommit=False) as held:
+        held.execute("SELECT txid_current()")
+        watch, clock = relay_module.FloorWatch(), Clock()
+        highs = []
+        for _ in range(10):  # 10 × 400 changes to an endpoint (no todo: nothing else to count)
+            relay_conn.execute(
+                """INSERT INTO change_log (team_id, endpoint_id, op)
+                   SELECT %s, %s, 'endpoint' FROM generate_series(1, 400)""",
+                (tenancy.team_a.id, ep.endpoint_id),
+            )
+            highs.append(watched_pass(relay_conn, watch, clock).high)
+        execute(agent_store.create(ep, queue="default", title="last"))
+
+        def pages_read(floor: int) -> int:
+            plan = relay_conn.execute(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
+                "SELECT id FROM change_log WHERE id >= %s ORDER BY id LIMIT 500",
+                (floor,),
+            ).fetchone()["QUERY PLAN"][0]["Plan"]
+            return plan["Shared Hit Blocks"] + plan.get("Shared Read Blocks", 0)
+
+        relay_conn.execute("SET enable_seqscan = off")  # as each pass plans it (relay.PASS_SETUP_SQL)
+        from_floor, from_zero = pages_read(watch.floor), pages_read(0)
+        held.rollback()
+    assert watch.floor > highs[7], (watch.floor, highs)
+    assert from_floor * 5 < from_zero, (from_floor, from_zero)

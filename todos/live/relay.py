@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, LiteralString
 
@@ -108,14 +109,15 @@ def flow_upsert(source: LiteralString) -> LiteralString:
         waited = flow_add(f.waited, EXCLUDED.waited), ran = flow_add(f.ran, EXCLUDED.ran)"""
 
 
-# One pass. Counts move by the sum of each batch's deltas per (endpoint, queue, state); rows of an
-# endpoint deleted meanwhile are dropped (its todos and counts went with it). A count that would go
-# below zero means the counts drifted (rows written behind the store's back): the pass marks them
-# stale, and the next one rebuilds them.
+# One pass, over the rows from %(floor)s on (FloorWatch: every row below it was taken). Counts
+# move by the sum of each batch's deltas per (endpoint, queue, state); rows of an endpoint deleted
+# meanwhile are dropped (its todos and counts went with it). A count that would go below zero means
+# the counts drifted (rows written behind the store's back): the pass marks them stale, and the
+# next one rebuilds them.
 PASS_SQL: LiteralString = f"""
 WITH taken AS (
     DELETE FROM change_log
-    WHERE id IN (SELECT id FROM change_log ORDER BY id LIMIT %(batch)s)
+    WHERE id IN (SELECT id FROM change_log WHERE id >= %(floor)s ORDER BY id LIMIT %(batch)s)
     RETURNING *
 ),
 delta AS (
@@ -151,7 +153,7 @@ state AS (
        OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
     RETURNING counts_stale
 )
-SELECT (SELECT count(*) FROM taken) AS taken,
+SELECT (SELECT count(*) FROM taken) AS taken, (SELECT max(id) FROM taken) AS high,
        {NOTIFY_TAKEN} AS sent,
        coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale"""
 
@@ -230,6 +232,7 @@ class Pass:
     taken: int
     sent: int
     counts_stale: bool
+    high: int | None = None  # the highest id taken (None: none)
 
 
 @dataclass(frozen=True)
@@ -241,14 +244,91 @@ class Drift:
     now: int
 
 
-def relay_pass(conn: DictConnection, *, batch: int | None = None) -> Pass:
-    """One pass on ``conn`` (autocommit), in one transaction. Callers hold the relay lock, or know
-    that no relay runs (tests, the recount command)."""
+PASS_SETUP_SQL: LiteralString = "SELECT pg_advisory_xact_lock(%(lock)s), set_config('enable_seqscan', 'off', true)"
+
+
+def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0) -> Pass:
+    """One pass on ``conn`` (autocommit), in one transaction, over the log rows from ``floor`` on.
+    Callers hold the relay lock, or know that no relay runs (tests, the recount command)."""
     batch = batch or settings.BOARD_RELAY_BATCH
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (PASS_LOCK,))
-        row = single_row(conn.execute(PASS_SQL, {"batch": batch}))
-    return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"])
+        # The log is read as a range of its primary key, from the floor: a plan that scans the
+        # table instead (the planner's choice for a table it last saw nearly empty) would read
+        # every dead version the floor is there to skip.
+        conn.execute(PASS_SETUP_SQL, {"lock": PASS_LOCK})
+        row = single_row(conn.execute(PASS_SQL, {"batch": batch, "floor": floor}))
+    return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"], high=row["high"])
+
+
+# The transactions that may still commit log rows: those holding the lock every INSERT into
+# change_log takes (RowExclusiveLock, to the end of the transaction), the relay itself aside.
+# Readers (AccessShareLock) do not count: a long report must not hold the floor back.
+LOG_WRITERS_SQL: LiteralString = """
+SELECT coalesce(array_agg(DISTINCT virtualtransaction), '{}') AS writers
+FROM pg_locks
+WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
+  AND pid IS DISTINCT FROM pg_backend_pid()"""
+# ...and whether the noted ones still hold it; with the last id handed out (NULL: none since the
+# sequence was reset, as TRUNCATE … RESTART IDENTITY does), which tells a floor now too high.
+STILL_WRITING_SQL: LiteralString = """
+SELECT count(*) AS n,
+       (SELECT pg_sequence_last_value(pg_get_serial_sequence('change_log', 'id')::regclass)) AS last_id
+FROM pg_locks
+WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
+  AND virtualtransaction = ANY(%(writers)s::text[])"""
+
+
+class FloorWatch:
+    """Where a pass may start reading the log: every row below the floor has been taken.
+
+    Why: the relay deletes what it relays, and a deleted row's index entry stays until no snapshot
+    can see the row. While a transaction holds an old snapshot (a long report, a session left in a
+    transaction), those entries pile up at the low end of the log's index, and a pass that starts
+    from the lowest id walks all of them: thousands after a minute. A pass from the floor skips them.
+
+    Ids are handed out in order, but rows commit in any order: a row below the highest id taken
+    may still be uncommitted (a straggler). Its transaction had inserted it before the pass that
+    saw the higher id, so it held the log's RowExclusiveLock then, and holds it until it ends. So
+    after a pass that took all it could see (less than a batch), the watch notes the highest id
+    taken and the transactions holding that lock; once none of them holds it, a pass that starts
+    after that check sees every straggler, and after that pass the floor moves up past the noted
+    id. The checks read ``pg_locks``, at most every ``CHECK_SECONDS``; each also reads the log's
+    sequence, and a sequence reset below the floor (``TRUNCATE … RESTART IDENTITY``) sends the floor
+    back to zero.
+    """
+
+    CHECK_SECONDS = 0.2
+
+    def __init__(self) -> None:
+        self.floor = 0
+        self._high: int | None = None  # the noted highest id; None: nothing noted
+        self._writers: list[str] = []
+        self._checked = float("-inf")
+        self._ready: int | None = None  # the noted id, once its writers have all finished
+
+    def before_pass(self, conn: DictConnection, now: float) -> None:
+        """Check whether the noted writers have finished (call right before a pass)."""
+        self._ready = None
+        if (self._high is None and not self.floor) or now - self._checked < self.CHECK_SECONDS:
+            return
+        self._checked = now
+        row = single_row(conn.execute(STILL_WRITING_SQL, {"writers": self._writers}))
+        if row["last_id"] is None or row["last_id"] < self.floor - 1:
+            self.floor, self._high, self._writers = 0, None, []  # the ids started again
+        elif self._high is not None and not row["n"]:
+            self._ready = self._high
+
+    def after_pass(self, conn: DictConnection, done: Pass, batch: int, now: float) -> None:
+        """Move the floor if the pass saw every straggler below the noted id; note a new one."""
+        if done.taken >= batch:
+            return  # it left rows it could see: nothing follows from this pass
+        if self._ready is not None:
+            self.floor = max(self.floor, self._ready + 1)
+            self._high = self._ready = None
+        if self._high is None and done.high is not None and now - self._checked >= self.CHECK_SECONDS:
+            self._high = done.high
+            self._writers = list(single_row(conn.execute(LOG_WRITERS_SQL))["writers"])
+            self._checked = now
 
 
 def drift(conn: DictConnection) -> list[Drift]:
@@ -308,6 +388,7 @@ class Relay:
         self.leading = threading.Event()  # set while this candidate holds the lock (tests, logs)
         self.passes = 0
         self.relayed = 0
+        self.floor = FloorWatch()  # the holder's; a new holder starts from the lowest id
         self._thread: threading.Thread | None = None
 
     def start(self) -> Relay:
@@ -368,17 +449,23 @@ class Relay:
         self.leading.set()
         logger.info("relay: %s is relaying the change log", self.name)
         busy, idle = settings.BOARD_RELAY_INTERVAL, settings.BOARD_RELAY_IDLE_INTERVAL
+        batch = settings.BOARD_RELAY_BATCH
         wait = busy
+        self.floor = FloorWatch()
         stale = single_row(conn.execute("SELECT counts_stale FROM relay_state"))["counts_stale"]
         while not self.stop_event.is_set():
             if stale:
                 corrected = rebuild_counts(conn)
                 logger.warning("relay: counts rebuilt from todos (%d corrected)", len(corrected))
-            done = relay_pass(conn)
+            started = time.monotonic()
+            self.floor.before_pass(conn, started)
+            done = relay_pass(conn, batch=batch, floor=self.floor.floor)
+            finished = time.monotonic()
+            self.floor.after_pass(conn, done, batch, finished)
             stale = done.counts_stale
             self.passes += 1
             self.relayed += done.taken
-            pause = next_wait(done.taken, wait, busy=busy, idle=idle, batch=settings.BOARD_RELAY_BATCH)
+            pause = next_wait(done.taken, wait, busy=busy, idle=idle, batch=batch, spent=finished - started)
             if pause is None:
                 continue  # more is waiting
             wait = pause
@@ -392,14 +479,24 @@ class Relay:
 # difference: each browser is then always inside its coalescing window
 # (BOARD_LIVE_COALESCE_SECONDS, 70 ms), so its messages already wait half a window on average.
 STREAM_ROWS = 8
+# A pass that took ``spent`` seconds is followed by a wait of at least DUTY times that: when passes
+# grow slow (an old snapshot keeps every rollup row's dead versions, which each pass walks), the
+# relay runs them less often instead of taking a core, and folds its changes in larger passes.
+# A pass of ordinary cost (about a millisecond) is not slowed by it.
+DUTY = 4.0
 
 
-def next_wait(taken: int, wait: float, *, busy: float, idle: float, batch: int) -> float | None:
-    """How long the relay waits after a pass that took ``taken`` rows, the last wait being
-    ``wait``: None (run again at once) after a full batch; ``busy`` after some rows, twice that
-    under a steady stream; after none, the last wait doubled up to ``idle``."""
+def next_wait(taken: int, wait: float, *, busy: float, idle: float, batch: int, spent: float = 0.0) -> float | None:
+    """How long the relay waits after a pass that took ``taken`` rows in ``spent`` seconds, the last
+    wait being ``wait``: None (run again at once) after a full batch; ``busy`` after some rows,
+    twice that under a steady stream; after none, the last wait doubled up to ``idle``; never less
+    than ``DUTY`` times ``spent``."""
     if taken >= batch:
         return None
+    return max(_paced(taken, wait, busy=busy, idle=idle), DUTY * spent)
+
+
+def _paced(taken: int, wait: float, *, busy: float, idle: float) -> float:
     if taken >= STREAM_ROWS:
         return 2 * busy
     if taken:

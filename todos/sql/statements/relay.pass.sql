@@ -2,11 +2,12 @@
 -- the constant todos.live.relay.PASS_SQL
 -- bound where it runs:
 --   %(batch)s = 500
+--   %(floor)s = 0
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH taken AS (
     DELETE FROM change_log
-    WHERE id IN (SELECT id FROM change_log ORDER BY id LIMIT %(batch)s)
+    WHERE id IN (SELECT id FROM change_log WHERE id >= %(floor)s ORDER BY id LIMIT %(batch)s)
     RETURNING *
 ),
 delta AS (
@@ -64,7 +65,7 @@ state AS (
        OR EXISTS (SELECT 1 FROM counted WHERE n < 0)
     RETURNING counts_stale
 )
-SELECT (SELECT count(*) FROM taken) AS taken,
+SELECT (SELECT count(*) FROM taken) AS taken, (SELECT max(id) FROM taken) AS high,
        (SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
             'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
             'endpoints', g.endpoints, 'user', g.user_id))::text))
