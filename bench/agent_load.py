@@ -176,6 +176,7 @@ class Step:
     backlog: int
     client_ms: tuple[float, float, float]
     db_ms: tuple[float, float, float]
+    create_ms: tuple[float, float, float] | None  # the create's send → its answer (over HTTP)
     server_cpu: float | None  # seconds in the window
     pg_cpu: float | None
     loadgen_cpu: float
@@ -398,11 +399,19 @@ def drive(target: Target, opts: argparse.Namespace, log: Callable[[str], None] =
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=5)
-    run.steps = _steps(target, opts, plan, edges, got["workers"], terminating)
+    run.steps = _steps(target, opts, plan, edges, got["workers"], got.get("producer"), terminating)
     return run
 
 
-def _steps(target: Target, opts, plan: Plan, edges, client: dict[int, list[float]], terminating: bool) -> list[Step]:
+def _steps(
+    target: Target,
+    opts,
+    plan: Plan,
+    edges,
+    client: dict[int, list[float]],
+    answered: dict[int, list[float]] | None,
+    terminating: bool,
+) -> list[Step]:
     """The per-step figures, from the window edges and (after the run) the database."""
     db_latency: dict[int, list[float]] = {}
     created: dict[int, int] = {}
@@ -450,6 +459,7 @@ def _steps(target: Target, opts, plan: Plan, edges, client: dict[int, list[float
                 backlog=e.backlog,
                 client_ms=_tails(client.get(s, []), created.get(s, 0)),
                 db_ms=_tails(db_latency.get(s, []), created.get(s, 0)),
+                create_ms=None if answered is None else _tails(answered.get(s, []), len(answered.get(s, []))),
                 server_cpu=None if e.server_cpu is None or m.server_cpu is None else e.server_cpu - m.server_cpu,
                 pg_cpu=None if e.pg_cpu is None or m.pg_cpu is None else e.pg_cpu - m.pg_cpu,
                 loadgen_cpu=e.loadgen_cpu - m.loadgen_cpu,
@@ -479,7 +489,7 @@ def run_board_in(conninfo: str, opts: argparse.Namespace, log: Callable[[str], N
     """The load against a Board server on ``conninfo``'s database (migrated, as the smoke test's)."""
     with connect(conninfo) as conn:
         _, token, _ = vend_agent(conn, (QUEUE,))
-    with start_board(conninfo, PGAPPNAME=BOARD_APP_NAME) as server:
+    with start_board(conninfo, processes=opts.processes, PGAPPNAME=BOARD_APP_NAME) as server:
         target = Target(
             name="board",
             conninfo=conninfo,
@@ -530,6 +540,7 @@ COLUMNS = (
     "backlog at end",
     "claim ms p50/p95/p99 (client)",
     "claim ms p50/p95/p99 (database)",
+    "create answer ms p50/p95/p99",
     "server CPU ms/job",
     "PostgreSQL CPU ms/job",
     "load generator CPU ms/job (cores)",
@@ -568,6 +579,7 @@ def step_row(st: Step) -> list[str]:
         f"{st.backlog:,}",
         " / ".join(_ms(v) for v in st.client_ms),
         " / ".join(_ms(v) for v in st.db_ms),
+        " / ".join(_ms(v) for v in st.create_ms) if st.create_ms is not None else "—",
         _per_job(st.server_cpu, st.completed, 1000),
         _per_job(st.pg_cpu, st.completed, 1000),
         f"{_per_job(st.loadgen_cpu, st.completed, 1000)} ({st.loadgen_cpu / st.seconds:.2f})",
@@ -686,6 +698,12 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
         "--warmup-seconds", type=float, default=5.0, help="unmeasured seconds before each step (default 5)"
     )
     parser.add_argument("--k", type=int, default=16, help="workers (default 16)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="Board server processes on one socket, as `manage.py up --processes N` (default 1)",
+    )
     parser.add_argument("--wait-seconds", type=float, default=2.0, help="claim_next's wait_seconds (default 2)")
     parser.add_argument(
         "--drain-seconds",

@@ -46,7 +46,12 @@ def board_producer(port: int, token: str, plan: Plan, cap: int, counters: Counte
     )
 
 
-async def _board_producer(port: int, token: str, plan: Plan, cap: int, counters: Counters, ready, go, t0) -> None:
+async def _board_producer(
+    port: int, token: str, plan: Plan, cap: int, counters: Counters, ready, go, t0
+) -> dict[int, list[float]]:
+    """Creates on the plan's schedule; returns each measured step's create times (ms, send →
+    answer), which tell waiting to be let in apart from waiting to be claimed."""
+    answered: dict[int, list[float]] = {}
     idle = [Connection(HOST, port, token) for _ in range(min(cap, 8))]
     for conn in idle:  # opens the first connections (more open as creates overlap)
         await conn.post("/api/v1/get_default_lease", b"{}")
@@ -57,17 +62,21 @@ async def _board_producer(port: int, token: str, plan: Plan, cap: int, counters:
         conn = idle.pop() if idle else Connection(HOST, port, token)
         payload = {"sent": time.time(), "step": step, "measured": measured}
         body = json.dumps({"queue": QUEUE, "title": "load", "payload": payload}).encode()
+        sent = time.monotonic()
         try:
             answer = await asyncio.wait_for(conn.post("/api/v1/create_for", body), REQUEST_TIMEOUT)
         except (ConnectionLost, TimeoutError):
             return "errors"  # the connection was dropped; the next send through it reconnects
         finally:
             idle.append(conn)
+        if measured:
+            answered.setdefault(step, []).append((time.monotonic() - sent) * 1000)
         return outcome(answer.status)
 
     await open_loop(plan, t0.value, send, cap, counters)
     for conn in idle:
         conn.close()
+    return answered
 
 
 def board_workers(port: int, token: str, k: int, wait: float, counters: Counters, ready, stop, results) -> None:

@@ -33,12 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass
 class BoardServer:
-    """A running ``daphne board.asgi:application`` on 127.0.0.1."""
+    """A running ``daphne board.asgi:application`` on 127.0.0.1: one process, or several serving
+    one listening socket (as ``manage.py up --processes N`` runs them)."""
 
     process: subprocess.Popen
     port: int
     log_path: Path
     label: str = "board"
+    more: tuple[subprocess.Popen, ...] = ()  # the other processes on the same socket
 
     @property
     def url(self) -> str:
@@ -48,24 +50,33 @@ class BoardServer:
     def pid(self) -> int:
         return self.process.pid
 
+    @property
+    def processes(self) -> tuple[subprocess.Popen, ...]:
+        return (self.process, *self.more)
+
     def cpu_seconds(self) -> float:
-        """User + system CPU of the server process so far (all its threads)."""
+        """User + system CPU of the server processes so far (all their threads)."""
         import psutil
 
-        t = psutil.Process(self.pid).cpu_times()
-        return t.user + t.system
+        total = 0.0
+        for process in self.processes:
+            t = psutil.Process(process.pid).cpu_times()
+            total += t.user + t.system
+        return total
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-5000:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)  # lets a cProfile wrapper write its stats
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)  # lets a cProfile wrapper write its stats
+        for process in self.processes:
             try:
-                self.process.wait(timeout=15)
+                process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+                process.kill()
+                process.wait(timeout=10)
         self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> BoardServer:
@@ -101,10 +112,13 @@ def start_board(
     settings_module: str = "board.settings",
     label: str = "board",
     profile: str | None = None,
+    processes: int = 1,
     **env: str,
 ) -> BoardServer:
-    """Start daphne serving ``app`` on ``conninfo``'s database; wait until it accepts connections."""
-    port = free_port()
+    """Start daphne serving ``app`` on ``conninfo``'s database; wait until it accepts connections.
+
+    ``processes`` > 1: that many daphne processes adopt one listening socket (``--fd``), the way
+    ``manage.py up --processes`` serves; the kernel hands each connection to one of them."""
     log_path = Path(tempfile.mkstemp(prefix="board-bench-server-", suffix=".log")[1])
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     environment.update(
@@ -116,25 +130,62 @@ def start_board(
         PYTHONUNBUFFERED="1",
     )
     environment.update(env)
-    command = [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port), app]
+    daphne = str(Path(sys.executable).with_name("daphne"))
+    listener = None
+    if processes > 1:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1024)
+        port = listener.getsockname()[1]
+        commands = [[daphne, "-v", "0", "--fd", str(listener.fileno()), app] for _ in range(processes)]
+    else:
+        port = free_port()
+        commands = [[daphne, "-b", "127.0.0.1", "-p", str(port), app]]
     if profile:
-        command = [sys.executable, "-m", "cProfile", "-o", profile, *command]
+        commands[0] = [sys.executable, "-m", "cProfile", "-o", profile, *commands[0]]
+    started = []
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
-    server = BoardServer(process, port, log_path, label)
-    import socket
-
+        for command in commands:
+            fds = (listener.fileno(),) if listener is not None else ()
+            started.append(
+                subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, pass_fds=fds)
+            )
+    if listener is not None:
+        listener.close()  # the servers hold their own copies
+    server = BoardServer(started[0], port, log_path, label, more=tuple(started[1:]))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if any(process.poll() is not None for process in started):
+            server.stop()
             raise RuntimeError(f"daphne exited:\n{server.log()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return server
-        except OSError:
-            time.sleep(0.1)
+        if _answers(port) and (processes == 1 or _all_listening(started)):
+            return server
+        time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"daphne did not start:\n{server.log()}")
+
+
+def _answers(port: int) -> bool:
+    """Whether a server on ``port`` answers HTTP (with one shared socket, the kernel accepts
+    connections before any process serves it)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True  # an answer all the same
+    except OSError:
+        return False
+
+
+def _all_listening(processes) -> bool:
+    """Whether every process has loaded the application (its relay thread runs: a second thread)."""
+    import psutil
+
+    return all(psutil.Process(p.pid).num_threads() > 1 for p in processes)
 
 
 def vend_agent(conn, queues: tuple[str, ...] = ("bench",), *, team_id=None):
