@@ -111,3 +111,32 @@ def test_one_listener_per_event_loop_started_once():
 
     same, same_pid, before, after = run(scenario)
     assert same and same_pid and before == after >= 1
+
+
+def test_a_dropped_connection_is_reconnected_at_once_then_with_backoff(monkeypatch, caplog):
+    """A terminated backend (the server is there) costs the listener milliseconds, not the 1 s
+    first backoff; two drops within AT_ONCE_SECONDS fall back to the backoff."""
+    monkeypatch.setattr(listener_module, "AT_ONCE_SECONDS", 0.5)
+
+    async def scenario():
+        listener = listener_module.get_listener()
+        assert await listener.wait_connected()
+        reconnects = []
+        listener.on_reconnect(lambda: reconnects.append(asyncio.get_running_loop().time()))
+        timings = []
+        for _ in range(2):
+            pid = listener.backend_pid
+            killed_at = asyncio.get_running_loop().time()
+            async with await aconnect() as conn:
+                await conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            while listener.backend_pid in (pid, None) or listener.state != "live":
+                await asyncio.sleep(0.005)
+            timings.append(asyncio.get_running_loop().time() - killed_at)
+        return timings, len(reconnects)
+
+    (first, second), reconnects = run(scenario)
+    assert first < 0.5, first  # at once (before: BACKOFF_START, 1 s)
+    assert second >= listener_module.BACKOFF_START * 0.9, second  # the second drop within 0.5 s: backoff
+    assert reconnects == 2  # each recovery tells clients to resync
+    messages = [r.getMessage() for r in caplog.records if r.name == "todos.live.listener"]
+    assert any("reconnecting at once" in m for m in messages)

@@ -2,14 +2,15 @@
 
 PostgreSQL is the bus: the relay (``relay.py``) NOTIFYs ``board_events`` from the change log the
 store's statements write, and the statements that make work claimable NOTIFY ``board_ready``
-themselves (see ``todos/core/store/fragments.py``). Each process keeps a single dedicated async connection listening on
-the Board's channels and hands every notification to in-process subscribers. Nothing is shared
+themselves (see ``todos/core/store/fragments.py``). Each process keeps a single dedicated async
+connection listening on the Board's channels and hands every notification to in-process subscribers. Nothing is shared
 between processes, so several Board processes behind a load balancer each listen for themselves.
 
 The connection is started lazily in the server's event loop (daphne has no ASGI lifespan), the
-first time a websocket or a long poll needs it. If it drops, it reconnects with backoff (1 s
-doubling to 30 s), logs each loss and recovery, and tells ``on_reconnect`` subscribers: whatever
-was sent while it was down is gone, so they must resync from the database.
+first time a websocket or a long poll needs it. If it drops, it reconnects at once (not twice in
+``AT_ONCE_SECONDS``), then with backoff (1 s doubling to 30 s), logs each loss and recovery, and
+tells ``on_reconnect`` subscribers: whatever was sent while it was down is gone, so they must
+resync from the database.
 
 A connection can also die silently (a NAT or firewall forgetting an idle TCP flow): no error ever
 arrives and ``notifies()`` would wait forever. So the listener stops listening every
@@ -39,6 +40,8 @@ Callback = Callable[[dict], None]
 
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
+# A dropped connection is reconnected at once, unless the last such reconnect was this recent.
+AT_ONCE_SECONDS = 0.1
 # How often the idle connection proves it is alive, and how long the proof may take.
 PROBE_INTERVAL = 15.0
 PROBE_TIMEOUT = 5.0
@@ -108,8 +111,11 @@ class Listener:
     async def _run(self) -> None:
         delay = BACKOFF_START
         failed_since: float | None = None  # when the current outage began (None: no outage)
+        live = False  # the connection was live until the failure at hand
+        at_once = float("-inf")  # when a dropped connection was last reconnected at once
         while True:
             try:
+                live = False
                 await self._listen()
                 if failed_since is not None:
                     self.reconnects += 1
@@ -123,12 +129,22 @@ class Listener:
                     failed_since = None
                     self._dispatch_reconnect()
                 delay = BACKOFF_START
+                live = True
                 await self._pump()
             except asyncio.CancelledError:
                 await self._close()
                 raise
             except Exception as exc:  # noqa: BLE001 - any failure: reconnect with backoff
                 self._connected.clear()
+                if live and time.monotonic() - at_once >= AT_ONCE_SECONDS:
+                    # A live connection that drops (its backend was terminated, a failover) is
+                    # reconnected at once: the server was there a moment ago, and until the
+                    # listener is back every long poll waits without being woken.
+                    failed_since = at_once = time.monotonic()
+                    logger.warning("live listener lost its connection (%s); reconnecting at once", _short(exc))
+                    self._set_state("reconnecting")
+                    await self._close()
+                    continue
                 if failed_since is None:
                     failed_since = time.monotonic()
                     logger.warning("live listener lost its connection (%s); retrying in %.3g s", _short(exc), delay)

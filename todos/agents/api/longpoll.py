@@ -14,7 +14,8 @@ snapshot came first), so a notification prefers idle waiters and otherwise marks
 try once more at once. A waiter that leaves with a wake it never used (its deadline, its client
 hung up, it found other work) passes the wake on. Because a notification can still be lost (the
 LISTEN connection drops, or the change happened in a way that sent none), every wait is also cut
-every :data:`RECHECK_SECONDS` to try again anyway.
+every :data:`RECHECK_SECONDS` to try again anyway, and every :data:`DOWN_RECHECK_SECONDS` while
+the LISTEN connection is down.
 
 A claim that arrives while its queues are *known empty* waits without looking first. Known empty:
 a look (a claim statement) at them found nothing less than :data:`QUIET_SECONDS` ago, and every
@@ -45,6 +46,8 @@ from todos.live.listener import Listener, get_listener
 T = TypeVar("T")
 
 RECHECK_SECONDS = 5.0
+# ...and while the LISTEN connection is down (no notification can arrive), this often.
+DOWN_RECHECK_SECONDS = 0.5
 # How long an empty look stands for its queues (work no notification announces, a lapsed lease or
 # a retry come due, is announced by the loops' sweeps; this bounds how long an arrival trusts it).
 QUIET_SECONDS = 1.0
@@ -246,7 +249,8 @@ async def claim_with_wait(
             remaining = deadline - loop.time()
             if remaining <= 0 or (gone is not None and gone.is_set()):
                 return None
-            await _first_of(waiter.event, gone, timeout=min(remaining, RECHECK_SECONDS))
+            recheck = RECHECK_SECONDS if listener.state == "live" else DOWN_RECHECK_SECONDS
+            await _first_of(waiter.event, gone, timeout=min(remaining, recheck))
             if gone is not None and gone.is_set():
                 return None
     finally:
