@@ -34,12 +34,13 @@ import asyncio
 import random
 import sys
 import time
+from typing import Any
 
 from bench.common import bench_server, print_table, setup_django, store_database
 from bench.serving import LoadSampler, load_average, percentile, start_board, vend_agent
 
 QUEUE = "pickup"
-SERVERS: dict[str, dict[str, str]] = {"board": {}}
+SERVERS: dict[str, dict[str, Any]] = {"board": {}}
 
 
 async def _measure(
