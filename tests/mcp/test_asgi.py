@@ -212,3 +212,38 @@ def test_the_server_refuses_a_request_that_skipped_authentication():
     response = run(post(bare, None, tool_call("get_default_lease", {})))
     error = response.json()["error"]
     assert error["code"] == -32001 and error["message"] == "unauthorized: no credential on this request"
+
+
+def test_the_sdk_is_imported_once_in_a_thread_while_the_event_loop_keeps_serving(monkeypatch):
+    """The process's first /mcp/ requests wait for one import; the rest of the server does not."""
+    import threading
+    import time as time_module
+
+    imports: list[str] = []
+
+    def slow_import() -> None:
+        imports.append(threading.current_thread().name)
+        time_module.sleep(0.3)  # holds a thread, not the event loop
+
+    monkeypatch.setattr(asgi, "_import_sdk", slow_import)
+    monkeypatch.setattr(asgi, "_sdk", None)
+
+    async def scenario():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        ticking = asyncio.ensure_future(ticker())
+        await asyncio.gather(*(asgi.sdk_loaded() for _ in range(3)))
+        during = ticks
+        await asgi.sdk_loaded()  # loaded: no second import
+        ticking.cancel()
+        return during
+
+    during = asyncio.run(scenario())
+    assert len(imports) == 1 and imports[0] != threading.main_thread().name
+    assert during >= 15  # the loop ran on through the 0.3 s import

@@ -29,16 +29,20 @@ The MCP endpoint is ``/mcp/``; ``/mcp`` is served the same, so a configuration w
 trailing slash works without a redirect (the SDK's client does not follow redirects that change
 the path). Anything below it (``/mcp/x``) is 404.
 
-The MCP SDK takes seconds to import, so this module does not import it (nor ``auth``/``runtime``,
-which do): :class:`Mount` routes without it, and :class:`McpApp` imports them on its first request.
-``board/asgi.py`` imports them in a background thread as a server starts, so a process listens
-without waiting for the SDK and the first ``/mcp/`` request usually finds it loaded.
+The MCP SDK takes seconds of CPU to import, so this module does not import it (nor
+``auth``/``runtime``, which do): :class:`Mount` routes without it, and :class:`McpApp` imports them
+on the process's first ``/mcp/`` request, in a thread (:func:`sdk_loaded`), so the event loop
+keeps serving meanwhile and only MCP requests wait for it. A process that never serves MCP never
+pays for it. (Importing it in the background as every server started slowed every request of the
+first seconds: the import holds the interpreter's lock, and the live pipeline's p99 went from
+0.1 s to 0.4–0.9 s in a benchmark's first 15 s; bench/README.md, "The agent path under load".)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from importlib import import_module
 
 from todos.agents.api.asgi import GONE_SCOPE_KEY
 from todos.agents.api.errors import error_body
@@ -51,12 +55,30 @@ def is_mcp_path(path: str) -> bool:
     return path == PREFIX or path.startswith(PREFIX + "/")
 
 
+_sdk: asyncio.Future[None] | None = None
+
+
+async def sdk_loaded() -> None:
+    """Import the MCP SDK (through ``runtime`` and ``auth``) once per process, in a thread; every
+    request that arrives meanwhile waits for the same import."""
+    global _sdk
+    if _sdk is None or (_sdk.done() and _sdk.exception() is not None):
+        _sdk = asyncio.ensure_future(asyncio.to_thread(_import_sdk))
+    await asyncio.shield(_sdk)
+
+
+def _import_sdk() -> None:
+    import_module("todos.agents.mcp.runtime")
+    import_module("todos.agents.mcp.auth")
+
+
 class McpApp:
     """The MCP endpoint as an ASGI application (HTTP only)."""
 
     async def __call__(self, scope, receive, send):
         if scope.get("path") not in ENDPOINT_PATHS:
             return await _not_found(send)
+        await sdk_loaded()
         from todos.agents.mcp.auth import refusal_for, send_refusal
 
         started = False
