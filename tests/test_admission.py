@@ -46,9 +46,9 @@ def test_a_completion_queued_behind_creates_gets_the_next_connection(store_db, s
     assert order.index("complete") < POOL, order  # among the first admitted once a holder let go
 
 
-def test_kinds_of_work_take_turns_so_a_create_waits_behind_one_of_each_not_behind_a_stream():
-    """One place; completions and claims keep queueing (a busy worker pool) and creates wait too:
-    each release lets in the next kind in turn. Strict precedence let no create in at all."""
+def admitted_in_turn(queued: list[tuple[str, Priority]], releases: int) -> tuple[list[str], int]:
+    """A gate of one place, taken; ``queued`` wait in that order; ``releases`` places are freed one
+    by one. Returns who got in, in order, and the gate's free places afterwards."""
 
     async def scenario():
         gate = Gate(1)
@@ -59,18 +59,29 @@ def test_kinds_of_work_take_turns_so_a_create_waits_behind_one_of_each_not_behin
             await gate.acquire(priority, 5.0)
             admitted.append(name)
 
-        waiters = [asyncio.ensure_future(one(f"create {i}", Priority.CREATE)) for i in range(3)]
-        for i in range(3):
-            waiters.append(asyncio.ensure_future(one(f"complete {i}", Priority.FINISH)))
-            waiters.append(asyncio.ensure_future(one(f"claim {i}", Priority.WORK)))
+        waiters = [asyncio.ensure_future(one(name, priority)) for name, priority in queued]
         await asyncio.sleep(0.01)
-        for _ in range(9):
+        for _ in range(releases):
             gate.release()
             await asyncio.sleep(0)
         await asyncio.gather(*waiters)
-        return admitted
+        gate.release()
+        return admitted, gate.free
 
-    assert asyncio.run(scenario()) == [
+    return asyncio.run(scenario())
+
+
+def test_kinds_of_work_take_turns_so_a_create_waits_behind_one_of_each_not_behind_a_stream():
+    """Completions and claims keep queueing (a busy worker pool) and creates wait too: each release
+    lets in the next kind in turn. Strict precedence let no create in before every worker's."""
+    creates = [(f"create {i}", Priority.CREATE) for i in range(3)]
+    workers = [
+        (f"{name} {i}", kind)
+        for i in range(3)
+        for name, kind in (("complete", Priority.FINISH), ("claim", Priority.WORK))
+    ]
+    admitted, _ = admitted_in_turn(creates + workers, 9)
+    assert admitted == [
         "complete 0", "claim 0", "create 0",
         "complete 1", "claim 1", "create 1",
         "complete 2", "claim 2", "create 2",
@@ -78,25 +89,8 @@ def test_kinds_of_work_take_turns_so_a_create_waits_behind_one_of_each_not_behin
 
 
 def test_a_kind_with_no_one_waiting_passes_its_turn():
-    async def scenario():
-        gate = Gate(1)
-        await gate.acquire(Priority.WORK, 1.0)
-        admitted: list[str] = []
-
-        async def one(name: str, priority: Priority):
-            await gate.acquire(priority, 5.0)
-            admitted.append(name)
-
-        waiters = [asyncio.ensure_future(one(f"create {i}", Priority.CREATE)) for i in range(3)]
-        await asyncio.sleep(0.01)
-        for _ in range(3):
-            gate.release()
-            await asyncio.sleep(0)
-        await asyncio.gather(*waiters)
-        gate.release()
-        return admitted, gate.free
-
-    assert asyncio.run(scenario()) == (["create 0", "create 1", "create 2"], 1)
+    admitted, free = admitted_in_turn([(f"create {i}", Priority.CREATE) for i in range(3)], 3)
+    assert (admitted, free) == (["create 0", "create 1", "create 2"], 1)
 
 
 def test_a_request_that_waits_past_the_timeout_is_refused_as_busy():

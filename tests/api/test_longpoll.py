@@ -291,6 +291,23 @@ def test_work_created_while_the_listener_is_down_is_found_after_it_reconnects(st
 WAITERS = 16
 
 
+class Count:
+    n = 0
+
+
+def counted_claims(agent):
+    """A claim attempt for ``claim_with_wait`` that counts the claim statements it runs."""
+    from todos.core.db import aexecute
+
+    count = Count()
+
+    async def attempt():
+        count.n += 1
+        return await aexecute(agent_store.claim_next(agent))
+
+    return attempt, count
+
+
 def test_one_new_todo_wakes_one_of_many_waiters_not_the_herd(store_db, tenancy):
     """16 claims wait on one queue; one create makes one of them claim again, not all 16 (each
     would run a whole claim statement for one row: under load, the herd cost more than the work)."""
@@ -300,12 +317,7 @@ def test_one_new_todo_wakes_one_of_many_waiters_not_the_herd(store_db, tenancy):
     async def scenario():
         listener, _ = longpoll.ready_waiters()
         assert await listener.wait_connected()
-        attempts = 0
-
-        async def attempt():
-            nonlocal attempts
-            attempts += 1
-            return await aexecute(agent_store.claim_next(tenancy.agent))
+        attempt, attempts = counted_claims(tenancy.agent)
 
         waits = [
             asyncio.ensure_future(
@@ -315,14 +327,14 @@ def test_one_new_todo_wakes_one_of_many_waiters_not_the_herd(store_db, tenancy):
             )
             for _ in range(WAITERS)
         ]
-        while attempts < WAITERS:  # every waiter has missed once and waits
+        while attempts.n < WAITERS:  # every waiter has missed once and waits
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.2)
-        before = attempts
+        before = attempts.n
         created = await aexecute(agent_store.create(tenancy.agent, queue="default", title="one"))
         done, _ = await asyncio.wait(waits, timeout=3, return_when=asyncio.FIRST_COMPLETED)
         await asyncio.sleep(0.5)  # room for any further wake-ups to run their claims
-        after_create = attempts - before
+        after_create = attempts.n - before
         claimed = [w.result() for w in done]
         for w in waits:
             w.cancel()
@@ -498,12 +510,7 @@ def test_workers_coming_back_to_known_empty_queues_wait_without_a_claim_statemen
     async def scenario():
         listener, _ = longpoll.ready_waiters()
         assert await listener.wait_connected()
-        attempts = 0
-
-        async def attempt():
-            nonlocal attempts
-            attempts += 1
-            return await aexecute(agent_store.claim_next(tenancy.agent))
+        attempt, attempts = counted_claims(tenancy.agent)
 
         def wait():
             return asyncio.ensure_future(
@@ -513,13 +520,13 @@ def test_workers_coming_back_to_known_empty_queues_wait_without_a_claim_statemen
             )
 
         waits = [wait() for _ in range(WAITERS)]
-        while attempts < WAITERS:
+        while attempts.n < WAITERS:
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.1)
-        before = attempts
+        before = attempts.n
         waits += [wait() for _ in range(8)]
         await asyncio.sleep(0.2)
-        arrivals = attempts - before
+        arrivals = attempts.n - before
         started = time.monotonic()
         created = [
             (await aexecute(agent_store.create(tenancy.agent, queue="default", title=f"t{i}"))).todo.id
