@@ -24,6 +24,7 @@ SCHEDULE_VERBS = (
 # A valid body for every verb (the todo id is filled in per test).
 BODIES = {
     "create_for": lambda tid: {"queue": "default", "title": "x"},
+    "create_batch": lambda tid: {"items": [{"queue": "default", "title": "x"}]},
     "list_todos": lambda tid: {},
     "get_todo": lambda tid: {"id": tid},
     "claim_next": lambda tid: {},
@@ -63,6 +64,7 @@ GRANTED_BY = {
     "get_todo": {"get_todo", "list_todos"},
     "claim_batch": {"claim_next"},
     "complete_batch": {"complete"},
+    "create_batch": {"create_for"},
     **{verb: {"schedules"} for verb in SCHEDULE_VERBS},
 }
 
@@ -195,6 +197,7 @@ def test_nothing_implies_a_state_changing_verb(api, tenancy):
         "release",
         "complete_batch",
         "create_for",
+        "create_batch",
         "set_default_lease",
         *SCHEDULE_VERBS,
     ):

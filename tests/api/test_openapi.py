@@ -36,7 +36,10 @@ def test_every_verb_is_a_post_operation_with_its_schemas(document):
         "resume_schedule",
         "delete_schedule",
     }
-    assert set(VERBS) == (set(SCOPE_VERBS) - {"schedules"}) | {"claim_batch", "complete_batch"} | schedule_verbs
+    assert (
+        set(VERBS)
+        == (set(SCOPE_VERBS) - {"schedules"}) | {"claim_batch", "complete_batch", "create_batch"} | schedule_verbs
+    )
     for name, _verb in VERBS.items():
         operation = document["paths"][f"/{name}"]["post"]
         assert operation["operationId"] == name

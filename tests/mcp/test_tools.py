@@ -46,7 +46,7 @@ def test_initialize_names_the_server_and_explains_the_queue(url, tenancy):
 
 
 def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
-    implied = {"claim_batch", "complete_batch"} | SCHEDULE_TOOLS  # "schedules" grants the schedule tools
+    implied = {"claim_batch", "complete_batch", "create_batch"} | SCHEDULE_TOOLS  # "schedules": schedule tools
     assert (set(SCOPE_VERBS) - {"schedules"}) | implied == ALL_TOOLS
     assert run(tool_names(url, tenancy.token)) == ALL_TOOLS
 
@@ -57,7 +57,7 @@ def test_an_endpoint_with_every_verb_sees_every_tool(url, tenancy):
         (["list_todos"], {"list_todos", "get_todo"}),
         (["get_todo"], {"get_todo"}),
         (["claim_next", "heartbeat"], {"claim_next", "claim_batch", "heartbeat"}),
-        (["complete", "create_for"], {"complete", "complete_batch", "create_for"}),
+        (["complete", "create_for"], {"complete", "complete_batch", "create_for", "create_batch"}),
         (["claim", "fail", "release"], {"claim", "fail", "release"}),
         (["get_default_lease", "set_default_lease"], {"get_default_lease", "set_default_lease"}),
         (["schedules"], SCHEDULE_TOOLS),

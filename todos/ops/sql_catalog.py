@@ -124,6 +124,14 @@ def _user():
 
 STORE_AGENT = {
     "store.agent.create": call(agent.create, AGENT, queue="default", title="Resize image", idempotency_key="job-1"),
+    "store.agent.create_batch": call(
+        agent.create_batch,
+        AGENT,
+        [
+            {"queue": "default", "title": "Resize image", "idempotency_key": "job-1"},
+            {"queue": "default", "title": "Crop"},
+        ],
+    ),
     "store.agent.claim_next": call(agent.claim_next, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
     "store.agent.claim": call(agent.claim, AGENT, TODO),

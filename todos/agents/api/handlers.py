@@ -9,21 +9,27 @@ with ``aexecute`` on the event loop's connection pool.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
 
 from todos.agents.api import serialize
+from todos.agents.api.auth import authorize
 from todos.agents.api.longpoll import claim_with_wait
+from todos.core.admission import Priority, prioritised
 from todos.core.db import aexecute
-from todos.core.errors import NotFound
+from todos.core.errors import Forbidden, Invalid, NotFound, StoreError
 from todos.core.selectors import agent_api as reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors.agent_api import Credential
 from todos.core.store import agent as store
 from todos.core.store import endpoints, inputs, schedules
 from todos.core.store.scopes import AgentScope
+
+# The scope verbs that grant a report's ``next`` (the claim it makes is claim_next's).
+CLAIM_NEXT_GRANTED_BY = frozenset({"claim_next"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,21 @@ async def create_for(call: Call, args: dict) -> dict:
     return {"todo": serialize.todo_row(created.todo), "created": created.created}
 
 
+async def create_batch(call: Call, args: dict) -> dict:
+    """Enqueue up to 1,000 todos in one statement (``endpoint``: hand them all to that endpoint)."""
+    owner = call.agent
+    if args.get("endpoint") is not None:
+        owner = (await aexecute(reads.team_endpoint(call.credential.team_id, args["endpoint"]))).agent()
+    results = []
+    for item in await aexecute(store.create_batch(owner, args["items"])):
+        if item.error is not None:
+            results.append({"ok": False, "error": {"code": item.error.code, "message": item.error.message}})
+        else:
+            assert item.todo is not None
+            results.append({"ok": True, "todo": serialize.todo_row(item.todo), "created": bool(item.created)})
+    return {"results": results}
+
+
 async def list_todos(call: Call, args: dict) -> dict:
     page = await aexecute(reads.list_todos(call.agent, **args))
     return {"todos": [serialize.todo_row(t) for t in page.todos], "next_cursor": page.next_cursor}
@@ -72,11 +93,17 @@ async def get_todo(call: Call, args: dict) -> dict:
 
 async def claim_next(call: Call, args: dict) -> dict:
     """The next claimable todo, or ``{"empty": true}``; with ``wait_seconds``, a long poll."""
+    return await _claim_next_prepared(call, args)()
+
+
+def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]]:
+    """claim_next with its arguments checked now (bad input, or a queue outside the scope, is
+    refused before anything runs); the returned function claims, long-polling if asked."""
     args = dict(args)
     wait = args.pop("wait_seconds", None) or 0
     agent = call.agent
-    # The first statement is built before any wait, so bad input or a queue outside the scope is
-    # refused at once; each retry builds a fresh one (a fenced claim needs a fresh lease token).
+    # The first statement is built now; each retry builds a fresh one (a fenced claim needs a
+    # fresh lease token).
     first = [store.claim_next(agent, **args)]
 
     async def attempt():
@@ -85,12 +112,44 @@ async def claim_next(call: Call, args: dict) -> dict:
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
     # A claim presenting capabilities (its own or the endpoint's) always looks (longpoll.py).
     plain = not (args.get("capabilities") or agent.capabilities)
-    found = await claim_with_wait(
-        attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone, plain=plain
-    )
-    if found is None:
-        return {"empty": True}
-    return {"empty": False, **serialize.claim(found)}
+
+    async def run() -> dict:
+        found = await claim_with_wait(
+            attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone, plain=plain
+        )
+        if found is None:
+            return {"empty": True}
+        return {"empty": False, **serialize.claim(found)}
+
+    return run
+
+
+def _then_claim(call: Call, args: dict) -> Callable[[], Awaitable[dict]] | None:
+    """A report's ``next``: claim_next's arguments, checked before the report is written (a bad
+    one is ``Invalid`` naming ``next.<field>``), and the claim_next scope verb required."""
+    following = args.pop("next", None)
+    if following is None:
+        return None
+    authorize("claim_next", CLAIM_NEXT_GRANTED_BY, call.credential)
+    try:
+        return _claim_next_prepared(call, following)
+    except Invalid as exc:
+        raise Invalid(f"next.{exc.field}", exc.problem) from None
+    except Forbidden as exc:
+        raise Forbidden(f"next: {exc.message}") from None
+
+
+async def _reported(call: Call, report: dict, then: Callable[[], Awaitable[dict]] | None) -> dict:
+    """The report's answer, with the next claim when one was asked for. The report has landed
+    by then: a claim that fails is answered in ``next.error``, not as the request's error."""
+    if then is None:
+        return report
+    try:
+        with prioritised(Priority.WORK):  # the claim queues as claims do (todos.core.admission)
+            report["next"] = await then()
+    except StoreError as exc:
+        report["next"] = {"error": {"code": exc.code, "message": exc.message}}
+    return report
 
 
 async def claim(call: Call, args: dict) -> dict:
@@ -105,13 +164,19 @@ async def heartbeat(call: Call, args: dict) -> dict:
 
 
 async def complete(call: Call, args: dict) -> dict:
+    """Finish a held todo; with ``next``, then claim the next one (one round trip per job)."""
     args = dict(args)
-    return {"todo": serialize.todo_row(await aexecute(store.complete(call.agent, args.pop("id"), **args)))}
+    then = _then_claim(call, args)
+    todo = await aexecute(store.complete(call.agent, args.pop("id"), **args))
+    return await _reported(call, {"todo": serialize.todo_row(todo)}, then)
 
 
 async def fail(call: Call, args: dict) -> dict:
+    """Report a failure; with ``next``, then claim the next todo."""
     args = dict(args)
-    return {"todo": serialize.todo_row(await aexecute(store.fail(call.agent, args.pop("id"), **args)))}
+    then = _then_claim(call, args)
+    todo = await aexecute(store.fail(call.agent, args.pop("id"), **args))
+    return await _reported(call, {"todo": serialize.todo_row(todo)}, then)
 
 
 async def release(call: Call, args: dict) -> dict:

@@ -217,6 +217,18 @@ TODO_ENVELOPE = closed({"todo": TODO_ROW})
 
 ERROR_DETAIL = closed({"code": {"type": "string", "enum": ERROR_CODES}, "message": {"type": "string"}})
 ERROR = closed({"error": ERROR_DETAIL})
+# complete's and fail's answer: the todo, and with ``next`` the claim that followed (or its error:
+# the report had landed by then).
+REPORT_OUT = closed(
+    {
+        "todo": TODO_ROW,
+        "next": {
+            "anyOf": [*CLAIM_NEXT["anyOf"], ERROR],
+            "description": "with next: what claim_next answered, or the error it met after the report landed",
+        },
+    },
+    optional_keys=("next",),
+)
 
 LEASE = closed(
     {
@@ -317,6 +329,40 @@ CREATE_FOR_IN = obj(
 )
 CREATE_FOR_OUT = closed({"todo": TODO_ROW, "created": {"type": "boolean"}})
 
+CREATE_BATCH_IN = obj(
+    {
+        "items": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": obj(
+                {k: v for k, v in CREATE_FOR_IN["properties"].items() if k != "endpoint"},
+                required=("queue", "title"),
+            ),
+            "description": (
+                "the todos, as create_for takes them; a bad item is refused naming items[i].field and "
+                "nothing of the batch is written"
+            ),
+        },
+        "endpoint": CREATE_FOR_IN["properties"]["endpoint"],
+    },
+    required=("items",),
+)
+CREATE_BATCH_OUT = closed(
+    {
+        "results": {
+            "type": "array",
+            "description": (
+                "one per item, in order: the todo (created=false: an existing todo held its key), or an error"
+            ),
+            "items": closed(
+                {"ok": {"type": "boolean"}, "todo": TODO_ROW, "created": {"type": "boolean"}, "error": ERROR_DETAIL},
+                optional_keys=("todo", "created", "error"),
+            ),
+        }
+    }
+)
+
 LIST_TODOS_IN = obj(
     {
         "queue": optional(QUEUE),
@@ -391,8 +437,16 @@ REPORT_PROPERTIES = {
     "artifact": optional(ARTIFACT),
     "lease_token": optional(LEASE_TOKEN),
 }
-COMPLETE_IN = obj(REPORT_PROPERTIES, required=("id",))
-FAIL_IN = obj(REPORT_PROPERTIES, required=("id",))
+NEXT_IN = {
+    **CLAIM_NEXT_IN,
+    "type": ["object", "null"],
+    "description": (
+        "then claim the next todo, as claim_next with these arguments (needs the claim_next scope verb): "
+        "one round trip per job. Checked before the report is written"
+    ),
+}
+COMPLETE_IN = obj({**REPORT_PROPERTIES, "next": NEXT_IN}, required=("id",))
+FAIL_IN = obj({**REPORT_PROPERTIES, "next": NEXT_IN}, required=("id",))
 RELEASE_IN = obj({k: v for k, v in REPORT_PROPERTIES.items() if k != "result"}, required=("id",))
 
 CLAIM_BATCH_IN = obj(

@@ -55,6 +55,17 @@ TABLE: tuple[Verb, ...] = (
         status=lambda output: 201 if output["created"] else 200,
     ),
     _verb(
+        "create_batch",
+        "Enqueue up to 1,000 todos in one call, each item as create_for takes it and answered as "
+        "create_for answers (created, or the live todo that already holds its idempotency key). "
+        "Every item is checked first: a bad one is refused naming items[i].field and nothing is "
+        "written. `endpoint` hands them all to another endpoint of the team (granted by create_for).",
+        schemas.CREATE_BATCH_IN,
+        schemas.CREATE_BATCH_OUT,
+        handlers.create_batch,
+        granted_by=("create_for",),
+    ),
+    _verb(
         "list_todos",
         "This endpoint's todos in its scoped queues, newest first; pass next_cursor back for the next page.",
         schemas.LIST_TODOS_IN,
@@ -98,7 +109,7 @@ TABLE: tuple[Verb, ...] = (
         "complete",
         "Finish a todo this endpoint holds, with an optional result, summary and artifact.",
         schemas.COMPLETE_IN,
-        schemas.TODO_ENVELOPE,
+        schemas.REPORT_OUT,
         handlers.complete,
     ),
     _verb(
@@ -106,7 +117,7 @@ TABLE: tuple[Verb, ...] = (
         "Report a failure: the todo is retried after a backoff, or dead-lettered once its attempts "
         "are spent (see next_retry_at and dead_letter).",
         schemas.FAIL_IN,
-        schemas.TODO_ENVELOPE,
+        schemas.REPORT_OUT,
         handlers.fail,
     ),
     _verb(
@@ -225,7 +236,7 @@ VERBS: dict[str, Verb] = {verb.name: verb for verb in TABLE}
 # that ends or keeps a lease first, new work last; every other verb in between.
 _PRIORITY = {
     **dict.fromkeys(("complete", "fail", "release", "heartbeat", "complete_batch"), Priority.FINISH),
-    "create_for": Priority.CREATE,
+    **dict.fromkeys(("create_for", "create_batch"), Priority.CREATE),
 }
 
 

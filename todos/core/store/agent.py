@@ -106,21 +106,23 @@ def create(
     params = {
         "endpoint_id": agent.endpoint_id,
         "team_id": agent.team_id,
-        "queue": inputs.queue(queue),
-        "title": inputs.title(title),
-        "kind": inputs.label("kind", kind),
-        "source": inputs.label("source", source),
-        "payload": inputs.json_value("payload", payload),
-        "key": inputs.idempotency_key(idempotency_key),
-        "assignee": inputs.label("assignee", assignee),
-        "priority": inputs.priority(priority),
-        "max_attempts": inputs.max_attempts(max_attempts),
-        "not_before": inputs.not_before(run_at, delay_seconds),
-        "concurrency_key": inputs.concurrency_key(concurrency_key),
-        "requires": inputs.capability_labels("requires", requires),
+        **_todo_fields(
+            agent,
+            queue=queue,
+            title=title,
+            kind=kind,
+            source=source,
+            payload=payload,
+            idempotency_key=idempotency_key,
+            assignee=assignee,
+            priority=priority,
+            max_attempts=max_attempts,
+            run_at=run_at,
+            delay_seconds=delay_seconds,
+            concurrency_key=concurrency_key,
+            requires=requires,
+        ),
     }
-    if params["queue"] not in agent.queues:
-        raise Forbidden(f"queue {params['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
     sql = f"""
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
@@ -152,6 +154,168 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
             # runs the statement again, and the next snapshot sees it.
             raise StaleSnapshot("a concurrent create with the same idempotency key is in flight; retry")
         return Created(todo=Todo.from_row(rows[0]), created=rows[0]["created"])
+
+    return Statement(sql, params, finish)
+
+
+# The fields of a new todo, as create_for and each item of create_batch take them.
+CREATE_FIELDS = frozenset(
+    {
+        "queue", "title", "kind", "source", "payload", "idempotency_key", "assignee", "priority",
+        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires",
+    }
+)  # fmt: skip
+CREATE_BATCH_MAX = 1000
+
+
+def _todo_fields(
+    agent: AgentScope,
+    *,
+    queue: Any,
+    title: Any,
+    kind: Any = None,
+    source: Any = None,
+    payload: Any = None,
+    idempotency_key: Any = None,
+    assignee: Any = None,
+    priority: Any = None,
+    max_attempts: Any = None,
+    run_at: Any = None,
+    delay_seconds: Any = None,
+    concurrency_key: Any = None,
+    requires: Any = None,
+) -> dict:
+    """A new todo's fields, checked (``Invalid`` naming the field; ``Forbidden`` for a queue outside
+    the agent's scope)."""
+    fields = {
+        "queue": inputs.queue(queue),
+        "title": inputs.title(title),
+        "kind": inputs.label("kind", kind),
+        "source": inputs.label("source", source),
+        "payload": inputs.json_value("payload", payload),
+        "key": inputs.idempotency_key(idempotency_key),
+        "assignee": inputs.label("assignee", assignee),
+        "priority": inputs.priority(priority),
+        "max_attempts": inputs.max_attempts(max_attempts),
+        "not_before": inputs.not_before(run_at, delay_seconds),
+        "concurrency_key": inputs.concurrency_key(concurrency_key),
+        "requires": inputs.capability_labels("requires", requires),
+    }
+    if fields["queue"] not in agent.queues:
+        raise Forbidden(f"queue {fields['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
+    return fields
+
+
+def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
+    """Enqueue up to 1,000 todos for ``agent`` in one statement, each answered as ``create`` would.
+
+    Every item is checked before anything is written: a bad one is ``Invalid`` naming
+    ``items[i].field`` (an item outside the scope, ``Forbidden`` naming it), and nothing of the
+    batch is written. Idempotent by key per item, within the batch too: a key that a live todo
+    already covers, or that an earlier item of the batch took, answers that todo with
+    ``created=False``. An item whose key a concurrent create took after this statement's snapshot
+    is answered ``conflict`` (retry that item: the retry finds the todo); the others are written.
+    Attempt rows: none. Log: none → ``pending`` per todo; waiting agents are woken, n per queue.
+    """
+    if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= CREATE_BATCH_MAX:
+        raise Invalid("items", f"must be a list of 1 to {CREATE_BATCH_MAX} items")
+    rows = []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise Invalid(f"items[{n}]", "must be an object")
+        unknown = set(item) - CREATE_FIELDS
+        if unknown:
+            raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
+        try:
+            rows.append(_todo_fields(agent, **{"queue": None, "title": None, **item}))
+        except Invalid as exc:
+            raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
+        except Forbidden as exc:
+            raise Forbidden(f"items[{n}].queue: {exc.message}") from None
+
+    def column(name: str) -> list:
+        return [row[name] for row in rows]
+
+    from psycopg.types.json import Jsonb
+
+    params = {
+        "endpoint_id": agent.endpoint_id,
+        "team_id": agent.team_id,
+        "queues": column("queue"),
+        "titles": column("title"),
+        "kinds": column("kind"),
+        "sources": column("source"),
+        "payloads": column("payload"),
+        "keys": column("key"),
+        "assignees": column("assignee"),
+        "priorities": column("priority"),
+        "max_attempts": column("max_attempts"),
+        "not_befores": column("not_before"),
+        "concurrency_keys": column("concurrency_key"),
+        # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
+        "requires": [Jsonb(row["requires"]) for row in rows],
+    }
+    sql = f"""
+WITH item AS MATERIALIZED (
+    SELECT i.*, 'td_' || replace(gen_random_uuid()::text, '-', '') AS id
+    FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
+                %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
+                %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
+                %(requires)s::jsonb[])
+         WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
+                              not_before, concurrency_key, requires, n)
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+    SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
+           i.priority, i.max_attempts,
+           -- a time already reached is "now": no schedule, claimable at once
+           CASE WHEN i.not_before > now() THEN i.not_before END,
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires))
+    FROM item i
+    ORDER BY i.n  -- the first item with a key takes it
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")}),
+notified AS (SELECT {notify_ready("ins", "next_retry_at IS NULL")} AS n),
+answer AS (
+    -- per item: the todo it created, else the one holding its key (made by an earlier item of the
+    -- batch, or live before it), else none (a concurrent create holds the key, not yet visible)
+    SELECT i.n, i.id AS item_id, coalesce(mine.id, earlier.id, live.id) AS todo_id, mine.id IS NOT NULL AS created
+    FROM item i
+    LEFT JOIN ins mine ON mine.id = i.id
+    LEFT JOIN LATERAL (SELECT e.id FROM ins e WHERE i.key IS NOT NULL AND e.idempotency_key = i.key) earlier
+           ON mine.id IS NULL
+    LEFT JOIN LATERAL (
+        SELECT t.id FROM todos t
+        WHERE i.key IS NOT NULL AND t.endpoint_id = %(endpoint_id)s AND t.idempotency_key = i.key
+          AND {DEDUPE_PREDICATE}
+    ) live ON mine.id IS NULL AND earlier.id IS NULL
+)
+SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*
+FROM answer a
+LEFT JOIN LATERAL (
+    SELECT {TODO_COLUMNS} FROM ins WHERE ins.id = a.todo_id
+    UNION ALL
+    -- a todo this statement did not write (its rows are not visible in todos here)
+    SELECT {TODO_COLUMNS} FROM todos
+    WHERE todos.id = a.todo_id AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = a.todo_id)
+) r ON true
+ORDER BY a.n"""
+
+    def finish(result_rows: list[dict]) -> list[ItemResult]:
+        out = []
+        for row in result_rows:
+            if row["id"] is None:
+                message = "a concurrent create with the same idempotency key is in flight; retry this item"
+                out.append(ItemResult(id=row["item_id"], error=StoreErrorInfo("conflict", message)))
+            else:
+                out.append(ItemResult(id=row["id"], todo=Todo.from_row(row), created=row["created"]))
+        return out
 
     return Statement(sql, params, finish)
 

@@ -142,6 +142,7 @@ class ItemResult:
     id: str
     todo: Todo | None = None
     error: StoreErrorInfo | None = None
+    created: bool | None = None  # create_batch: False when an existing todo held the item's key
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,34 @@
+"""Board's agent API from Python: ``Client`` (sync) and ``AsyncClient``, one method per verb, and
+``Worker`` to drain a queue with handlers. Depends on httpx only."""
+
+from board_client._async_client import AsyncClient
+from board_client._sync_client import Client
+from board_client.errors import (
+    BoardError,
+    Conflict,
+    Forbidden,
+    Invalid,
+    LeaseLost,
+    MethodNotAllowed,
+    NotFound,
+    ServerError,
+    TooLarge,
+    Unauthorized,
+    Unavailable,
+)
+
+__all__ = [
+    "AsyncClient",
+    "BoardError",
+    "Client",
+    "Conflict",
+    "Forbidden",
+    "Invalid",
+    "LeaseLost",
+    "MethodNotAllowed",
+    "NotFound",
+    "ServerError",
+    "TooLarge",
+    "Unauthorized",
+    "Unavailable",
+]
