@@ -624,3 +624,27 @@ def test_with_a_floor_a_pass_walks_only_the_rows_after_it(relay, tenancy):
         held.rollback()
     assert watch.floor > highs[7], (watch.floor, highs)
     assert from_floor * 5 < from_zero, (from_floor, from_zero)
+
+
+ENDPOINT_CHANGES = (
+    "INSERT INTO change_log (team_id, endpoint_id, op) SELECT %s, %s, 'endpoint' FROM generate_series(1, %s)"
+)
+
+
+def test_a_truncated_log_sends_the_floor_back_to_zero(relay, tenancy):
+    """TRUNCATE … RESTART IDENTITY (the test suite's reset, a restore) starts the ids again: rows
+    below the old floor are still relayed, even when more of them than the floor were written
+    before the watch looked."""
+    relayed()
+    with relay.stopped(), connect() as relay_conn:
+        watch, clock = relay_module.FloorWatch(), Clock()
+        for _ in range(4):
+            relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 20))
+            watched_pass(relay_conn, watch, clock)
+        floor = watch.floor
+        relay_conn.execute("TRUNCATE change_log RESTART IDENTITY")
+        relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 200))
+        taken = sum(watched_pass(relay_conn, watch, clock).taken for _ in range(3))
+        left = log_rows()
+    assert floor > 20
+    assert taken == 200 and left == []

@@ -264,14 +264,16 @@ def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0
 # change_log takes (RowExclusiveLock, to the end of the transaction), the relay itself aside.
 # Readers (AccessShareLock) do not count: a long report must not hold the floor back.
 LOG_WRITERS_SQL: LiteralString = """
-SELECT coalesce(array_agg(DISTINCT virtualtransaction), '{}') AS writers
+SELECT coalesce(array_agg(DISTINCT virtualtransaction), '{}') AS writers,
+       pg_relation_filenode('change_log') AS filenode
 FROM pg_locks
 WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
   AND pid IS DISTINCT FROM pg_backend_pid()"""
-# ...and whether the noted ones still hold it; with the last id handed out (NULL: none since the
-# sequence was reset, as TRUNCATE … RESTART IDENTITY does), which tells a floor now too high.
+# ...and whether the noted ones still hold it; with the log's storage (TRUNCATE gives it new
+# storage, and … RESTART IDENTITY starts the ids again) and the last id handed out (NULL: none since
+# the sequence was reset), either of which tells a floor that no longer holds.
 STILL_WRITING_SQL: LiteralString = """
-SELECT count(*) AS n,
+SELECT count(*) AS n, pg_relation_filenode('change_log') AS filenode,
        (SELECT pg_sequence_last_value(pg_get_serial_sequence('change_log', 'id')::regclass)) AS last_id
 FROM pg_locks
 WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
@@ -292,9 +294,9 @@ class FloorWatch:
     after a pass that took all it could see (less than a batch), the watch notes the highest id
     taken and the transactions holding that lock; once none of them holds it, a pass that starts
     after that check sees every straggler, and after that pass the floor moves up past the noted
-    id. The checks read ``pg_locks``, at most every ``CHECK_SECONDS``; each also reads the log's
-    sequence, and a sequence reset below the floor (``TRUNCATE … RESTART IDENTITY``) sends the floor
-    back to zero.
+    id. The checks read ``pg_locks``, at most every ``CHECK_SECONDS``. The floor holds for the
+    log's storage and sequence as they were: a check that finds the table truncated (new storage)
+    or the sequence reset below the floor sends it back to zero.
     """
 
     CHECK_SECONDS = 0.2
@@ -305,6 +307,7 @@ class FloorWatch:
         self._writers: list[str] = []
         self._checked = float("-inf")
         self._ready: int | None = None  # the noted id, once its writers have all finished
+        self._filenode: int | None = None  # the log's storage when the floor was last raised or noted
 
     def before_pass(self, conn: DictConnection, now: float) -> None:
         """Check whether the noted writers have finished (call right before a pass)."""
@@ -313,8 +316,9 @@ class FloorWatch:
             return
         self._checked = now
         row = single_row(conn.execute(STILL_WRITING_SQL, {"writers": self._writers}))
-        if row["last_id"] is None or row["last_id"] < self.floor - 1:
-            self.floor, self._high, self._writers = 0, None, []  # the ids started again
+        truncated = self._filenode is not None and row["filenode"] != self._filenode
+        if truncated or row["last_id"] is None or row["last_id"] < self.floor - 1:
+            self.floor, self._high, self._writers, self._filenode = 0, None, [], None  # the ids started again
         elif self._high is not None and not row["n"]:
             self._ready = self._high
 
@@ -326,8 +330,8 @@ class FloorWatch:
             self.floor = max(self.floor, self._ready + 1)
             self._high = self._ready = None
         if self._high is None and done.high is not None and now - self._checked >= self.CHECK_SECONDS:
-            self._high = done.high
-            self._writers = list(single_row(conn.execute(LOG_WRITERS_SQL))["writers"])
+            noted = single_row(conn.execute(LOG_WRITERS_SQL))
+            self._high, self._writers, self._filenode = done.high, list(noted["writers"]), noted["filenode"]
             self._checked = now
 
 
