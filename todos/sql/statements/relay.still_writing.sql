@@ -4,7 +4,7 @@
 --   %(writers)s = ['3/1234']
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT count(*) AS n, pg_relation_filenode('change_log') AS filenode,
+SELECT count(*) AS n,
        (SELECT pg_sequence_last_value(pg_get_serial_sequence('change_log', 'id')::regclass)) AS last_id
 FROM pg_locks
 WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
