@@ -504,27 +504,24 @@ class Relay:
 # difference: each browser is then always inside its coalescing window
 # (BOARD_LIVE_COALESCE_SECONDS, 70 ms), so its messages already wait half a window on average.
 STREAM_ROWS = 8
-# A pass whose statement ran ``spent`` seconds, past SLOW_PASS_SECONDS, is followed by a wait of at
-# least DUTY times that (at most DUTY_WAIT_MAX): when passes grow slow (an old snapshot keeps every
-# rollup row's dead versions, which each pass walks), the relay runs them less often instead of
-# taking a core, and folds its changes in larger passes. A pass of ordinary cost (about a
-# millisecond) is not slowed, and time spent waiting for the pass lock does not count.
+# A pass whose statement ran ``spent`` seconds is followed by a wait of at least DUTY times that (at
+# most DUTY_WAIT_MAX): when passes grow slow (an old snapshot keeps every rollup row's dead
+# versions, which each pass walks), the relay runs them less often instead of taking a core, and
+# folds its changes in larger passes. A pass of ordinary cost (about a millisecond) waits its
+# interval as before; time spent waiting for the pass lock does not count (a pass behind a rebuild
+# is not a slow pass). Measured: bench/README.md, "The agent path under load".
 DUTY = 4.0
-SLOW_PASS_SECONDS = 0.005
 DUTY_WAIT_MAX = 0.25
 
 
 def next_wait(taken: int, wait: float, *, busy: float, idle: float, batch: int, spent: float = 0.0) -> float | None:
     """How long the relay waits after a pass that took ``taken`` rows in ``spent`` seconds, the last
     wait being ``wait``: None (run again at once) after a full batch; ``busy`` after some rows,
-    twice that under a steady stream; after none, the last wait doubled up to ``idle``; after a slow
-    pass, never less than ``DUTY`` times ``spent`` (up to ``DUTY_WAIT_MAX``)."""
+    twice that under a steady stream; after none, the last wait doubled up to ``idle``; never less
+    than ``DUTY`` times ``spent`` (up to ``DUTY_WAIT_MAX``)."""
     if taken >= batch:
         return None
-    paced = _paced(taken, wait, busy=busy, idle=idle)
-    if spent < SLOW_PASS_SECONDS:
-        return paced
-    return max(paced, min(DUTY * spent, DUTY_WAIT_MAX))
+    return max(_paced(taken, wait, busy=busy, idle=idle), min(DUTY * spent, DUTY_WAIT_MAX))
 
 
 def _paced(taken: int, wait: float, *, busy: float, idle: float) -> float:
