@@ -520,12 +520,29 @@ def test_the_relay_paces_itself_by_what_each_pass_carried(taken, wait, expected)
     assert relay_module.next_wait(taken, wait, busy=0.005, idle=0.1, batch=500) == expected
 
 
-def test_a_pass_that_took_a_long_time_is_followed_by_a_longer_wait():
-    """Passes slowed by an old snapshot (dead versions to walk) run less often, not back to back."""
-    fast = relay_module.next_wait(3, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.0005)
-    slow = relay_module.next_wait(3, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.02)
+def test_a_slow_pass_is_followed_by_a_longer_wait():
+    """Passes slowed by an old snapshot (dead versions to walk) run less often, not back to back;
+    an ordinary one waits its interval, and the longest wait is bounded."""
+    waits = [
+        relay_module.next_wait(3, 0.005, busy=0.005, idle=0.1, batch=500, spent=spent)
+        for spent in (0.0005, 0.004, 0.02, 5.0)
+    ]
     full = relay_module.next_wait(500, 0.005, busy=0.005, idle=0.1, batch=500, spent=0.02)
-    assert (fast, slow, full) == (0.005, relay_module.DUTY * 0.02, None)
+    assert waits == [0.005, relay_module.DUTY * 0.004, relay_module.DUTY * 0.02, relay_module.DUTY_WAIT_MAX]
+    assert full is None
+
+
+def test_a_pass_reports_its_statements_own_time_not_the_wait_for_the_pass_lock(relay):
+    """A pass that waited for the pass lock (a rebuild, a test holding it) is not a slow pass."""
+    with relay.stopped(), connect() as relay_conn, connect(autocommit=False) as holder:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (relay_module.PASS_LOCK,))
+        done: list = []
+        thread = threading.Thread(target=lambda: done.append(relay_module.relay_pass(relay_conn)))
+        thread.start()
+        time.sleep(0.5)
+        holder.rollback()
+        thread.join(10)
+    assert done and done[0].took < 0.4, done
 
 
 # --- the floor: passes skip what was taken, and never a straggler ------------------------------
@@ -544,7 +561,7 @@ class Clock:
 
 def watched_pass(conn, watch: relay_module.FloorWatch, clock: Clock) -> relay_module.Pass:
     watch.before_pass(conn, clock.tick())
-    done = relay_module.relay_pass(conn, batch=500, floor=watch.floor)
+    done = relay_module.relay_pass(conn, batch=500, floor=watch.floor, filenode=watch.filenode)
     watch.after_pass(conn, done, 500, clock.tick())
     return done
 
@@ -624,3 +641,27 @@ def test_with_a_floor_a_pass_walks_only_the_rows_after_it(relay, tenancy):
         held.rollback()
     assert watch.floor > highs[7], (watch.floor, highs)
     assert from_floor * 5 < from_zero, (from_floor, from_zero)
+
+
+ENDPOINT_CHANGES = (
+    "INSERT INTO change_log (team_id, endpoint_id, op) SELECT %s, %s, 'endpoint' FROM generate_series(1, %s)"
+)
+
+
+def test_a_truncated_log_sends_the_floor_back_to_zero(relay, tenancy):
+    """TRUNCATE … RESTART IDENTITY (the test suite's reset, a restore) starts the ids again: rows
+    below the old floor are still relayed, even when more of them than the floor were written
+    before the watch looked."""
+    relayed()
+    with relay.stopped(), connect() as relay_conn:
+        watch, clock = relay_module.FloorWatch(), Clock()
+        for _ in range(4):
+            relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 20))
+            watched_pass(relay_conn, watch, clock)
+        floor = watch.floor
+        relay_conn.execute("TRUNCATE change_log RESTART IDENTITY")
+        relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 200))
+        taken = sum(watched_pass(relay_conn, watch, clock).taken for _ in range(3))
+        left = log_rows()
+    assert floor > 20
+    assert taken == 200 and left == []

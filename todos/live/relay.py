@@ -117,7 +117,10 @@ def flow_upsert(source: LiteralString) -> LiteralString:
 PASS_SQL: LiteralString = f"""
 WITH taken AS (
     DELETE FROM change_log
-    WHERE id IN (SELECT id FROM change_log WHERE id >= %(floor)s ORDER BY id LIMIT %(batch)s)
+    -- from the floor, unless the log has new storage (truncated) since it was set: then from the start
+    WHERE id IN (SELECT id FROM change_log
+                 WHERE id >= CASE WHEN pg_relation_filenode('change_log') = %(filenode)s THEN %(floor)s ELSE 0 END
+                 ORDER BY id LIMIT %(batch)s)
     RETURNING *
 ),
 delta AS (
@@ -154,6 +157,8 @@ state AS (
     RETURNING counts_stale
 )
 SELECT (SELECT count(*) FROM taken) AS taken, (SELECT max(id) FROM taken) AS high,
+       pg_relation_filenode('change_log') AS filenode,
+       extract(epoch FROM clock_timestamp() - statement_timestamp()) AS took,
        {NOTIFY_TAKEN} AS sent,
        coalesce((SELECT counts_stale FROM state), (SELECT counts_stale FROM relay_state)) AS counts_stale"""
 
@@ -233,6 +238,8 @@ class Pass:
     sent: int
     counts_stale: bool
     high: int | None = None  # the highest id taken (None: none)
+    filenode: int | None = None  # the log's storage the pass read
+    took: float = 0.0  # seconds the pass's statement ran (waiting for the pass lock not included)
 
 
 @dataclass(frozen=True)
@@ -247,17 +254,25 @@ class Drift:
 PASS_SETUP_SQL: LiteralString = "SELECT pg_advisory_xact_lock(%(lock)s), set_config('enable_seqscan', 'off', true)"
 
 
-def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0) -> Pass:
-    """One pass on ``conn`` (autocommit), in one transaction, over the log rows from ``floor`` on.
-    Callers hold the relay lock, or know that no relay runs (tests, the recount command)."""
+def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0, filenode: int | None = None) -> Pass:
+    """One pass on ``conn`` (autocommit), in one transaction, over the log rows from ``floor`` on
+    (from the start if the log's storage is no longer ``filenode``). Callers hold the relay lock,
+    or know that no relay runs (tests, the recount command)."""
     batch = batch or settings.BOARD_RELAY_BATCH
     with conn.transaction():
         # The log is read as a range of its primary key, from the floor: a plan that scans the
         # table instead (the planner's choice for a table it last saw nearly empty) would read
         # every dead version the floor is there to skip.
         conn.execute(PASS_SETUP_SQL, {"lock": PASS_LOCK})
-        row = single_row(conn.execute(PASS_SQL, {"batch": batch, "floor": floor}))
-    return Pass(taken=row["taken"], sent=row["sent"], counts_stale=row["counts_stale"], high=row["high"])
+        row = single_row(conn.execute(PASS_SQL, {"batch": batch, "floor": floor, "filenode": filenode}))
+    return Pass(
+        taken=row["taken"],
+        sent=row["sent"],
+        counts_stale=row["counts_stale"],
+        high=row["high"],
+        filenode=row["filenode"],
+        took=float(row["took"]),
+    )
 
 
 # The transactions that may still commit log rows: those holding the lock every INSERT into
@@ -269,7 +284,7 @@ FROM pg_locks
 WHERE locktype = 'relation' AND relation = 'change_log'::regclass AND mode = 'RowExclusiveLock'
   AND pid IS DISTINCT FROM pg_backend_pid()"""
 # ...and whether the noted ones still hold it; with the last id handed out (NULL: none since the
-# sequence was reset, as TRUNCATE … RESTART IDENTITY does), which tells a floor now too high.
+# sequence was reset), which tells a floor that no longer holds.
 STILL_WRITING_SQL: LiteralString = """
 SELECT count(*) AS n,
        (SELECT pg_sequence_last_value(pg_get_serial_sequence('change_log', 'id')::regclass)) AS last_id
@@ -292,9 +307,12 @@ class FloorWatch:
     after a pass that took all it could see (less than a batch), the watch notes the highest id
     taken and the transactions holding that lock; once none of them holds it, a pass that starts
     after that check sees every straggler, and after that pass the floor moves up past the noted
-    id. The checks read ``pg_locks``, at most every ``CHECK_SECONDS``; each also reads the log's
-    sequence, and a sequence reset below the floor (``TRUNCATE … RESTART IDENTITY``) sends the floor
-    back to zero.
+    id. The checks read ``pg_locks``, at most every ``CHECK_SECONDS``.
+
+    The floor holds for the log's storage and sequence as they were when it was set. A truncated
+    log (``TRUNCATE … RESTART IDENTITY`` starts the ids again) has new storage: each pass names the
+    storage its floor belongs to and reads from the start when that is gone, and the floor goes
+    back to zero. A sequence reset below the floor is found by the checks.
     """
 
     CHECK_SECONDS = 0.2
@@ -305,6 +323,7 @@ class FloorWatch:
         self._writers: list[str] = []
         self._checked = float("-inf")
         self._ready: int | None = None  # the noted id, once its writers have all finished
+        self.filenode: int | None = None  # the log's storage the floor and the noted id belong to
 
     def before_pass(self, conn: DictConnection, now: float) -> None:
         """Check whether the noted writers have finished (call right before a pass)."""
@@ -314,12 +333,15 @@ class FloorWatch:
         self._checked = now
         row = single_row(conn.execute(STILL_WRITING_SQL, {"writers": self._writers}))
         if row["last_id"] is None or row["last_id"] < self.floor - 1:
-            self.floor, self._high, self._writers = 0, None, []  # the ids started again
+            self._restart()  # the ids started again
         elif self._high is not None and not row["n"]:
             self._ready = self._high
 
     def after_pass(self, conn: DictConnection, done: Pass, batch: int, now: float) -> None:
         """Move the floor if the pass saw every straggler below the noted id; note a new one."""
+        if done.filenode != self.filenode:
+            self._restart()  # new storage (the pass read it from the start)
+            self.filenode = done.filenode
         if done.taken >= batch:
             return  # it left rows it could see: nothing follows from this pass
         if self._ready is not None:
@@ -329,6 +351,9 @@ class FloorWatch:
             self._high = done.high
             self._writers = list(single_row(conn.execute(LOG_WRITERS_SQL))["writers"])
             self._checked = now
+
+    def _restart(self) -> None:
+        self.floor, self._high, self._writers, self._ready = 0, None, [], None
 
 
 def drift(conn: DictConnection) -> list[Drift]:
@@ -459,13 +484,13 @@ class Relay:
                 logger.warning("relay: counts rebuilt from todos (%d corrected)", len(corrected))
             started = time.monotonic()
             self.floor.before_pass(conn, started)
-            done = relay_pass(conn, batch=batch, floor=self.floor.floor)
+            done = relay_pass(conn, batch=batch, floor=self.floor.floor, filenode=self.floor.filenode)
             finished = time.monotonic()
             self.floor.after_pass(conn, done, batch, finished)
             stale = done.counts_stale
             self.passes += 1
             self.relayed += done.taken
-            pause = next_wait(done.taken, wait, busy=busy, idle=idle, batch=batch, spent=finished - started)
+            pause = next_wait(done.taken, wait, busy=busy, idle=idle, batch=batch, spent=done.took)
             if pause is None:
                 continue  # more is waiting
             wait = pause
@@ -479,21 +504,24 @@ class Relay:
 # difference: each browser is then always inside its coalescing window
 # (BOARD_LIVE_COALESCE_SECONDS, 70 ms), so its messages already wait half a window on average.
 STREAM_ROWS = 8
-# A pass that took ``spent`` seconds is followed by a wait of at least DUTY times that: when passes
-# grow slow (an old snapshot keeps every rollup row's dead versions, which each pass walks), the
-# relay runs them less often instead of taking a core, and folds its changes in larger passes.
-# A pass of ordinary cost (about a millisecond) is not slowed by it.
+# A pass whose statement ran ``spent`` seconds is followed by a wait of at least DUTY times that (at
+# most DUTY_WAIT_MAX): when passes grow slow (an old snapshot keeps every rollup row's dead
+# versions, which each pass walks), the relay runs them less often instead of taking a core, and
+# folds its changes in larger passes. A pass of ordinary cost (about a millisecond) waits its
+# interval as before; time spent waiting for the pass lock does not count (a pass behind a rebuild
+# is not a slow pass). Measured: bench/README.md, "The agent path under load".
 DUTY = 4.0
+DUTY_WAIT_MAX = 0.25
 
 
 def next_wait(taken: int, wait: float, *, busy: float, idle: float, batch: int, spent: float = 0.0) -> float | None:
     """How long the relay waits after a pass that took ``taken`` rows in ``spent`` seconds, the last
     wait being ``wait``: None (run again at once) after a full batch; ``busy`` after some rows,
     twice that under a steady stream; after none, the last wait doubled up to ``idle``; never less
-    than ``DUTY`` times ``spent``."""
+    than ``DUTY`` times ``spent`` (up to ``DUTY_WAIT_MAX``)."""
     if taken >= batch:
         return None
-    return max(_paced(taken, wait, busy=busy, idle=idle), DUTY * spent)
+    return max(_paced(taken, wait, busy=busy, idle=idle), min(DUTY * spent, DUTY_WAIT_MAX))
 
 
 def _paced(taken: int, wait: float, *, busy: float, idle: float) -> float:

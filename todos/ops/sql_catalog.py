@@ -293,7 +293,7 @@ STORE_MCP_SESSIONS = {
 _RELAY = "todos.live.relay"
 RELAY = {
     "relay.pass_setup": constant(_RELAY, "PASS_SETUP_SQL", lock=0x626F61726402),
-    "relay.pass": constant(_RELAY, "PASS_SQL", batch=500, floor=0),
+    "relay.pass": constant(_RELAY, "PASS_SQL", batch=500, floor=0, filenode=16384),
     "relay.log_writers": constant(_RELAY, "LOG_WRITERS_SQL"),
     "relay.still_writing": constant(_RELAY, "STILL_WRITING_SQL", writers=["3/1234"]),
     "relay.drift": constant(_RELAY, "DRIFT_SQL"),

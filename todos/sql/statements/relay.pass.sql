@@ -3,11 +3,15 @@
 -- bound where it runs:
 --   %(batch)s = 500
 --   %(floor)s = 0
+--   %(filenode)s = 16384
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH taken AS (
     DELETE FROM change_log
-    WHERE id IN (SELECT id FROM change_log WHERE id >= %(floor)s ORDER BY id LIMIT %(batch)s)
+    -- from the floor, unless the log has new storage (truncated) since it was set: then from the start
+    WHERE id IN (SELECT id FROM change_log
+                 WHERE id >= CASE WHEN pg_relation_filenode('change_log') = %(filenode)s THEN %(floor)s ELSE 0 END
+                 ORDER BY id LIMIT %(batch)s)
     RETURNING *
 ),
 delta AS (
@@ -66,6 +70,8 @@ state AS (
     RETURNING counts_stale
 )
 SELECT (SELECT count(*) FROM taken) AS taken, (SELECT max(id) FROM taken) AS high,
+       pg_relation_filenode('change_log') AS filenode,
+       extract(epoch FROM clock_timestamp() - statement_timestamp()) AS took,
        (SELECT count(pg_notify('board_events', json_strip_nulls(json_build_object(
             'op', g.op, 'team', g.team_id, 'ids', g.ids, 'queues', g.queues,
             'endpoints', g.endpoints, 'user', g.user_id))::text))
