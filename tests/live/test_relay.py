@@ -619,7 +619,7 @@ def test_with_a_floor_a_pass_walks_only_the_rows_after_it(relay, tenancy):
         held.execute("SELECT txid_current()")
         watch, clock = relay_module.FloorWatch(), Clock()
         highs = []
-        for _ in range(10):  # 10 × 400 changes to an endpoint (no todo: nothing else to count)
+        for _ in range(20):  # 20 × 400 changes to an endpoint (no todo: nothing else to count)
             relay_conn.execute(
                 """INSERT INTO change_log (team_id, endpoint_id, op)
                    SELECT %s, %s, 'endpoint' FROM generate_series(1, 400)""",
@@ -639,8 +639,8 @@ def test_with_a_floor_a_pass_walks_only_the_rows_after_it(relay, tenancy):
         relay_conn.execute("SET enable_seqscan = off")  # as each pass plans it (relay.PASS_SETUP_SQL)
         from_floor, from_zero = pages_read(watch.floor), pages_read(0)
         held.rollback()
-    assert watch.floor > highs[7], (watch.floor, highs)
-    assert from_floor * 5 < from_zero, (from_floor, from_zero)
+    assert watch.floor > highs[-4], (watch.floor, highs)  # it trails the passes by about two
+    assert from_floor * 4 < from_zero, (from_floor, from_zero)
 
 
 ENDPOINT_CHANGES = (
