@@ -106,6 +106,11 @@ ADVICE: dict[str, str] = {
         "Each item is reported on its own; check every results[].ok (a failed item carries "
         "error.code and error.message)."
     ),
+    "create_batch": (
+        "Use to enqueue many todos at once (up to 1,000): one call instead of one per todo. Items "
+        "take create_for's fields; give each an idempotency_key when the batch may be sent twice. "
+        "Check every results[].ok; created=false means a live todo already held that key."
+    ),
     "get_default_lease": "Read-only. Tells the lease a claim gets when it passes no lease_ttl_seconds.",
     "set_default_lease": (
         "Choose a lease a little longer than a typical unit of work, and heartbeat about every third of it."

@@ -36,6 +36,7 @@ TITLES = {
     "release": "Release a lease",
     "claim_batch": "Claim several todos",
     "complete_batch": "Complete several todos",
+    "create_batch": "Create several todos",
     "get_default_lease": "Get the default lease",
     "set_default_lease": "Set the default lease",
     "list_schedules": "List this endpoint's schedules",
