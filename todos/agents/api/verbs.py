@@ -30,11 +30,14 @@ class Verb:
     handler: Handler
     # HTTP status of a success; create_for answers 201 only when it created the todo.
     status: Callable[[dict], int] = lambda output: 200
+    # Its kind of work at the admission gate (todos.core.admission): work that ends or keeps a
+    # lease first, new work last, every other verb in between.
+    priority: Priority = Priority.WORK
 
 
-def _verb(name, description, input, output, handler, *, granted_by=None, status=None) -> Verb:
+def _verb(name, description, input, output, handler, *, granted_by=None, status=None, priority=Priority.WORK) -> Verb:
     extra = {"status": status} if status else {}
-    return Verb(name, description, input, output, frozenset(granted_by or (name,)), handler, **extra)
+    return Verb(name, description, input, output, frozenset(granted_by or (name,)), handler, priority=priority, **extra)
 
 
 # The scope verb that grants managing the endpoint's own schedules (not a verb itself).
@@ -53,6 +56,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.CREATE_FOR_OUT,
         handlers.create_for,
         status=lambda output: 201 if output["created"] else 200,
+        priority=Priority.CREATE,
     ),
     _verb(
         "list_todos",
@@ -93,6 +97,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.HEARTBEAT_IN,
         schemas.TODO_ENVELOPE,
         handlers.heartbeat,
+        priority=Priority.FINISH,
     ),
     _verb(
         "complete",
@@ -100,6 +105,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.COMPLETE_IN,
         schemas.TODO_ENVELOPE,
         handlers.complete,
+        priority=Priority.FINISH,
     ),
     _verb(
         "fail",
@@ -108,6 +114,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.FAIL_IN,
         schemas.TODO_ENVELOPE,
         handlers.fail,
+        priority=Priority.FINISH,
     ),
     _verb(
         "release",
@@ -115,6 +122,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.RELEASE_IN,
         schemas.TODO_ENVELOPE,
         handlers.release,
+        priority=Priority.FINISH,
     ),
     _verb(
         "claim_batch",
@@ -131,6 +139,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.COMPLETE_BATCH_OUT,
         handlers.complete_batch,
         granted_by=("complete",),
+        priority=Priority.FINISH,
     ),
     _verb(
         "get_default_lease",
@@ -221,22 +230,10 @@ TABLE: tuple[Verb, ...] = (
 VERBS: dict[str, Verb] = {verb.name: verb for verb in TABLE}
 
 
-# Who gets the next pooled connection when requests queue for one (todos.core.admission): work
-# that ends or keeps a lease first, new work last; every other verb in between.
-_PRIORITY = {
-    **dict.fromkeys(("complete", "fail", "release", "heartbeat", "complete_batch"), Priority.FINISH),
-    "create_for": Priority.CREATE,
-}
-
-
-def priority_of(name: str) -> Priority:
-    return _PRIORITY.get(name, Priority.WORK)
-
-
 async def run(verb: Verb, call: Call, args: dict) -> dict:
     """What every transport does once it knows the caller: check the scope, check the arguments
     against the verb's schema, run the handler at the verb's priority. Raises store errors for
     the transport to map."""
     authorize(verb.name, verb.granted_by, call.credential)
-    with prioritised(priority_of(verb.name)):
+    with prioritised(verb.priority):
         return await verb.handler(call, validate(verb.input, args))
