@@ -135,3 +135,29 @@ def test_priorities_follow_the_task_context():
 
     (finish, create), after = asyncio.run(scenario())
     assert (finish, create, after) == (Priority.FINISH, Priority.CREATE, Priority.WORK)
+
+
+def test_each_verb_runs_as_its_kind_of_work():
+    """The verb table names each verb's kind; ``run`` (every transport's path) applies it."""
+    import dataclasses
+
+    from todos.agents.api.verbs import VERBS, run
+
+    kinds = {name: verb.priority for name, verb in VERBS.items()}
+    assert {n for n, k in kinds.items() if k is Priority.FINISH} == {
+        "complete", "fail", "release", "heartbeat", "complete_batch"
+    }  # fmt: skip
+    assert {n for n, k in kinds.items() if k is Priority.CREATE} == {"create_for", "create_batch"}
+
+    seen = []
+
+    async def handler(call, args):
+        seen.append(admission.current())
+        return {}
+
+    class Credential:
+        scope_verbs = frozenset({"create_for"})
+
+    verb = dataclasses.replace(VERBS["create_for"], handler=handler, input={"type": "object"})
+    asyncio.run(run(verb, type("Call", (), {"credential": Credential()})(), {}))
+    assert seen == [Priority.CREATE] and admission.current() is Priority.WORK

@@ -583,3 +583,28 @@ def test_a_claim_presenting_capabilities_looks_even_when_the_queue_is_known_empt
     known, capable_attempts = run_async(scenario)
     assert known
     assert capable_attempts >= 1
+
+
+def test_past_the_remembered_bound_the_marks_are_forgotten_and_old_looks_mark_nothing(monkeypatch):
+    """The registry remembers a bounded number of queues; when it forgets, a look that started
+    before may have missed work that a forgotten notice announced, so it marks nothing."""
+    from todos.agents.api import longpoll
+
+    monkeypatch.setattr(longpoll, "REMEMBERED_MAX", 2)
+
+    async def scenario():
+        listener = FakeListener()
+        registry = ReadyWaiters(listener)
+        ready = listener.subscribers["board_ready"]
+        before = registry.look("ep", ["q"])
+        for queue in ("a", "b", "c"):  # notices no waiter took: the third overflows the bound
+            ready({"endpoint": "ep", "queue": queue, "n": 1})
+        registry.found_nothing(before)
+        old_look_marked = registry.known_empty("ep", ["q"])
+        for queue in ("x", "y", "z"):
+            registry.found_nothing(registry.look("ep", [queue]))
+        return old_look_marked, [registry.known_empty("ep", [q]) for q in ("x", "y", "z")]
+
+    old_look_marked, marks = asyncio.run(scenario())
+    assert old_look_marked is False
+    assert marks == [False, False, True]  # the third mark found the bound reached and started afresh

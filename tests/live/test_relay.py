@@ -665,3 +665,21 @@ def test_a_truncated_log_sends_the_floor_back_to_zero(relay, tenancy):
         left = log_rows()
     assert floor > 20
     assert taken == 200 and left == []
+
+
+def test_a_sequence_started_again_without_a_truncate_sends_the_floor_back_to_zero(relay, tenancy):
+    """The same storage, the ids reset below the floor (``ALTER SEQUENCE … RESTART``, a restore):
+    the next check finds the sequence behind the floor and the rows below it are relayed."""
+    relayed()
+    with relay.stopped(), connect() as relay_conn:
+        watch, clock = relay_module.FloorWatch(), Clock()
+        for _ in range(4):
+            relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 20))
+            watched_pass(relay_conn, watch, clock)
+        floor = watch.floor
+        relay_conn.execute("SELECT setval(pg_get_serial_sequence('change_log', 'id'), 1, false)")
+        relay_conn.execute(ENDPOINT_CHANGES, (tenancy.team_a.id, tenancy.agent_a.endpoint_id, 5))
+        taken = sum(watched_pass(relay_conn, watch, clock).taken for _ in range(3))
+        left = log_rows()
+    assert floor > 20
+    assert taken == 5 and left == [] and watch.floor < floor

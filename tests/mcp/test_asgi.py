@@ -226,7 +226,7 @@ def test_the_sdk_is_imported_once_in_a_thread_while_the_event_loop_keeps_serving
         time_module.sleep(0.3)  # holds a thread, not the event loop
 
     monkeypatch.setattr(asgi, "_import_sdk", slow_import)
-    monkeypatch.setattr(asgi, "_sdk", None)
+    monkeypatch.setattr(asgi, "_loaded", threading.Event())
 
     async def scenario():
         ticks = 0

@@ -241,11 +241,13 @@ class StorePool(ConnectionPool[DictConnection]):
 
 
 class AsyncStorePool(AsyncConnectionPool[AsyncDictConnection]):
-    """An event loop's pool, refusing requests while the circuit is open."""
+    """An event loop's pool, refusing requests while the circuit is open, behind its admission
+    gate (todos.core.admission), as wide as the pool."""
 
     def __init__(self, *args: Any, loop: asyncio.AbstractEventLoop, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.loop = loop
+        self.gate = admission.Gate(self.max_size)
 
     async def _get_ready_connection(self, timeout: float | None) -> AsyncDictConnection | None:
         CIRCUIT.check()
@@ -282,9 +284,6 @@ class AsyncStorePool(AsyncConnectionPool[AsyncDictConnection]):
 
 _lock = threading.Lock()
 _pool: StorePool | None = None
-_gates: weakref.WeakKeyDictionary[AsyncConnectionPool[AsyncDictConnection], admission.Gate] = (
-    weakref.WeakKeyDictionary()
-)
 _apools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncStorePool] = weakref.WeakKeyDictionary()
 
 
@@ -305,7 +304,7 @@ def pool() -> ConnectionPool[DictConnection]:
     return _pool
 
 
-async def apool() -> AsyncConnectionPool[AsyncDictConnection]:
+async def apool() -> AsyncStorePool:
     loop = asyncio.get_running_loop()
     existing = _apools.get(loop)
     if existing is None:
@@ -368,21 +367,13 @@ def pooled_connection() -> Iterator[DictConnection]:
         store_pool.putconn(conn)
 
 
-def _gate(store_pool: AsyncConnectionPool[AsyncDictConnection]) -> admission.Gate:
-    """The admission gate in front of this event loop's pool (todos.core.admission)."""
-    gate = _gates.get(store_pool)
-    if gate is None:
-        gate = _gates[store_pool] = admission.Gate(store_pool.max_size)
-    return gate
-
-
 @asynccontextmanager
 async def apooled_connection() -> AsyncIterator[AsyncDictConnection]:
     """A connection of this event loop's pool, taken through its admission gate: when all are
     busy, the kinds of work waiting take turns for the next one freed (todos.core.admission)."""
     store_pool = await apool()
     CIRCUIT.check()  # while the database is unreachable, refuse before queueing at the gate
-    gate = _gate(store_pool)
+    gate = store_pool.gate
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.BOARD_DB_POOL_TIMEOUT
     await gate.acquire(admission.current(), settings.BOARD_DB_POOL_TIMEOUT)

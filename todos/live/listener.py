@@ -3,8 +3,9 @@
 PostgreSQL is the bus: the relay (``relay.py``) NOTIFYs ``board_events`` from the change log the
 store's statements write, and the statements that make work claimable NOTIFY ``board_ready``
 themselves (see ``todos/core/store/fragments.py``). Each process keeps a single dedicated async
-connection listening on the Board's channels and hands every notification to in-process subscribers. Nothing is shared
-between processes, so several Board processes behind a load balancer each listen for themselves.
+connection listening on the Board's channels and hands every notification to in-process
+subscribers. Nothing is shared between processes, so several Board processes behind a load
+balancer each listen for themselves.
 
 The connection is started lazily in the server's event loop (daphne has no ASGI lifespan), the
 first time a websocket or a long poll needs it. If it drops, it reconnects at once (not twice in

@@ -26,7 +26,7 @@ from todos.agents.api.asgi import GONE_SCOPE_KEY
 from todos.agents.api.auth import authenticate, authorize
 from todos.agents.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body, internal_message, new_request_id
 from todos.agents.api.handlers import Call
-from todos.agents.api.verbs import VERBS, priority_of, run
+from todos.agents.api.verbs import VERBS, run
 from todos.core.admission import prioritised
 from todos.core.errors import Invalid, NotFound, StoreError
 from todos.core.store.inputs import JSON_MAX_DEPTH
@@ -199,7 +199,7 @@ async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
         if request.method != "POST":
             raise MethodNotAllowed(f"{verb} takes POST with a JSON object body, not {request.method}")
         raw = read_body(request)
-        with prioritised(priority_of(found.name)):  # the credential's lookup queues as the verb does
+        with prioritised(found.priority):  # the credential's lookup queues as the verb does
             credential = await authenticate(request.META.get("HTTP_AUTHORIZATION"))
         authorize(found.name, found.granted_by, credential)
         args = parse_arguments(raw)

@@ -30,11 +30,14 @@ class Verb:
     handler: Handler
     # HTTP status of a success; create_for answers 201 only when it created the todo.
     status: Callable[[dict], int] = lambda output: 200
+    # Its kind of work at the admission gate (todos.core.admission): work that ends or keeps a
+    # lease first, new work last, every other verb in between.
+    priority: Priority = Priority.WORK
 
 
-def _verb(name, description, input, output, handler, *, granted_by=None, status=None) -> Verb:
+def _verb(name, description, input, output, handler, *, granted_by=None, status=None, priority=Priority.WORK) -> Verb:
     extra = {"status": status} if status else {}
-    return Verb(name, description, input, output, frozenset(granted_by or (name,)), handler, **extra)
+    return Verb(name, description, input, output, frozenset(granted_by or (name,)), handler, priority=priority, **extra)
 
 
 # The scope verb that grants managing the endpoint's own schedules (not a verb itself).
@@ -53,6 +56,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.CREATE_FOR_OUT,
         handlers.create_for,
         status=lambda output: 201 if output["created"] else 200,
+        priority=Priority.CREATE,
     ),
     _verb(
         "create_batch",
@@ -64,6 +68,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.CREATE_BATCH_OUT,
         handlers.create_batch,
         granted_by=("create_for",),
+        priority=Priority.CREATE,
     ),
     _verb(
         "list_todos",
@@ -104,6 +109,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.HEARTBEAT_IN,
         schemas.TODO_ENVELOPE,
         handlers.heartbeat,
+        priority=Priority.FINISH,
     ),
     _verb(
         "complete",
@@ -111,6 +117,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.COMPLETE_IN,
         schemas.REPORT_OUT,
         handlers.complete,
+        priority=Priority.FINISH,
     ),
     _verb(
         "fail",
@@ -119,6 +126,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.FAIL_IN,
         schemas.REPORT_OUT,
         handlers.fail,
+        priority=Priority.FINISH,
     ),
     _verb(
         "release",
@@ -126,6 +134,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.RELEASE_IN,
         schemas.TODO_ENVELOPE,
         handlers.release,
+        priority=Priority.FINISH,
     ),
     _verb(
         "claim_batch",
@@ -142,6 +151,7 @@ TABLE: tuple[Verb, ...] = (
         schemas.COMPLETE_BATCH_OUT,
         handlers.complete_batch,
         granted_by=("complete",),
+        priority=Priority.FINISH,
     ),
     _verb(
         "get_default_lease",
@@ -232,22 +242,10 @@ TABLE: tuple[Verb, ...] = (
 VERBS: dict[str, Verb] = {verb.name: verb for verb in TABLE}
 
 
-# Who gets the next pooled connection when requests queue for one (todos.core.admission): work
-# that ends or keeps a lease first, new work last; every other verb in between.
-_PRIORITY = {
-    **dict.fromkeys(("complete", "fail", "release", "heartbeat", "complete_batch"), Priority.FINISH),
-    **dict.fromkeys(("create_for", "create_batch"), Priority.CREATE),
-}
-
-
-def priority_of(name: str) -> Priority:
-    return _PRIORITY.get(name, Priority.WORK)
-
-
 async def run(verb: Verb, call: Call, args: dict) -> dict:
     """What every transport does once it knows the caller: check the scope, check the arguments
     against the verb's schema, run the handler at the verb's priority. Raises store errors for
     the transport to map."""
     authorize(verb.name, verb.granted_by, call.credential)
-    with prioritised(priority_of(verb.name)):
+    with prioritised(verb.priority):
         return await verb.handler(call, validate(verb.input, args))

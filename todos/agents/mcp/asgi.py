@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from importlib import import_module
 
 from todos.agents.api.asgi import GONE_SCOPE_KEY
@@ -55,16 +56,25 @@ def is_mcp_path(path: str) -> bool:
     return path == PREFIX or path.startswith(PREFIX + "/")
 
 
-_sdk: asyncio.Future[None] | None = None
+# Set once the SDK is imported. A thread-level flag and lock, not a future: a future belongs to one
+# event loop, and a process may serve from several (each test's loop), one of them closing while
+# the import ran.
+_loaded = threading.Event()
+_loading = threading.Lock()
 
 
 async def sdk_loaded() -> None:
-    """Import the MCP SDK (through ``runtime`` and ``auth``) once per process, in a thread; every
-    request that arrives meanwhile waits for the same import."""
-    global _sdk
-    if _sdk is None or (_sdk.done() and _sdk.exception() is not None):
-        _sdk = asyncio.ensure_future(asyncio.to_thread(_import_sdk))
-    await asyncio.shield(_sdk)
+    """Import the MCP SDK (through ``runtime`` and ``auth``) once per process, in a thread; a
+    request that arrives meanwhile waits in its own thread for the same import."""
+    if not _loaded.is_set():
+        await asyncio.to_thread(_load_once)
+
+
+def _load_once() -> None:
+    with _loading:
+        if not _loaded.is_set():
+            _import_sdk()
+            _loaded.set()
 
 
 def _import_sdk() -> None:
