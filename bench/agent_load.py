@@ -17,7 +17,7 @@ included, as ``bench/serving.py`` starts it) on a fresh database, and two more p
   while the cap is full is shed). The payload carries the producer's send time (``time.time()``);
 * the **workers**: K agents (``--k``, 16), each on its own keep-alive connection, looping
   ``claim_next`` with ``wait_seconds`` 2 → ``complete``, retrying a ``complete`` after a 5xx as
-  ``worker/worker.py`` does.
+  ``board_client.Worker`` does.
 
 Both (``bench/load_clients.py``) speak HTTP through ``bench/http_client.py`` (asyncio streams: the
 load generator shares two cores with what it measures, so it must be cheap; its CPU is reported).

@@ -2,6 +2,7 @@
 
     uv run --group bench python -m bench.http_drain                      # N=4,000, 2 rounds
     uv run --group bench python -m bench.http_drain --systems store,http,store-batch,http-batch
+    uv run --group bench python -m bench.http_drain --systems store,client,store-batch,client-batch --anatomy 0
     uv run --group bench python -m bench.http_drain --systems http --rounds 1 --profile
     uv run --group bench python -m bench.http_drain --smoke
 
@@ -17,6 +18,9 @@ Systems, alternating order between rounds, all in one database behind one Board 
   psycopg connections: claim_next → complete, or claim_batch max=10 → complete_batch);
 * ``http`` / ``http-batch``: K worker *processes*, each an ``httpx.Client`` with keep-alive, to
   ``POST /api/v1/claim_next`` → ``/complete``, or ``/claim_batch {"max": 10}`` → ``/complete_batch``;
+* ``client`` / ``client-batch``: K processes through the Python client (``clients/python``):
+  ``board_client.Worker`` with a handler that does nothing (each report carries ``next``: one
+  request per job; each handles N/K todos), or ``Client.claim_batch(10)`` → ``complete_batch``;
 
 The API used to go through Django's handler; ``todos/agents/api/fast_path.py`` serves it straight from
 ASGI now (bench/README.md, "Over HTTP", has the side-by-side figures from when both existed).
@@ -51,7 +55,7 @@ from bench.serving import LoadSampler, clear_todos, load_average, percentile, st
 
 K = 8
 QUEUE = "bench"
-ALL_SYSTEMS = ("store", "http", "store-batch", "http-batch")
+ALL_SYSTEMS = ("store", "http", "client", "store-batch", "http-batch", "client-batch")
 VARIANT_LABELS = {"board": "Board as is: API fast path"}
 # The Board servers a run can drain against (a variant is ``<system>@<server>``).
 SERVERS: dict[str, dict] = {"board": {}}
@@ -104,6 +108,42 @@ def http_worker(index: int, barrier, url: str, token: str, batch: int) -> dict:
     return {"done": done, "last": last, "cpu": cpu, "claims": claims, "completes": completes}
 
 
+# --- the Python client's worker (a spawned process) --------------------------------------------
+
+
+def client_worker(index: int, barrier, url: str, token: str, batch: int, quota: int) -> dict:
+    """One agent through ``board_client``: row at a time, the real ``Worker`` (a handler that does
+    nothing; each report carries ``next``: one request per job) until it has handled ``quota``
+    todos; batched, ``Client.claim_batch`` → ``complete_batch`` until the queue is empty. Its CPU
+    is the whole process's (every thread: slots, heartbeats, httpx)."""
+    import logging
+
+    from board_client import Client, Worker
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    done, last = 0, None
+    client = Client(url, token, retries=0, timeout=120)
+    client.get_default_lease()  # opens the connection (and warms the server's pools)
+    systems.start(barrier)
+    cpu0 = time.process_time()
+    if batch == 1:
+        worker = Worker(url, token, client=client, wait_seconds=1, fence=False, claimant=f"bench-{index}")
+        worker.add_handler(QUEUE, lambda job: None)
+        status = worker.run(max_todos=quota)
+        if status:
+            raise RuntimeError(f"the worker was refused: {worker.fatal}")
+        done = sum(1 for o in worker.outcomes if o.verdict == "completed")
+        last = time.monotonic()
+    else:
+        while claims := client.claim_batch(batch, queue=QUEUE):
+            results = client.complete_batch([{"id": c["todo"]["id"]} for c in claims])
+            done += sum(1 for r in results if r["ok"])
+            last = time.monotonic()
+    cpu = time.process_time() - cpu0
+    client.close()
+    return {"done": done, "last": last, "cpu": cpu, "claims": [], "completes": []}
+
+
 # --- one run ----------------------------------------------------------------------------------
 
 
@@ -132,9 +172,12 @@ def drain_http_in(
         create_todos(conn, scope, n, queue=QUEUE)
     systems._prepare_common(conninfo, ("todos", "todo_attempts"))
     board0 = server.cpu_seconds()
-    seconds, gang = systems._timed_gang(
-        conninfo, http_worker, k, (server.url, token, batch), "processes", "SELECT max(completed_at) FROM todos"
-    )
+    if label.startswith("client"):
+        target, args = client_worker, (server.url, token, batch, n // k)
+        check(n % k == 0, f"{label}: N ({n}) must be a multiple of K ({k}): each worker handles N/K")
+    else:
+        target, args = http_worker, (server.url, token, batch)
+    seconds, gang = systems._timed_gang(conninfo, target, k, args, "processes", "SELECT max(completed_at) FROM todos")
     board1 = server.cpu_seconds()
     systems.verify_store(conninfo, n)
     check(gang.total == n, f"{label}: workers completed {gang.total}, expected {n}")
@@ -488,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--systems",
         default=",".join(ALL_SYSTEMS),
-        help="comma-separated: store, store-batch, http, http-batch",
+        help="comma-separated: store, store-batch, http, http-batch, client, client-batch",
     )
     parser.add_argument(
         "--profile",
@@ -605,6 +648,9 @@ def main(argv: list[str] | None = None) -> int:
         ("http", "store"),
         ("http-batch", "store-batch"),
         ("http-batch", "http"),
+        ("client", "store"),  # issue target: >= 0.5x
+        ("client-batch", "store-batch"),  # issue target: >= 0.6x
+        ("client", "http"),
     ):
         if a in rate and b in rate:
             ratio_rows.append([f"{a} / {b}", f"{rate[a] / rate[b]:.2f}x"])

@@ -90,7 +90,7 @@ def outcome(status: int) -> str:
 
 def retry_delay(retry_after: float | None) -> float:
     """How long a worker waits after a 5xx: the server's Retry-After, at least 0.1 s and at most
-    2 s (``worker/worker.py`` honours Retry-After the same way, under its own ceiling)."""
+    2 s (``board_client.Worker`` honours Retry-After the same way, under its own ceiling)."""
     return min(2.0, max(0.1, retry_after or 0.0))
 
 

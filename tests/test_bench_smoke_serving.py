@@ -38,6 +38,32 @@ def test_http_drain_row_and_batch_verify(agent):
     assert batched.requests >= 2 * 5
 
 
+def test_http_drain_through_the_client_verifies(agent):
+    """The Python client's worker (one request per job) and its batch pair drain and verify."""
+    scope, token, _ = agent
+    conninfo = db.conninfo()
+    with start_board(conninfo) as server:
+        row = http_drain.drain_http_in(conninfo, server, scope, token, 30, 3, label="client")
+        clear_todos(conninfo)
+        batched = http_drain.drain_http_in(conninfo, server, scope, token, 40, 2, batch=10, label="client-batch")
+        clear_todos(conninfo)
+    assert row.n == 30 and row.client_cpu is not None and row.client_cpu > 0 and row.seconds > 0
+    assert batched.n == 40 and batched.board_cpu is not None
+
+
+def test_enqueue_compares_batch_and_one_by_one(agent, capsys):
+    from bench import enqueue
+
+    conninfo = db.conninfo()
+    _, token, _ = agent
+    with start_board(conninfo) as server:
+        one = enqueue.run_once(conninfo, server, token, "create_for", 20, 10, "smoke-a")
+        clear_todos(conninfo)
+        batched = enqueue.run_once(conninfo, server, token, "create_batch", 40, 10, "smoke-b")
+        clear_todos(conninfo)
+    assert one["rate"] > 0 and batched["rate"] > 0 and batched["board_cpu"] >= 0
+
+
 def test_http_drain_anatomy_times_every_part(agent):
     scope, token, _ = agent
     conninfo = db.conninfo()

@@ -19,6 +19,8 @@ import httpx
 import jsonschema
 import psycopg
 import pytest
+from board_client._async_client import _seconds as retry_after_seconds
+from board_client.worker import BACKOFF_MAX, retry_delay
 from django.db import connection as django_connection
 from mcp.shared.exceptions import MCPError
 
@@ -30,7 +32,6 @@ from todos.agents.api import openapi
 from todos.agents.api.errors import STATUS, UNAVAILABLE_SCHEMA
 from todos.core import db, unavailable
 from todos.core.db import Statement
-from worker.worker import BACKOFF_MAX, retry_after_seconds, retry_delay
 
 STATEMENT_TIMEOUT = 2.0
 POOL_TIMEOUT = 1.0
@@ -361,4 +362,4 @@ def test_the_worker_waits_for_retry_after_within_its_backoff_bounds():
 )
 def test_retry_after_is_read_in_seconds(header, expected):
     headers = {"Retry-After": header} if header else {}
-    assert retry_after_seconds(httpx.Response(503, headers=headers)) == expected
+    assert retry_after_seconds(httpx.Response(503, headers=headers).headers.get("Retry-After")) == expected

@@ -22,6 +22,8 @@ import httpx
 import psycopg
 import psycopg.conninfo
 import pytest
+from board_client import Worker
+from board_client.command import command_handler
 from mcp.shared.exceptions import MCPError
 
 from tests.mcp.client import mcp_client, run
@@ -31,7 +33,6 @@ from tests.support.pools import sized_pools
 from todos.core import db, unavailable
 from todos.core.circuit import CIRCUIT, Circuit
 from todos.core.db import Statement
-from worker.worker import Worker, WorkerConfig
 
 FAST = 1.0  # seconds: the longest a request may take to be told the database is unreachable
 PID = Statement("SELECT pg_backend_pid() AS pid", {}, lambda rows: rows[0]["pid"])
@@ -528,9 +529,10 @@ def test_terminating_every_backend_under_load_does_not_open_it_nor_lose_work(boa
 def test_the_worker_waits_for_retry_after_between_instant_503s(board_restarted, caplog):
     """The 503s now come in milliseconds: a worker that ignored Retry-After would spin."""
     board = board_restarted
-    caplog.set_level(logging.WARNING, logger="worker.worker")
+    caplog.set_level(logging.WARNING, logger="board_client.worker")
     board.pg.stop()
-    worker = Worker(WorkerConfig(url=board.url, token=board.token, queue="default", command=("true",), wait_seconds=1))
+    worker = Worker(board.url, board.token, wait_seconds=1)
+    worker.add_handler("default", command_handler(["true"]))
     thread = threading.Thread(target=lambda: worker.run(max_todos=1), daemon=True)
     thread.start()
     time.sleep(6)

@@ -19,12 +19,13 @@ import time
 import httpx
 import jsonschema
 import pytest
+from board_client import Worker
+from board_client.command import command_handler
 from mcp.shared.exceptions import MCPError
 
 from tests.mcp.client import mcp_client, refused, run
 from tests.support.outage import outage_root, start_outage_board, stop_outage_board, wait_until
 from todos.agents.api.errors import UNAVAILABLE_SCHEMA
-from worker.worker import Worker, WorkerConfig
 
 pytestmark = pytest.mark.slow
 
@@ -244,20 +245,11 @@ def test_the_worker_backs_off_on_503_and_keeps_its_lease_through_an_outage(outag
     created = api(outage, "create_for", {"queue": "default", "title": "through two outages"})
     assert created.status_code == 201, created.text
     todo_id = created.json()["todo"]["id"]
-    caplog.set_level(logging.WARNING, logger="worker.worker")
+    caplog.set_level(logging.WARNING, logger="board_client.worker")
 
     outage.pg.stop()
-    worker = Worker(
-        WorkerConfig(
-            url=outage.url,
-            token=outage.token,
-            queue="default",
-            command=("sh", "-c", "sleep 7; echo survived"),
-            lease=9,
-            wait_seconds=1,
-            claimant="outage-test",
-        )
-    )
+    worker = Worker(outage.url, outage.token, lease=9, wait_seconds=1, claimant="outage-test")
+    worker.add_handler("default", command_handler(["sh", "-c", "sleep 7; echo survived"]))
     result: dict = {}
     thread = threading.Thread(target=lambda: result.setdefault("status", worker.run(max_todos=1)), daemon=True)
     guard = threading.Timer(120, worker.stop)
@@ -290,7 +282,8 @@ def test_the_worker_backs_off_on_503_and_keeps_its_lease_through_an_outage(outag
     refused_claims = [r.getMessage() for r in caplog.records if r.getMessage().startswith("cannot claim")]
     assert refused_claims and all("503 unavailable" in m or "HTTP 5" in m for m in refused_claims), refused_claims
     # Retry-After (2 s) is honoured over the first backoff (1 s).
-    assert "503 unavailable); retrying in 2 s" in refused_claims[0], refused_claims
+    first = refused_claims[0]
+    assert "HTTP 503 unavailable:" in first and first.endswith("retrying in 2 s"), refused_claims
     assert any("heartbeat for" in r.getMessage() and "503 unavailable" in r.getMessage() for r in caplog.records)
 
     with outage.pg.connect() as conn:

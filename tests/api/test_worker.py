@@ -1,4 +1,5 @@
-"""The worker (``worker/worker.py``, ``manage.py work``) end to end against the live server."""
+"""The worker (``board_client.Worker`` with the command handler, ``manage.py work``) end to end against the
+live server."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from board_client import Worker
+from board_client.command import Tail, command_handler
 
 from tests.support.live_server import ROOT, server_environment, start_server, stop_server
 from todos.core import db
@@ -19,7 +22,6 @@ from todos.core.db import execute
 from todos.core.selectors.agent_api import get_todo
 from todos.core.store import agent as agent_store
 from todos.core.store import background
-from worker.worker import Tail, Worker, WorkerConfig
 
 
 def run_worker(
@@ -35,19 +37,16 @@ def run_worker(
     capabilities: tuple[str, ...] = (),
 ) -> Worker:
     worker = Worker(
-        WorkerConfig(
-            url=url,
-            token=token,
-            queue="default",
-            command=tuple(command),
-            lease=lease,
-            fence=fence,
-            concurrency=concurrency,
-            wait_seconds=1,
-            claimant="test-worker",
-            capabilities=capabilities,
-        )
+        url,
+        token,
+        lease=lease,
+        fence=fence,
+        concurrency=concurrency,
+        wait_seconds=1,
+        claimant="test-worker",
+        capabilities=capabilities,
     )
+    worker.add_handler("default", command_handler(command))
     guard = threading.Timer(limit, worker.stop)
     guard.start()
     try:
@@ -241,10 +240,10 @@ def test_the_command_line_refuses_a_bad_capability(tenancy):
 
 
 def test_a_refused_token_stops_the_worker_with_an_error(asgi_server, tenancy):
-    worker = Worker(
-        WorkerConfig(url=asgi_server.url, token="bd_wrong", queue="default", command=("cat",), wait_seconds=1)
-    )
+    worker = Worker(asgi_server.url, "bd_wrong", wait_seconds=1)
+    worker.add_handler("default", command_handler(["cat"]))
     assert worker.run() == 1
+    assert worker.fatal is not None and worker.fatal.code == "unauthorized"
 
 
 def test_the_command_line_reports_missing_options(tenancy):

@@ -107,12 +107,12 @@ def test_every_pattern_attribute_is_valid_with_the_v_flag():
 # --- the reveal page's worker command, up's message --------------------------------------------
 
 
-def test_the_reveal_page_worker_command_runs_from_a_clone(world):
+def test_the_reveal_page_worker_command_needs_only_the_client(world):
     from todos.dashboard.views import endpoints
 
     source = Path(endpoints.__file__).read_text()
-    assert "uv run manage.py work --queue" in source
-    assert "python manage.py work" not in source
+    assert "uv pip install ./clients/python" in source and 'f"board-worker --queue' in source
+    assert "manage.py work" not in source
 
 
 def test_up_names_the_menu_item_to_change_the_password():

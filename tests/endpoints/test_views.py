@@ -179,8 +179,7 @@ def test_vend_reveals_the_token_once_with_everything_needed_to_use_it(world, ada
         "-H &#x27;Content-Type: application/json&#x27; -d &#x27;{&quot;wait_seconds&quot;: 30}&#x27;"
     ) in body
     assert (
-        f"export BOARD_URL={base}\nexport BOARD_TOKEN={token}\nuv run manage.py work --queue builds -- ./handle-todo.sh"
-        in body
+        f"export BOARD_URL={base}\nexport BOARD_TOKEN={token}\nboard-worker --queue builds -- ./handle-todo.sh" in body
     )
     mcp = re.search(r'<pre id="mcp-config" class="json">(.*?)</pre>', body, re.S).group(1)
     config = json.loads(mcp.replace("&quot;", '"'))

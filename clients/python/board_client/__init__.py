@@ -16,6 +16,7 @@ from board_client.errors import (
     Unauthorized,
     Unavailable,
 )
+from board_client.worker import Done, Fail, Job, Release, Worker
 
 __all__ = [
     "AsyncClient",
@@ -31,4 +32,9 @@ __all__ = [
     "TooLarge",
     "Unauthorized",
     "Unavailable",
+    "Done",
+    "Fail",
+    "Job",
+    "Release",
+    "Worker",
 ]

@@ -70,7 +70,7 @@ LIFETIMES = {
     "30d": ("30 days", timedelta(days=30)),
     "custom": ("Until…", None),
 }
-# What ``manage.py work`` calls: the reveal warns when the endpoint lacks one.
+# What ``board-worker`` calls: the reveal warns when the endpoint lacks one.
 WORKER_VERBS = ("claim_next", "heartbeat", "complete", "fail", "release")
 QUEUE_SPLIT = re.compile(r"[\s,]+")
 
@@ -245,9 +245,10 @@ def _reveal(request, team, endpoint, token: str, *, rotated: bool):
             f"-H 'Content-Type: application/json' -d '{{\"wait_seconds\": 30}}'"
         ),
         "worker": (
+            "uv pip install ./clients/python   # from a checkout of Board: the client and board-worker\n"
             f"export BOARD_URL={shlex.quote(base)}\n"
             f"export BOARD_TOKEN={shlex.quote(token)}\n"
-            f"uv run manage.py work --queue {shlex.quote(queue)} -- ./handle-todo.sh"
+            f"board-worker --queue {shlex.quote(queue)} -- ./handle-todo.sh"
         ),
         "worker_missing": [verb for verb in WORKER_VERBS if verb not in endpoint.scope_verbs],
         "mcp": json.dumps(client_config(base, token), indent=2),

@@ -1,1 +1,0 @@
-"""The command-running worker behind ``manage.py work``: plain HTTP, no Django."""
