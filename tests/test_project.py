@@ -241,3 +241,23 @@ def test_demo_agents_take_capability_bound_work_only_with_matching_capabilities(
     assert any(r["claimant"] == "summarizer/gpu-worker-0" and r["requires"] == ["gpu"] for r in rows), rows
     assert any(r["claimant"] == "summarizer/cpu-worker-1" for r in rows), rows
     assert all(r["requires"] == [] for r in rows if r["claimant"] == "summarizer/cpu-worker-1"), rows
+
+
+def test_the_demo_producer_enqueues_a_release_in_one_batch_once():
+    """A release's notes go in as one create_batch; the same release again creates nothing."""
+    import random
+
+    from todos.ops.demo import BOUND_QUEUE, PRODUCER, SimulatedAgents, seed
+
+    scopes = seed(factories.user("demo-admin", superuser=True), todos=10)
+    agents = SimulatedAgents(scopes, seed=3)
+    query = "SELECT title, payload, idempotency_key FROM todos WHERE title LIKE 'Summarize the v2.%%' ORDER BY title"
+    agents._release_batch(scopes["summarizer"], scopes[PRODUCER.slug], random.Random(7))
+    with db.connect() as conn:
+        first = conn.execute(query).fetchall()
+    agents._release_batch(scopes["summarizer"], scopes[PRODUCER.slug], random.Random(7))
+    with db.connect() as conn:
+        again = conn.execute(query).fetchall()
+        queues = {r["queue"] for r in conn.execute("SELECT queue FROM todos WHERE title LIKE 'Summarize the v2.%%'")}
+    assert 3 <= len(first) <= 6 and again == first and queues == {BOUND_QUEUE}
+    assert [r["payload"]["part"] for r in first] == list(range(1, len(first) + 1))

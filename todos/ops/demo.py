@@ -396,6 +396,9 @@ class SimulatedAgents:
         owners = {q: self.scopes[a.slug] for a in AGENTS for q in a.queues}
         rng = random.Random(self.rng.random())
         while not self._sleep(rng.uniform(1.5, 4)):
+            if rng.random() < 0.1:
+                self._release_batch(owners[BOUND_QUEUE], scope, rng)
+                continue
             queue = rng.choice(list(owners))
             target = owners[queue]
             payload = {"n": rng.randint(1, 10**6), "repo": f"acme/{rng.choice(MODULES)}"}
@@ -417,3 +420,25 @@ class SimulatedAgents:
                 )
             )
             time.sleep(0)
+
+    def _release_batch(self, target: AgentScope, producer: AgentScope, rng: random.Random) -> None:
+        """A release lands: its notes go in as one ``create_batch``, a docs todo per part, one
+        idempotency key each (the same release twice answers the todos the first made)."""
+        release = f"v2.{rng.randint(0, 40)}.{rng.randint(0, 9)}"
+        parts = rng.randint(3, 6)
+        execute(
+            agent_store.create_batch(
+                target,
+                [
+                    {
+                        "queue": BOUND_QUEUE,
+                        "title": f"Summarize the {release} release notes, part {n} of {parts}",
+                        "kind": "doc",
+                        "source": producer.owner,
+                        "payload": {"release": release, "part": n},
+                        "idempotency_key": f"release-{release}-{n}",
+                    }
+                    for n in range(1, parts + 1)
+                ],
+            )
+        )
