@@ -61,9 +61,17 @@ def test_the_installed_wheel_has_nothing_of_board_and_its_board_worker_drains_a_
 ):
     python = installed / "python"
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u; print([m for m in ('django', 'todos', 'psycopg', 'board') "
-         "if u.find_spec(m)]); import board_client; print(board_client.__file__)"],
-        capture_output=True, text=True, check=True, cwd=tmp_path, env=bare_environment(),
+        [
+            str(python),
+            "-c",
+            "import importlib.util as u; print([m for m in ('django', 'todos', 'psycopg', 'board') "
+            "if u.find_spec(m)]); import board_client; print(board_client.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=bare_environment(),
     )  # fmt: skip (not the checkout's directory, whose packages the current directory would offer)
     found, location = probe.stdout.splitlines()
     assert found == "[]" and str(installed.parent) in location, probe.stdout
@@ -76,9 +84,10 @@ def test_the_installed_wheel_has_nothing_of_board_and_its_board_worker_drains_a_
         for n in range(12)
     ]
     env = bare_environment(BOARD_URL=asgi_server.url, BOARD_TOKEN=vended.token, HOME=str(tmp_path))
+    options = ["--queue", "default", "--concurrency", "3", "--wait", "1", "--max-todos", "12"]
+    double = "import json, sys; print(json.load(sys.stdin)['n'] * 2)"
     worker = subprocess.Popen(
-        [str(installed / "board-worker"), "--queue", "default", "--concurrency", "3", "--wait", "1", "--max-todos", "12",
-         "--", sys.executable, "-c", "import json, sys; print(json.load(sys.stdin)['n'] * 2)"],
+        [str(installed / "board-worker"), *options, "--", sys.executable, "-c", double],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
     )  # fmt: skip
     try:

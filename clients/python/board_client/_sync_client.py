@@ -7,18 +7,29 @@ Written by ``generate_sync.py`` from ``_async_client.py`` (edit that one); the r
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, cast
 
 import httpx
 
 from board_client import types
-from board_client.errors import Unavailable, error_for
+from board_client.errors import STATUS, LeaseLost, NotFound, ServerError, Unavailable, error_for
 
 DEFAULT_TIMEOUT = 40.0  # above the longest long poll (30 s) the server allows
+LONG_POLL_MARGIN = 10.0  # seconds a long poll's read timeout allows beyond its wait
 SAFE_VERBS = frozenset(
     {"list_todos", "get_todo", "get_default_lease", "list_schedules", "heartbeat", "set_default_lease",
-     "pause_schedule", "resume_schedule"}
+     "update_schedule", "pause_schedule", "resume_schedule"}
 )  # fmt: skip
+# Transport errors raised before a byte of the request left: sending again cannot repeat a call.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# This process's own mistakes (a malformed URL or header): raised as they are, never retried.
+NOT_AN_OUTAGE = (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL)
+# A note for a report refused after a 503 was retried: the database may have committed the first try.
+AFTER_503 = (
+    " (an earlier try was answered 503 unavailable; if the database committed that try just before "
+    "its connection was cut, the report had landed)"
+)
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -27,7 +38,11 @@ def _given(**fields: Any) -> dict[str, Any]:
 
 
 class Client:
-    """``Client("http://127.0.0.1:8000", token)``: the agent API of one Board, as one endpoint."""
+    """``Client("http://127.0.0.1:8000", token)``: the agent API of one Board, as one endpoint.
+
+    ``timeout`` (seconds) bounds each try (a long poll gets its wait on top); ``retries``,
+    ``backoff`` and ``backoff_max`` govern the retries (``retries=0``: none). ``transport`` is
+    httpx's, for tests and proxies."""
 
     def __init__(
         self,
@@ -40,13 +55,17 @@ class Client:
         backoff_max: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ):
+        if retries < 0 or backoff < 0 or backoff_max < 0 or timeout <= 0:
+            raise ValueError("retries, backoff and backoff_max must be >= 0 and timeout > 0")
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
+            raise ValueError("the token must be printable ASCII without spaces (as Board vends it)")
         self._http = httpx.Client(
             base_url=url.rstrip("/") + "/api/v1/",
             headers={"Authorization": f"Bearer {token}"},
             timeout=timeout,
             transport=transport,
         )
-        self.retries, self.backoff, self.backoff_max = retries, backoff, backoff_max
+        self.timeout, self.retries, self.backoff, self.backoff_max = timeout, retries, backoff, backoff_max
         self._tokens: dict[str, str] = {}  # lease tokens of the fenced claims this client holds
 
     def close(self) -> None:
@@ -60,44 +79,86 @@ class Client:
 
     # --- the transport ---------------------------------------------------------------------
 
-    def call(self, verb: str, body: dict[str, Any], *, safe: bool | None = None) -> dict[str, Any]:
-        """POST one verb; the answer's JSON object, or the error's exception."""
+    def call(
+        self, verb: str, body: dict[str, Any], *, safe: bool | None = None, wait: float | None = None
+    ) -> dict[str, Any]:
+        """POST one verb; the answer's JSON object, or the error's exception. ``safe``: whether the
+        call may be sent again after a lost answer (default: the verb is in ``SAFE_VERBS``);
+        ``wait``: the seconds the server may hold it (a long poll)."""
         repeatable = verb in SAFE_VERBS if safe is None else safe
-        delay = self.backoff
+        timeout = self.timeout if wait is None else max(self.timeout, float(wait) + LONG_POLL_MARGIN)
+        delay, maybe_landed, answered_503 = self.backoff, False, False
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._http.post(verb, json=body)
+                response = self._http.post(verb, json=body, timeout=timeout)
+            except NOT_AN_OUTAGE:
+                raise
             except httpx.TransportError as exc:
-                if not repeatable or last:
-                    raise Unavailable(
-                        f"{verb}: no answer from the server ({exc.__class__.__name__}: {exc}); "
-                        + ("gave up" if repeatable else "the call may or may not have landed"),
-                        status=0,
-                    ) from exc
+                sent = not isinstance(exc, NOT_SENT)
+                maybe_landed = maybe_landed or sent
+                if last or (sent and not repeatable):
+                    message = _no_answer(verb, exc, sent, repeatable, tries=attempt + 1, unknown=maybe_landed)
+                    raise Unavailable(message, status=0, outcome_unknown=maybe_landed) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
                 continue
-            if response.status_code < 400:
-                return cast(dict[str, Any], response.json())
-            retry_after = _seconds(response.headers.get("Retry-After"))
+            request_id = response.headers.get("X-Request-Id")
             try:
                 answer: object = response.json()
-            except ValueError:
+            except ValueError:  # not JSON, or not UTF-8
                 answer = None
-            error = error_for(verb, response.status_code, answer, response.headers.get("X-Request-Id"), retry_after)
-            if not isinstance(error, Unavailable) or last or response.status_code != 503:
+            if response.status_code < 400:
+                if not isinstance(answer, dict):
+                    raise ServerError(
+                        f"{verb}: HTTP {response.status_code} with a body that is not a JSON object",
+                        status=response.status_code,
+                        request_id=request_id,
+                    )
+                return cast(dict[str, Any], answer)
+            retry_after = _seconds(response.headers.get("Retry-After"))
+            error = error_for(verb, response.status_code, answer, request_id, retry_after)
+            if isinstance(error, Unavailable) and response.status_code in (502, 504):
+                maybe_landed = True  # a proxy's: the server may have run the call
+                error.outcome_unknown = True
+                if last or not repeatable:
+                    raise error
+            elif isinstance(error, Unavailable) and response.status_code == 503:
+                answered_503 = True
+                error.outcome_unknown = maybe_landed
+                if last:
+                    raise error
+            else:
+                if answered_503 and isinstance(error, LeaseLost):
+                    error = LeaseLost(error.message + AFTER_503, status=error.status, request_id=error.request_id)
                 raise error
-            time.sleep(max(delay, retry_after or 0.0))
+            time.sleep(max(delay, error.retry_after or 0.0))
             delay = min(delay * 2, self.backoff_max)
-        raise AssertionError("unreachable")
+        raise AssertionError("unreachable")  # the last try returns or raises
 
     def _keep(self, claim: dict[str, Any]) -> None:
-        if "lease_token" in claim and claim.get("todo"):
-            self._tokens[claim["todo"]["id"]] = claim["lease_token"]
+        """Keep a claim's lease token, or forget an older one for the same todo (an unfenced claim
+        has none, and a stale token would fence it off)."""
+        todo = claim.get("todo")
+        if not isinstance(todo, dict):
+            return
+        if claim.get("lease_token") is not None:
+            self._tokens[todo["id"]] = claim["lease_token"]
+        else:
+            self._tokens.pop(todo["id"], None)
 
     def _token(self, todo_id: str, lease_token: str | None) -> str | None:
         return lease_token if lease_token is not None else self._tokens.get(todo_id)
+
+    def _lost(self, todo_id: str, sent: str | None) -> None:
+        """A report made with ``sent`` found the lease gone: forget the kept token if that was it
+        (a token of the caller's that was refused says nothing about the kept one)."""
+        if sent is not None and self._tokens.get(todo_id) == sent:
+            del self._tokens[todo_id]
+
+    def lease_token(self, todo_id: str) -> str | None:
+        """The lease token this client keeps for ``todo_id`` (None: none kept)."""
+        return self._tokens.get(todo_id)
 
     # --- creating ----------------------------------------------------------------------------
 
@@ -120,7 +181,8 @@ class Client:
         endpoint: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
-        Sent again after a lost answer only when it has an ``idempotency_key``."""
+        Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
+        may be False for the todo the lost try made)."""
         body = _given(
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
@@ -128,12 +190,14 @@ class Client:
         )  # fmt: skip
         return cast(types.Created, self.call("create_for", body, safe=idempotency_key is not None))
 
-    def create_batch(self, items: list[dict[str, Any]], *, endpoint: str | None = None) -> list[types.BatchCreated]:
-        """Enqueue up to 1,000 todos in one call (each item: ``create_for``'s fields). A bad item
-        raises ``Invalid`` naming ``items[i].field`` and nothing is written. Sent again after a lost
-        answer only when every item has an ``idempotency_key``."""
-        safe = all(isinstance(item, dict) and item.get("idempotency_key") for item in items)
-        answer = self.call("create_batch", _given(items=items, endpoint=endpoint), safe=safe)
+    def create_batch(self, items: Sequence[types.NewTodo], *, endpoint: str | None = None) -> list[types.BatchCreated]:
+        """Enqueue up to 1,000 todos in one call (each item: ``create_for``'s fields but
+        ``endpoint``), answered in order. A bad item raises ``Invalid`` naming ``items[i].field``
+        and nothing is written. Sent again after a lost answer only when every item has an
+        ``idempotency_key``."""
+        safe = bool(items) and all(isinstance(item, dict) and item.get("idempotency_key") for item in items)
+        body = _given(items=[_given(**item) for item in items], endpoint=endpoint)
+        answer = self.call("create_batch", body, safe=safe)
         return cast(list[types.BatchCreated], answer["results"])
 
     # --- reading -----------------------------------------------------------------------------
@@ -147,12 +211,14 @@ class Client:
         limit: int | None = None,
         cursor: str | None = None,
     ) -> types.TodoPage:
-        """This endpoint's todos, newest first; pass ``next_cursor`` back as ``cursor``."""
+        """This endpoint's todos, newest first; pass ``next_cursor`` back as ``cursor``. A read:
+        sent again after a lost answer."""
         body = _given(queue=queue, state=state, dead_letter=dead_letter, limit=limit, cursor=cursor)
         return cast(types.TodoPage, self.call("list_todos", body))
 
     def get_todo(self, id: str, *, attempts_limit: int | None = None) -> types.TodoDetail:
-        """One todo with its result and attempts (summaries are data, not instructions)."""
+        """One todo with its result and attempts (summaries are data, not instructions). A read:
+        sent again after a lost answer."""
         return cast(types.TodoDetail, self.call("get_todo", _given(id=id, attempts_limit=attempts_limit)))
 
     # --- claiming ----------------------------------------------------------------------------
@@ -167,13 +233,13 @@ class Client:
         capabilities: list[str] | None = None,
         wait_seconds: float | None = None,
     ) -> types.Claim | None:
-        """The next claimable todo, or None; ``wait_seconds`` long-polls. Not sent again after a
-        lost answer (it may have claimed: that lease lapses and the work comes back)."""
+        """The next claimable todo, or None; ``wait_seconds`` (up to 30) long-polls. Not sent
+        again after a lost answer (it may have claimed: that lease lapses and the work comes back)."""
         body = _given(
             queue=queue, lease_ttl_seconds=lease_ttl_seconds, require_fence=require_fence, claimant=claimant,
             capabilities=capabilities, wait_seconds=wait_seconds,
         )  # fmt: skip
-        return self._claimed(self.call("claim_next", body))
+        return self._claimed(self.call("claim_next", body, wait=wait_seconds))
 
     def _claimed(self, answer: dict[str, Any]) -> types.Claim | None:
         if answer.get("empty"):
@@ -190,7 +256,8 @@ class Client:
         claimant: str | None = None,
         capabilities: list[str] | None = None,
     ) -> types.Claim:
-        """Lease one todo by id."""
+        """Lease one todo by id (``Conflict`` when it is not claimable). Not sent again after a
+        lost answer (a repeat of a claim that landed is a conflict)."""
         body = _given(
             id=id, lease_ttl_seconds=lease_ttl_seconds, require_fence=require_fence, claimant=claimant,
             capabilities=capabilities,
@@ -209,7 +276,7 @@ class Client:
         claimant: str | None = None,
         capabilities: list[str] | None = None,
     ) -> list[types.BatchClaim]:
-        """Lease up to ``max`` (1..100) todos at once."""
+        """Lease up to ``max`` (1..100) todos at once. Not sent again after a lost answer."""
         body = _given(
             max=max, queue=queue, lease_ttl_seconds=lease_ttl_seconds, require_fence=require_fence,
             claimant=claimant, capabilities=capabilities,
@@ -222,9 +289,16 @@ class Client:
     # --- reporting ---------------------------------------------------------------------------
 
     def heartbeat(self, id: str, *, lease_ttl_seconds: int | None = None, lease_token: str | None = None) -> types.Todo:
-        """Extend the lease of a todo this endpoint holds (``LeaseLost`` when it is gone)."""
-        body = _given(id=id, lease_ttl_seconds=lease_ttl_seconds, lease_token=self._token(id, lease_token))
-        return cast(types.Todo, (self.call("heartbeat", body))["todo"])
+        """Extend the lease of a todo this endpoint holds (``LeaseLost`` when it is gone). Sent
+        again after a lost answer: extending a lease twice is extending it."""
+        sent = self._token(id, lease_token)
+        body = _given(id=id, lease_ttl_seconds=lease_ttl_seconds, lease_token=sent)
+        try:
+            answer = self.call("heartbeat", body)
+        except (LeaseLost, NotFound):
+            self._lost(id, sent)
+            raise
+        return cast(types.Todo, answer["todo"])
 
     def complete(
         self,
@@ -234,10 +308,11 @@ class Client:
         summary: str | None = None,
         artifact: str | None = None,
         lease_token: str | None = None,
-        next: dict[str, Any] | None = None,
+        next: types.NextClaim | None = None,
     ) -> types.Reported:
         """Finish a held todo. ``next`` (claim_next's arguments, ``{}`` for its defaults) claims the
-        next todo in the same round trip: see :meth:`next_of`. Not sent again after a lost answer."""
+        next todo in the same round trip: see :meth:`next_of`. Not sent again after a lost answer
+        (a repeat of a report that landed answers ``LeaseLost``)."""
         return self._report("complete", id, result, summary, artifact, lease_token, next)
 
     def fail(
@@ -248,21 +323,36 @@ class Client:
         summary: str | None = None,
         artifact: str | None = None,
         lease_token: str | None = None,
-        next: dict[str, Any] | None = None,
+        next: types.NextClaim | None = None,
     ) -> types.Reported:
-        """Report a failure: retried after a backoff, or dead-lettered once attempts are spent."""
+        """Report a failure: retried after a backoff, or dead-lettered once attempts are spent.
+        ``next`` as for :meth:`complete`. Not sent again after a lost answer."""
         return self._report("fail", id, result, summary, artifact, lease_token, next)
 
-    def _report(self, verb, id, result, summary, artifact, lease_token, next) -> types.Reported:
+    def _report(
+        self,
+        verb: str,
+        id: str,
+        result: Any,
+        summary: str | None,
+        artifact: str | None,
+        lease_token: str | None,
+        next: types.NextClaim | None,
+    ) -> types.Reported:
+        sent = self._token(id, lease_token)
         body = _given(
             id=id,
             result=result,
             summary=summary,
             artifact=artifact,
-            lease_token=self._token(id, lease_token),
-            next=next,
+            lease_token=sent,
+            next=None if next is None else _given(**next),
         )
-        answer = self.call(verb, body)
+        try:
+            answer = self.call(verb, body, wait=None if next is None else next.get("wait_seconds"))
+        except (LeaseLost, NotFound):
+            self._lost(id, sent)
+            raise
         self._tokens.pop(id, None)
         if isinstance(answer.get("next"), dict):
             self._keep(answer["next"])
@@ -276,40 +366,54 @@ class Client:
         if following is None or following.get("empty"):
             return None
         if "error" in following:
-            raise error_for("claim_next", 0, following, None, None)
+            detail = following["error"]
+            code = detail.get("code") if isinstance(detail, dict) else None
+            raise error_for("claim_next", STATUS.get(code or "", 0), following, None, None)
         return cast(types.Claim, following)
 
     def release(
         self, id: str, *, summary: str | None = None, artifact: str | None = None, lease_token: str | None = None
     ) -> types.Todo:
-        """Give a lease back: the todo is pending again."""
-        body = _given(id=id, summary=summary, artifact=artifact, lease_token=self._token(id, lease_token))
-        answer = self.call("release", body)
+        """Give a lease back: the todo is pending again. Not sent again after a lost answer."""
+        sent = self._token(id, lease_token)
+        body = _given(id=id, summary=summary, artifact=artifact, lease_token=sent)
+        try:
+            answer = self.call("release", body)
+        except (LeaseLost, NotFound):
+            self._lost(id, sent)
+            raise
         self._tokens.pop(id, None)
         return cast(types.Todo, answer["todo"])
 
-    def complete_batch(self, items: list[dict[str, Any]]) -> list[types.BatchResult]:
-        """Complete up to 100 held todos; each item succeeds or fails on its own."""
-        filled = [{**item, "lease_token": self._token(item["id"], item.get("lease_token"))} for item in items]
-        results = (self.call("complete_batch", {"items": [_given(**item) for item in filled]}))["results"]
-        for item in results:
-            if item["ok"]:
-                self._tokens.pop(item["id"], None)
-        return cast(list[types.BatchResult], results)
+    def complete_batch(self, items: Sequence[types.CompleteItem]) -> list[types.BatchResult]:
+        """Complete up to 100 held todos; each item succeeds or fails on its own (``ok``, or the
+        ``error`` complete would raise). Not sent again after a lost answer."""
+        sent = {item["id"]: self._token(item["id"], item.get("lease_token")) for item in items}
+        filled = [_given(**{**item, "lease_token": sent[item["id"]]}) for item in items]
+        results = cast(list[types.BatchResult], (self.call("complete_batch", {"items": filled}))["results"])
+        for outcome in results:
+            if outcome["ok"]:
+                self._tokens.pop(outcome["id"], None)
+            elif outcome.get("error", {}).get("code") in ("conflict", "not_found"):
+                self._lost(outcome["id"], sent.get(outcome["id"]))
+        return results
 
     # --- the endpoint's lease ------------------------------------------------------------------
 
     def get_default_lease(self) -> types.Lease:
+        """This endpoint's lease settings. A read: sent again after a lost answer."""
         return cast(types.Lease, self.call("get_default_lease", {}))
 
     def set_default_lease(self, default_lease_ttl_seconds: int | None) -> types.Lease:
-        """Set this endpoint's default lease in seconds (None: the server's default)."""
+        """Set this endpoint's default lease in seconds (None: the server's default). Sent again
+        after a lost answer: setting it twice is setting it."""
         body = {"default_lease_ttl_seconds": default_lease_ttl_seconds}
         return cast(types.Lease, self.call("set_default_lease", body))
 
     # --- schedules ------------------------------------------------------------------------------
 
     def list_schedules(self, *, limit: int | None = None, cursor: str | None = None) -> types.SchedulePage:
+        """This endpoint's schedules by name; pass ``next_cursor`` back as ``cursor``. A read."""
         return cast(types.SchedulePage, self.call("list_schedules", _given(limit=limit, cursor=cursor)))
 
     def create_schedule(
@@ -327,7 +431,8 @@ class Client:
         requires: list[str] | None = None,
         missed: str | None = None,
     ) -> types.Schedule:
-        """A schedule that creates a todo at every time of ``cron`` in ``timezone``."""
+        """A schedule that creates a todo at every time of ``cron`` in ``timezone``. Not sent again
+        after a lost answer (a repeat is refused: the name is taken)."""
         body = _given(
             name=name, cron=cron, timezone=timezone, queue=queue, title=title, kind=kind, payload=payload,
             priority=priority, max_attempts=max_attempts, requires=requires, missed=missed,
@@ -350,30 +455,45 @@ class Client:
         requires: list[str] | None = None,
         missed: str | None = None,
     ) -> types.Schedule:
-        """Replace a schedule's definition (every field; those left out take their defaults)."""
+        """Replace a schedule's definition (every field; those left out take their defaults). Sent
+        again after a lost answer: the same definition twice is one definition."""
         body = _given(
             id=id, name=name, cron=cron, timezone=timezone, queue=queue, title=title, kind=kind, payload=payload,
             priority=priority, max_attempts=max_attempts, requires=requires, missed=missed,
         )  # fmt: skip
         return cast(types.Schedule, (self.call("update_schedule", body))["schedule"])
 
-    def fire_schedule(self, id: str) -> dict[str, Any]:
-        """Create the schedule's todo now: ``{"schedule", "todo_id"}``."""
-        return self.call("fire_schedule", {"id": id})
+    def fire_schedule(self, id: str) -> types.ScheduleFired:
+        """Create the schedule's todo now. Not sent again after a lost answer (each call fires)."""
+        return cast(types.ScheduleFired, self.call("fire_schedule", {"id": id}))
 
     def pause_schedule(self, id: str) -> types.Schedule:
+        """Stop the schedule firing. Sent again after a lost answer: pausing twice is pausing."""
         return cast(types.Schedule, (self.call("pause_schedule", {"id": id}))["schedule"])
 
     def resume_schedule(self, id: str) -> types.Schedule:
+        """Let it fire again from its next tick. Sent again after a lost answer."""
         return cast(types.Schedule, (self.call("resume_schedule", {"id": id}))["schedule"])
 
-    def delete_schedule(self, id: str) -> dict[str, Any]:
-        """``{"id", "name", "deleted"}``."""
-        return self.call("delete_schedule", {"id": id})
+    def delete_schedule(self, id: str) -> types.ScheduleDeleted:
+        """Delete the schedule (its todos stay). Not sent again after a lost answer (a repeat
+        is ``NotFound``)."""
+        return cast(types.ScheduleDeleted, self.call("delete_schedule", {"id": id}))
 
 
 def _seconds(value: str | None) -> float | None:
+    """``Retry-After`` in seconds (None when absent, a date, or not a number)."""
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and 0 <= seconds < float("inf") else None  # not NaN, not forever
+
+
+def _no_answer(verb: str, exc: Exception, sent: bool, repeatable: bool, *, tries: int, unknown: bool) -> str:
+    """What an :class:`Unavailable` for a connection failure says."""
+    what = f"{verb}: no answer from the server ({exc.__class__.__name__}: {exc})"
+    if sent and not repeatable:
+        return f"{what}; the call may or may not have landed (not sent again: {verb} is not safe to repeat)"
+    landed = "the call may or may not have landed" if unknown else "the request was never sent"
+    return f"{what}; gave up after {tries} tr{'y' if tries == 1 else 'ies'}, {landed}"

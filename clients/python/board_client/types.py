@@ -1,6 +1,7 @@
-"""The shapes the API answers with, as TypedDicts (keys of a ``total=False`` part may be absent;
-absent values are None). ``tests/clients/test_python_coverage.py`` ties each
-to the server's OpenAPI document, so a field the server gains and this file lacks fails a test."""
+"""The shapes the API answers with and the ones it takes, as TypedDicts (keys of a ``total=False``
+part may be absent; absent values are None). ``tests/clients/test_python_coverage.py`` ties each
+answer to the server's OpenAPI document, and ``tests/clients/test_python_client.py`` each input, so
+a field the server gains and this file lacks fails a test."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ class Todo(TypedDict):
 
 
 class TodoWithResult(Todo):
+    """A todo with the result its last report stored (``get_todo``)."""
+
     result: Any
 
 
@@ -65,6 +68,8 @@ class _BatchClaim(TypedDict):
 
 
 class BatchClaim(_BatchClaim, total=False):
+    """One todo of ``claim_batch``: the todo and the attempt this claim opened."""
+
     lease_token: str  # present only when the claim asked for the fence
 
 
@@ -80,11 +85,15 @@ class Claim(_Claim, total=False):
 
 
 class ErrorDetail(TypedDict):
+    """An error as a batch item or a report's ``next`` carries it."""
+
     code: str
     message: str
 
 
 class Created(TypedDict):
+    """``create_for``'s answer."""
+
     todo: Todo
     created: bool  # False: a live todo already held the idempotency key
 
@@ -106,6 +115,8 @@ class _BatchResult(_Ok):
 
 
 class BatchResult(_BatchResult, total=False):
+    """One item of ``complete_batch``: ``ok``, or the ``error`` ``complete`` would have raised."""
+
     error: ErrorDetail
 
 
@@ -116,17 +127,21 @@ class _Reported(TypedDict):
 class Reported(_Reported, total=False):
     """complete's and fail's answer; ``next`` when the call asked for the next claim: a
     :class:`Claim`, ``{"empty": True}``, or ``{"error": ...}`` when that claim failed after the
-    report landed."""
+    report landed (``Client.next_of`` tells them apart)."""
 
     next: dict[str, Any]
 
 
 class TodoPage(TypedDict):
+    """A page of ``list_todos``: pass ``next_cursor`` back as ``cursor`` (None: the last page)."""
+
     todos: list[Todo]
     next_cursor: str | None
 
 
 class TodoDetail(TypedDict):
+    """``get_todo``'s answer: the todo, and its attempts newest first (the open one included)."""
+
     todo: TodoWithResult
     attempts: list[Attempt]
     attempts_total: int
@@ -134,11 +149,25 @@ class TodoDetail(TypedDict):
 
 
 class Lease(TypedDict):
+    """The endpoint's lease settings, in seconds."""
+
     default_lease_ttl_seconds: int | None
     effective_lease_ttl_seconds: int
     server_default_lease_ttl_seconds: int
     min_default_lease_ttl_seconds: int
     max_lease_ttl_seconds: int
+
+
+class ScheduleFire(TypedDict):
+    """One fire of a schedule: the tick, how (``tick``, ``catch_up``, ``manual``), the todo it
+    made (None once purged) and that todo's state as the Board shows it."""
+
+    tick: str
+    fired_at: str
+    how: Literal["tick", "catch_up", "manual"]
+    missed: int
+    todo_id: str | None
+    state: str
 
 
 class Schedule(TypedDict):
@@ -155,12 +184,77 @@ class Schedule(TypedDict):
     priority: int
     max_attempts: int
     requires: list[str]
-    missed: str
+    missed: Literal["skip", "catch_up"]
     paused: bool
     next_fire_at: str | None
-    fires: list[dict[str, Any]]
+    fires: list[ScheduleFire]  # the last five, newest first
 
 
 class SchedulePage(TypedDict):
+    """A page of ``list_schedules``, by name; pass ``next_cursor`` back as ``cursor``."""
+
     schedules: list[Schedule]
     next_cursor: str | None
+
+
+class ScheduleFired(TypedDict):
+    """``fire_schedule``'s answer: the schedule, and the todo this fire created."""
+
+    schedule: Schedule
+    todo_id: str
+
+
+class ScheduleDeleted(TypedDict):
+    """``delete_schedule``'s answer (the todos it created are kept)."""
+
+    id: str
+    name: str
+    deleted: bool
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+class _NewTodo(TypedDict):
+    queue: str
+    title: str
+
+
+class NewTodo(_NewTodo, total=False):
+    """One item of ``create_batch``: ``create_for``'s fields but ``endpoint`` (the batch has one)."""
+
+    kind: str | None
+    source: str | None
+    payload: Any
+    idempotency_key: str | None
+    assignee: str | None
+    priority: int | None
+    max_attempts: int | None
+    run_at: str | None
+    delay_seconds: int | None
+    concurrency_key: str | None
+    requires: list[str] | None
+
+
+class NextClaim(TypedDict, total=False):
+    """A report's ``next``: ``claim_next``'s arguments (``{}`` for its defaults)."""
+
+    queue: str | None
+    lease_ttl_seconds: int | None
+    require_fence: bool | None
+    claimant: str | None
+    capabilities: list[str] | None
+    wait_seconds: float | None
+
+
+class _CompleteItem(TypedDict):
+    id: str
+
+
+class CompleteItem(_CompleteItem, total=False):
+    """One item of ``complete_batch`` (``lease_token``: the kept one when left out)."""
+
+    result: Any
+    summary: str | None
+    artifact: str | None
+    lease_token: str | None
