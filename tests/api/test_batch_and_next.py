@@ -125,3 +125,27 @@ def test_next_needs_the_claim_next_scope_verb(api, tenancy):
     message = api.error(reporter.token, "complete", {"id": mine.id, "next": {}}, "forbidden")
     assert "claim_next" in message
     assert api.ok(reporter.token, "complete", {"id": mine.id})["todo"]["state"] == "done"  # without next: fine
+
+
+def test_a_claim_that_fails_after_the_report_landed_is_answered_in_next(tenancy):
+    """The report stands; the claim's error (here the database going away: unavailable, with its
+    retry_after) is answered inside ``next``, and the answer still fits complete's schema."""
+    import asyncio
+
+    import jsonschema
+
+    from todos.agents.api import handlers
+    from todos.agents.api.verbs import VERBS
+    from todos.core.unavailable import Unavailable
+
+    held = execute(agent_store.create(tenancy.agent, queue="default", title="held")).todo
+    execute(agent_store.claim(tenancy.agent, held.id))
+    report = {"todo": {"id": held.id}}
+
+    async def claim_fails():
+        raise Unavailable(retry_after=3)
+
+    out = asyncio.run(handlers._reported(None, report, claim_fails))  # type: ignore[arg-type]
+    assert out["next"] == {"error": {"code": "unavailable", "message": Unavailable().message, "retry_after": 3}}
+    next_schema = VERBS["complete"].output["properties"]["next"]
+    jsonschema.validate(out["next"], next_schema)

@@ -841,6 +841,14 @@ def test_an_unsafe_verb_whose_answer_was_lost_is_not_sent_again(board, client, s
     assert landed(context)
 
 
+def test_an_empty_idempotency_key_is_no_key_and_is_not_sent_again(board, client, stubs):
+    """The server reads "" as no key, so a repeat would create a second todo: sent once."""
+    stub = stubs(board.url, ["drop"])
+    with Client(stub.url, board.token, backoff=0.01) as c, pytest.raises(Unavailable) as raised:
+        c.create_for("default", "empty key", idempotency_key="")
+    assert stub.seen == ["create_for"] and raised.value.outcome_unknown is True and count() == 1
+
+
 def test_a_safe_verb_gives_up_after_its_retries_saying_so(board, stubs):
     stub = stubs(board.url, ["close"] * 5)
     with Client(stub.url, board.token, retries=2, backoff=0.01) as c, pytest.raises(Unavailable) as raised:

@@ -215,7 +215,7 @@ class AsyncClient:
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, endpoint=endpoint,
         )  # fmt: skip
-        return cast(types.Created, await self.call("create_for", body, safe=idempotency_key is not None))
+        return cast(types.Created, await self.call("create_for", body, safe=bool(idempotency_key)))
 
     async def create_batch(
         self, items: Sequence[types.NewTodo], *, endpoint: str | None = None

@@ -188,7 +188,7 @@ class Client:
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, endpoint=endpoint,
         )  # fmt: skip
-        return cast(types.Created, self.call("create_for", body, safe=idempotency_key is not None))
+        return cast(types.Created, self.call("create_for", body, safe=bool(idempotency_key)))
 
     def create_batch(self, items: Sequence[types.NewTodo], *, endpoint: str | None = None) -> list[types.BatchCreated]:
         """Enqueue up to 1,000 todos in one call (each item: ``create_for``'s fields but

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from todos.agents.api import serialize
 from todos.agents.api.auth import authorize
+from todos.agents.api.errors import error_body
 from todos.agents.api.longpoll import claim_with_wait
 from todos.core.admission import Priority, prioritised
 from todos.core.db import aexecute
@@ -148,7 +149,7 @@ async def _reported(call: Call, report: dict, then: Callable[[], Awaitable[dict]
         with prioritised(Priority.WORK):  # the claim queues as claims do (todos.core.admission)
             report["next"] = await then()
     except StoreError as exc:
-        report["next"] = {"error": {"code": exc.code, "message": exc.message}}
+        report["next"] = error_body(exc.code, exc.message, retry_after=getattr(exc, "retry_after", None))
     return report
 
 

@@ -28,6 +28,7 @@ ERROR_CODES = [
     "method_not_allowed",
     "conflict",
     "too_large",
+    "unavailable",
     "internal",
 ]
 WAIT_SECONDS_MAX = 30
@@ -215,7 +216,14 @@ BATCH_CLAIM = closed(
 
 TODO_ENVELOPE = closed({"todo": TODO_ROW})
 
-ERROR_DETAIL = closed({"code": {"type": "string", "enum": ERROR_CODES}, "message": {"type": "string"}})
+ERROR_DETAIL = closed(
+    {
+        "code": {"type": "string", "enum": ERROR_CODES},
+        "message": {"type": "string"},
+        "retry_after": {"type": "integer", "minimum": 0, "description": "unavailable only: seconds to wait"},
+    },
+    optional_keys=("retry_after",),
+)
 ERROR = closed({"error": ERROR_DETAIL})
 # complete's and fail's answer: the todo, and with ``next`` the claim that followed (or its error:
 # the report had landed by then).
