@@ -278,6 +278,10 @@ BOARD_EXPIRY_INTERVAL = env_float("BOARD_EXPIRY_INTERVAL", 30.0)
 BOARD_ARTIFACT_SCHEMES = env_list("BOARD_ARTIFACT_SCHEMES", "mcp")
 # Derive an attempt's summary from its result when the reporter sent none (off: results may be private).
 BOARD_ATTEMPT_SUMMARY_FROM_RESULT = env_bool("BOARD_ATTEMPT_SUMMARY_FROM_RESULT", False)
+# Seconds a process trusts a bearer token's endpoint as it last read it (todos/core/credential_cache.py):
+# the longest a revoke, rotation or scope change can go unseen by a process whose notification was
+# lost. 0: every request looks its token up.
+BOARD_TOKEN_CACHE_SECONDS = env_int("BOARD_TOKEN_CACHE_SECONDS", 5, minimum=0, maximum=300)
 # Largest accepted API request body, in bytes.
 BOARD_MAX_BODY_BYTES = env_int("BOARD_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 # Payload keys shown masked on the Board (case-insensitive substring match).

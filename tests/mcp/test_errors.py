@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests import factories
 from tests.mcp.client import mcp_client, refused, run
+from tests.support.api import eventually_async
 from todos.core.db import execute
 from todos.core.store import agent as store
 from todos.core.store import endpoints
@@ -206,31 +207,41 @@ def test_an_expired_token_is_refused(url, tenancy):
     assert run(refused(url, expired.token)).error.message == "unauthorized: this endpoint's token has expired"
 
 
-def test_a_revoked_token_is_refused_on_its_next_call(url, tenancy):
+def test_a_revoked_token_is_refused_as_soon_as_the_revoke_reaches_the_server(url, tenancy):
     async def scenario():
         async with mcp_client(url, tenancy.token) as client:
             before = await client.session.call_tool("get_default_lease", {})
             execute(endpoints.revoke(None, tenancy.worker.endpoint.id))
-            with pytest.raises(MCPError) as raised:
-                await client.session.call_tool("get_default_lease", {})
+
+            async def refusal() -> MCPError:
+                with pytest.raises(MCPError) as raised:
+                    await client.session.call_tool("get_default_lease", {})
+                return raised.value
+
+            error = await eventually_async(refusal)
             with pytest.raises(MCPError):
                 await client.session.list_tools()
-            return before, raised.value
+            return before, error
 
     before, error = run(scenario())
     assert before.is_error is False
     assert error.error.message == "unauthorized: this endpoint has been revoked"
 
 
-def test_a_rotated_token_stops_working_at_once(url, tenancy):
+def test_a_rotated_token_stops_working_as_soon_as_the_rotation_reaches_the_server(url, tenancy):
     async def scenario():
         async with mcp_client(url, tenancy.token) as client:
             rotated = execute(endpoints.rotate(None, tenancy.worker.endpoint.id))
-            with pytest.raises(MCPError) as raised:
-                await client.session.call_tool("get_default_lease", {})
+
+            async def refusal() -> MCPError:
+                with pytest.raises(MCPError) as raised:
+                    await client.session.call_tool("get_default_lease", {})
+                return raised.value
+
+            error = await eventually_async(refusal)
         async with mcp_client(url, rotated.token) as client:
             fresh = await client.session.call_tool("get_default_lease", {})
-        return raised.value, fresh
+        return error, fresh
 
     error, fresh = run(scenario())
     assert error.error.message == "unauthorized: unknown bearer token"

@@ -6,6 +6,7 @@ import pytest
 
 from tests import factories
 from tests.mcp.client import mcp_client, run
+from tests.support.api import eventually_async
 from todos.agents.api.verbs import TABLE, VERBS
 from todos.agents.mcp.descriptions import ADVICE
 from todos.agents.mcp.tools import object_schema
@@ -68,15 +69,20 @@ def test_tools_list_shows_exactly_the_verbs_in_scope(url, tenancy, verbs, expect
     assert run(tool_names(url, narrow.token)) == expected
 
 
-def test_a_scope_change_shows_on_the_next_listing(url, tenancy):
+def test_a_scope_change_shows_once_it_reaches_the_server(url, tenancy):
     narrow = factories.endpoint(tenancy.team, verbs=["list_todos"])
 
     async def scenario():
         async with mcp_client(url, narrow.token) as client:
             before = {t.name for t in (await client.session.list_tools()).tools}
             execute(endpoints.set_scopes(None, narrow.endpoint.id, verbs=["claim_next"], queues=["default"]))
-            after = {t.name for t in (await client.session.list_tools()).tools}
-            return before, after
+
+            async def changed() -> set[str]:
+                names = {t.name for t in (await client.session.list_tools()).tools}
+                assert names != before
+                return names
+
+            return before, await eventually_async(changed)
 
     before, after = run(scenario())
     assert before == {"list_todos", "get_todo"}

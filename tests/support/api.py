@@ -4,7 +4,10 @@ declared schemas; ``run_async`` runs an in-process scenario and closes what its 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import httpx
 import jsonschema
@@ -53,6 +56,38 @@ def run_async(make_coroutine):
                 await pool.close()
 
     return asyncio.run(scenario())
+
+
+T = TypeVar("T")
+# How soon a credential change (revoke, rotate, scopes, lease, capabilities) made in one process
+# must show in another: its notification ends the other's cached copy in milliseconds. Well under
+# BOARD_TOKEN_CACHE_SECONDS (5), so passing proves the notification, not the cache's TTL.
+CREDENTIAL_NOTICE_SECONDS = 2.0
+NOT_YET = (AssertionError, KeyError)
+
+
+def eventually(check: Callable[[], T], within: float = CREDENTIAL_NOTICE_SECONDS) -> T:
+    """``check()``'s value once it stops failing its assertions, trying for ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return check()
+        except NOT_YET:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
+async def eventually_async(check: Callable[[], Awaitable[T]], within: float = CREDENTIAL_NOTICE_SECONDS) -> T:
+    """:func:`eventually` for a coroutine (an MCP session's call)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return await check()
+        except NOT_YET:
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(0.02)
 
 
 @dataclass

@@ -1,17 +1,18 @@
 """One LISTEN connection per Board process.
 
 PostgreSQL is the bus: the relay (``relay.py``) NOTIFYs ``board_events`` from the change log the
-store's statements write, and the statements that make work claimable NOTIFY ``board_ready``
-themselves (see ``todos/core/store/fragments.py``). Each process keeps a single dedicated async
-connection listening on the Board's channels and hands every notification to in-process
-subscribers. Nothing is shared between processes, so several Board processes behind a load
-balancer each listen for themselves.
+store's statements write, the statements that make work claimable NOTIFY ``board_ready``
+themselves (see ``todos/core/store/fragments.py``), and those that change an endpoint's
+credential NOTIFY ``board_credentials`` (``todos/core/credential_cache.py``). Each process keeps
+a single dedicated async connection listening on the Board's channels and hands every
+notification to in-process subscribers. Nothing is shared between processes, so several Board
+processes behind a load balancer each listen for themselves.
 
 The connection is started lazily in the server's event loop (daphne has no ASGI lifespan), the
-first time a websocket or a long poll needs it. If it drops, it reconnects at once (not twice in
-``AT_ONCE_SECONDS``), then with backoff (1 s doubling to 30 s), logs each loss and recovery, and
-tells ``on_reconnect`` subscribers: whatever was sent while it was down is gone, so they must
-resync from the database.
+first time a websocket, a long poll or a token lookup needs it. If it drops, it reconnects at
+once (not twice in ``AT_ONCE_SECONDS``), then with backoff (1 s doubling to 30 s), logs each loss
+and recovery, and tells ``on_reconnect`` subscribers: whatever was sent while it was down is
+gone, so they must resync from the database.
 
 A connection can also die silently (a NAT or firewall forgetting an idle TCP flow): no error ever
 arrives and ``notifies()`` would wait forever. So the listener stops listening every
@@ -29,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from todos.core.credential_cache import CREDENTIALS_CHANNEL
 from todos.core.store.fragments import READY_CHANNEL
 from todos.live.messages import BOARD_CHANNEL
 
@@ -50,7 +52,7 @@ CONNECT_TIMEOUT = 10  # seconds, passed to libpq
 
 
 class Listener:
-    channels = (BOARD_CHANNEL, READY_CHANNEL)
+    channels = (BOARD_CHANNEL, READY_CHANNEL, CREDENTIALS_CHANNEL)
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         self.loop = loop

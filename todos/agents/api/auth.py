@@ -1,16 +1,24 @@
 """Bearer tokens and scopes.
 
-Every request looks its token up afresh (one indexed SELECT by SHA-256 digest): nothing is cached,
-so a revoked, expired or rotated token fails on its very next request. ``last_seen_at`` is stamped
-at most once a minute; the lookup itself says whether a stamp is due, so most requests write
-nothing.
+A token is looked up by its SHA-256 digest (one indexed SELECT), and the endpoint it names is kept
+in the process's credential cache (``todos/core/credential_cache.py``) for at most
+``BOARD_TOKEN_CACHE_SECONDS``, so an agent's requests cost no lookup of their own. A revoke,
+rotation or scope change ends the cached copy at once in the process that made it and, through
+its notification, in every listening process (``credential_watch.py``); the TTL bounds it where
+a notification was lost. An unknown token is never cached, so a freshly vended one works at once;
+a token's expiry is checked on every request. ``last_seen_at`` is stamped at most once a minute
+per endpoint and process: the entry says when a stamp is due, so most requests neither write nor
+ask.
 """
 
 from __future__ import annotations
 
 import re
+import time
 
+from todos.agents.api.credential_watch import watch
 from todos.agents.api.errors import Unauthorized
+from todos.core.credential_cache import CACHE, Entry, ttl
 from todos.core.db import aexecute
 from todos.core.errors import Forbidden
 from todos.core.selectors.agent_api import Credential, credential_for
@@ -32,16 +40,28 @@ def bearer_token(header: str | None) -> str:
 
 async def authenticate(header: str | None) -> Credential:
     """The caller's endpoint, or :class:`Unauthorized` for a missing, unknown, revoked or expired token."""
-    credential = await aexecute(credential_for(token_hash(bearer_token(header))))
-    if credential is None:
-        raise Unauthorized("unknown bearer token")
+    digest = token_hash(bearer_token(header))
+    now = time.monotonic()
+    entry = CACHE.get(digest, now) or await _look_up(digest, now)
+    credential = entry.credential
     if credential.revoked:
         raise Unauthorized("this endpoint has been revoked")
-    if credential.expired:
+    if entry.expired(now):
         raise Unauthorized("this endpoint's token has expired")
-    if credential.needs_touch:
+    if CACHE.claim_stamp(entry, now):
         await aexecute(touch_last_seen(credential.endpoint_id))
     return credential
+
+
+async def _look_up(digest: bytes, now: float) -> Entry:
+    """Read the credential and cache it; ``now`` was taken before the read."""
+    if ttl() > 0:
+        watch()
+    generation = CACHE.generation  # before the read: a forget during it keeps its result out
+    credential = await aexecute(credential_for(digest))
+    if credential is None:
+        raise Unauthorized("unknown bearer token")
+    return CACHE.remember(digest, credential, generation=generation, read_at=now)
 
 
 def authorize(verb_name: str, granted_by: frozenset[str], credential: Credential) -> None:

@@ -2,9 +2,10 @@
 
 MCP runs over many HTTP requests (the ``initialize`` POST, one POST per tool call, a long GET for
 server notifications, a DELETE at the end). Each one is authenticated on its own, with the agent
-API's :func:`todos.agents.api.auth.authenticate` (one indexed SELECT, nothing cached), *before* the MCP
-layer sees it: an unknown, revoked or expired token is answered ``401`` and never reaches a
-session, so a token revoked mid-session is refused on its very next call.
+API's :func:`todos.agents.api.auth.authenticate` (its credential cache: a revoke reaches it through a
+notification), *before* the MCP layer sees it: an unknown, revoked or expired token is answered
+``401`` and never reaches a session, so a token revoked mid-session is refused once the revoke
+reaches the process (milliseconds; at most ``BOARD_TOKEN_CACHE_SECONDS``).
 
 An accepted request carries its :class:`~todos.core.selectors.agent_api.Credential` in the ASGI scope
 (``scope["board.credential"]``), where the tool handlers read it back through the SDK's request

@@ -40,12 +40,22 @@ class Credential:
     default_lease_ttl_seconds: int | None
     revoked: bool
     expired: bool
-    needs_touch: bool  # last_seen_at is over a minute old (or never stamped)
     capabilities: tuple[str, ...] = ()  # default capabilities of the endpoint's claims
+    # Durations as of the read, by the database's clock, so that a cached copy can tell them apart
+    # later by the process's own monotonic clock (todos/core/credential_cache.py) without trusting
+    # the two clocks to agree: seconds the token had left (None: it never expires), and seconds
+    # until ``last_seen_at`` is a minute old (0 or less: a stamp is due; never stamped: 0).
+    expires_in: float | None = None
+    stamp_in: float = 0.0
 
     @property
     def usable(self) -> bool:
         return not self.revoked and not self.expired
+
+    @property
+    def needs_touch(self) -> bool:
+        """``last_seen_at`` is over a minute old (or never stamped) as of the read."""
+        return self.stamp_in <= 0
 
     def agent(self, *, session: str | None = None) -> AgentScope:
         return AgentScope(
@@ -64,7 +74,8 @@ CREDENTIAL_COLUMNS: LiteralString = """id, team_id, slug, scope_verbs, scope_que
        capabilities,
        state = 'revoked' AS revoked,
        coalesce(expires_at <= now(), false) AS expired,
-       last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute' AS needs_touch"""
+       extract(epoch FROM expires_at - now())::float8 AS expires_in,
+       coalesce(extract(epoch FROM last_seen_at + interval '1 minute' - now())::float8, 0) AS stamp_in"""
 
 
 def _credential(row: dict) -> Credential:
@@ -77,8 +88,9 @@ def _credential(row: dict) -> Credential:
         default_lease_ttl_seconds=row["default_lease_ttl_seconds"],
         revoked=row["revoked"],
         expired=row["expired"],
-        needs_touch=row["needs_touch"],
         capabilities=tuple(row["capabilities"]),
+        expires_in=row["expires_in"],
+        stamp_in=row["stamp_in"],
     )
 
 

@@ -12,6 +12,15 @@ not bypass team scoping (docs/guarantees.md); a site admin joins the team first 
 
 Every change writes its change-log row (op ``endpoint``; ``revoke``; ``seen`` for the last-seen
 stamp) in the statement that makes it; the relay tells the Board.
+
+Every change to what a credential carries (revoke, expiry, rotate, scopes, lease, capabilities,
+delete) also ends the endpoint's cached credential (``todos/core/credential_cache.py``): in this
+process when its statement has run (``finish``), and in every other one through a
+``board_credentials`` notification the statement sends itself, delivered when it commits. Not
+through the relay: an agent's next request would come before the relay's next pass. These
+statements are rare (people make them, the expiry sweep, an agent setting its own default lease;
+never a claim or a report), so the cluster-wide notify lock a notifying commit takes costs
+nothing here. A vend needs neither: an unknown token is never cached.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
+from todos.core import compose
+from todos.core.credential_cache import CACHE, CREDENTIALS_CHANNEL
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.store import inputs
@@ -167,6 +178,19 @@ def _audit_row(action: LiteralString, source: LiteralString, detail: LiteralStri
     return audit_row(action, source, team="s.team_id", endpoint="s.id", note="%(note)s", detail=detail)
 
 
+# Endpoints one notification names at most: 100 ids of 36 characters stay far below PostgreSQL's
+# 8000-byte payload limit. More (only the expiry sweep changes several at once) say ``null``.
+NOTIFY_MAX_ENDPOINTS = 100
+
+
+def _notify_credentials(rows: LiteralString) -> LiteralString:
+    """SQL: one ``board_credentials`` notification naming the endpoints of ``rows`` (``id``), so
+    every process forgets their cached credentials; none when ``rows`` is empty."""
+    return f"""(SELECT count(pg_notify('{CREDENTIALS_CHANNEL}', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= {compose.integer(NOTIFY_MAX_ENDPOINTS)} THEN array_agg(n.id) END AS ids
+              FROM {rows} n HAVING count(*) > 0) c)"""
+
+
 def _actor(by: OperatorScope | None) -> dict:
     return {
         "user_id": by.user_id if by else None,
@@ -269,7 +293,8 @@ SELECT u.*,
         FROM before e) AS member,
        (SELECT {admin}
         FROM before e) AS admin,
-       (SELECT e.state FROM before e) AS state_before
+       (SELECT e.state FROM before e) AS state_before,
+       {_notify_credentials("upd")} AS forgotten
 FROM (SELECT 1) one LEFT JOIN upd u ON true"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
@@ -282,6 +307,7 @@ FROM (SELECT 1) one LEFT JOIN upd u ON true"""
             if row["state_before"] == "active":
                 raise Conflict("the endpoint changed meanwhile (rotated or revoked); look again")
             raise Conflict("the endpoint is revoked")
+        CACHE.forget([row["id"]])
         return EndpointRecord.from_row(row)
 
     return Statement(sql, params, finish)
@@ -448,7 +474,8 @@ SELECT x.*,
        (SELECT {member}
         FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
        (SELECT {admin}
-        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin,
+       {_notify_credentials("revoked")} AS forgotten
 FROM (SELECT 1) one LEFT JOIN result x ON true"""
 
     def finish(rows: list[dict]) -> Revoked:
@@ -459,6 +486,7 @@ FROM (SELECT 1) one LEFT JOIN result x ON true"""
             if not row["admin"]:
                 raise Forbidden("only a team admin can revoke endpoints")
             raise Conflict("the endpoint is already revoked")
+        CACHE.forget([row["id"]])
         return Revoked(endpoint=EndpointRecord.from_row(row), dead_lettered=tuple(row["dead_ids"]))
 
     return Statement(sql, params, finish)
@@ -486,13 +514,15 @@ audit AS ({
             detail=EXPIRE_DETAIL,
         )
     })
-SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
+SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids,
+       {_notify_credentials("revoked")} AS forgotten
 FROM revoked r"""
-    return Statement(
-        sql,
-        {"limit": limit},
-        lambda rows: [Revoked(EndpointRecord.from_row(r), tuple(r["dead_ids"])) for r in rows],
-    )
+
+    def finish(rows: list[dict]) -> list[Revoked]:
+        CACHE.forget([row["id"] for row in rows])
+        return [Revoked(EndpointRecord.from_row(r), tuple(r["dead_ids"])) for r in rows]
+
+    return Statement(sql, {"limit": limit}, finish)
 
 
 def delete(by: OperatorScope, endpoint_id: Any, *, superuser: bool = False) -> Statement[None]:
@@ -513,11 +543,13 @@ SELECT (SELECT count(*) FROM gone) AS deleted,
        EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
            AND {_member("e.team_id", by)}) AS member,
        EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
-           AND {admin}) AS admin"""
+           AND {admin}) AS admin,
+       {_notify_credentials("gone")} AS forgotten"""
 
     def finish(rows: list[dict]) -> None:
         row = rows[0]
         if row["deleted"]:
+            CACHE.forget([params["endpoint_id"]])
             return None
         if not row["member"]:
             raise NotFound("no such endpoint")
@@ -551,11 +583,12 @@ WITH upd AS (
     RETURNING {ENDPOINT_COLUMNS}
 ),
 logged AS ({log_endpoints(ChangeOp.ENDPOINT, "upd")})
-SELECT u.* FROM upd u"""
+SELECT u.*, {_notify_credentials("upd")} AS forgotten FROM upd u"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
         if not rows:
             raise Conflict("the endpoint is revoked")
+        CACHE.forget([endpoint_id])
         return EndpointRecord.from_row(rows[0])
 
     return Statement(sql, {"endpoint_id": endpoint_id, "lease": inputs.default_lease(seconds)}, finish)

@@ -9,5 +9,6 @@ SELECT id, team_id, slug, scope_verbs, scope_queues, default_lease_ttl_seconds,
        capabilities,
        state = 'revoked' AS revoked,
        coalesce(expires_at <= now(), false) AS expired,
-       last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute' AS needs_touch
+       extract(epoch FROM expires_at - now())::float8 AS expires_in,
+       coalesce(extract(epoch FROM last_seen_at + interval '1 minute' - now())::float8, 0) AS stamp_in
 FROM endpoints WHERE credential_hash = %(digest)s

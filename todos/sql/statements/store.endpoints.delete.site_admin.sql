@@ -24,4 +24,7 @@ SELECT (SELECT count(*) FROM gone) AS deleted,
        EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
            AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)) AS member,
        EXISTS (SELECT 1 FROM endpoints e WHERE e.id = %(endpoint_id)s
-           AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)) AS admin
+           AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s)) AS admin,
+       (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM gone n HAVING count(*) > 0) c) AS forgotten

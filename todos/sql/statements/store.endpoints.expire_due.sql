@@ -59,5 +59,8 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
     SELECT r.team_id, NULL, 'system', 'endpoint.expire', NULL, r.id, NULL, NULL,
            jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead d WHERE d.endpoint_id = r.id))
     FROM revoked r)
-SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids
+SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids,
+       (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM revoked n HAVING count(*) > 0) c) AS forgotten
 FROM revoked r

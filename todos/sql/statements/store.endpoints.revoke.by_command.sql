@@ -68,5 +68,8 @@ SELECT x.*,
        (SELECT TRUE
         FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
        (SELECT TRUE
-        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin,
+       (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM revoked n HAVING count(*) > 0) c) AS forgotten
 FROM (SELECT 1) one LEFT JOIN result x ON true

@@ -71,5 +71,8 @@ SELECT x.*,
         FROM endpoints e WHERE e.id = %(endpoint_id)s) AS member,
        (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('admin'))
-        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin
+        FROM endpoints e WHERE e.id = %(endpoint_id)s) AS admin,
+       (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM revoked n HAVING count(*) > 0) c) AS forgotten
 FROM (SELECT 1) one LEFT JOIN result x ON true

@@ -29,5 +29,8 @@ SELECT u.*,
        (SELECT EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = e.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('admin'))
         FROM before e) AS admin,
-       (SELECT e.state FROM before e) AS state_before
+       (SELECT e.state FROM before e) AS state_before,
+       (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM upd n HAVING count(*) > 0) c) AS forgotten
 FROM (SELECT 1) one LEFT JOIN upd u ON true

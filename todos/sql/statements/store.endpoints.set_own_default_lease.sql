@@ -15,4 +15,6 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'endpoint', NULL, NULL, NULL, NULL, NULL
     FROM upd n)
-SELECT u.* FROM upd u
+SELECT u.*, (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
+        FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
+              FROM upd n HAVING count(*) > 0) c) AS forgotten FROM upd u
