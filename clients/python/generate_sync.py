@@ -31,6 +31,7 @@ REPLACEMENTS = (
     ("await ", ""),
     ("asyncio.sleep(", "time.sleep("),
     ("import asyncio\n", "import time\n"),
+    ("AsyncWire", "SyncWire"),
 )
 
 

@@ -40,6 +40,7 @@ from typing import Any, cast
 import httpx
 
 from board_client import types
+from board_client._wire import AsyncWire
 from board_client.errors import STATUS, LeaseLost, NotFound, ServerError, Unavailable, error_for
 
 DEFAULT_TIMEOUT = 40.0  # above the longest long poll (30 s) the server allows
@@ -86,17 +87,12 @@ class AsyncClient:
             raise ValueError("retries, backoff and backoff_max must be >= 0 and timeout > 0")
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise ValueError("the token must be printable ASCII without spaces (as Board vends it)")
-        self._http = httpx.AsyncClient(
-            base_url=url.rstrip("/") + "/api/v1/",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+        self._wire = AsyncWire(url.rstrip("/") + "/api/v1/", {"Authorization": f"Bearer {token}"}, transport)
         self.timeout, self.retries, self.backoff, self.backoff_max = timeout, retries, backoff, backoff_max
         self._tokens: dict[str, str] = {}  # lease tokens of the fenced claims this client holds
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._wire.close()
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -118,7 +114,7 @@ class AsyncClient:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = await self._http.post(verb, json=body, timeout=timeout)
+                response = await self._wire.post(verb, body, timeout)
             except NOT_AN_OUTAGE:
                 raise
             except httpx.TransportError as exc:
@@ -130,7 +126,7 @@ class AsyncClient:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
                 continue
-            request_id = response.headers.get("X-Request-Id")
+            request_id = response.headers.get("x-request-id")
             try:
                 answer: object = response.json()
             except ValueError:  # not JSON, or not UTF-8
@@ -143,7 +139,7 @@ class AsyncClient:
                         request_id=request_id,
                     )
                 return cast(dict[str, Any], answer)
-            retry_after = _seconds(response.headers.get("Retry-After"))
+            retry_after = _seconds(response.headers.get("retry-after"))
             error = error_for(verb, response.status_code, answer, request_id, retry_after)
             if isinstance(error, Unavailable) and response.status_code in (502, 504):
                 maybe_landed = True  # a proxy's: the server may have run the call

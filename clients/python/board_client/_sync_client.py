@@ -13,6 +13,7 @@ from typing import Any, cast
 import httpx
 
 from board_client import types
+from board_client._wire import SyncWire
 from board_client.errors import STATUS, LeaseLost, NotFound, ServerError, Unavailable, error_for
 
 DEFAULT_TIMEOUT = 40.0  # above the longest long poll (30 s) the server allows
@@ -59,17 +60,12 @@ class Client:
             raise ValueError("retries, backoff and backoff_max must be >= 0 and timeout > 0")
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise ValueError("the token must be printable ASCII without spaces (as Board vends it)")
-        self._http = httpx.Client(
-            base_url=url.rstrip("/") + "/api/v1/",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+        self._wire = SyncWire(url.rstrip("/") + "/api/v1/", {"Authorization": f"Bearer {token}"}, transport)
         self.timeout, self.retries, self.backoff, self.backoff_max = timeout, retries, backoff, backoff_max
         self._tokens: dict[str, str] = {}  # lease tokens of the fenced claims this client holds
 
     def close(self) -> None:
-        self._http.close()
+        self._wire.close()
 
     def __enter__(self) -> Client:
         return self
@@ -91,7 +87,7 @@ class Client:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._http.post(verb, json=body, timeout=timeout)
+                response = self._wire.post(verb, body, timeout)
             except NOT_AN_OUTAGE:
                 raise
             except httpx.TransportError as exc:
@@ -103,7 +99,7 @@ class Client:
                 time.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
                 continue
-            request_id = response.headers.get("X-Request-Id")
+            request_id = response.headers.get("x-request-id")
             try:
                 answer: object = response.json()
             except ValueError:  # not JSON, or not UTF-8
@@ -116,7 +112,7 @@ class Client:
                         request_id=request_id,
                     )
                 return cast(dict[str, Any], answer)
-            retry_after = _seconds(response.headers.get("Retry-After"))
+            retry_after = _seconds(response.headers.get("retry-after"))
             error = error_for(verb, response.status_code, answer, request_id, retry_after)
             if isinstance(error, Unavailable) and response.status_code in (502, 504):
                 maybe_landed = True  # a proxy's: the server may have run the call
