@@ -144,7 +144,9 @@ def test_mcp_answers_a_json_rpc_error_never_html_and_recovers(outage):
                     f"{outage.url}/mcp/",
                     json=INITIALIZE,
                     timeout=20,
-                    headers={"Accept": MCP_ACCEPT, "Authorization": f"Bearer {outage.token}"},
+                    # A token the server has not seen: its lookup meets the outage (an opening with
+                    # the cached one is refused by the session's record instead: `opening`).
+                    headers={"Accept": MCP_ACCEPT, "Authorization": f"Bearer {outage.fresh_token}"},
                 )
                 opening = await refused(outage.url, outage.token)
             finally:

@@ -123,8 +123,10 @@ def test_up_demo_gives_the_viewer_a_known_password():
 
 
 def test_the_readme_setup_runs_as_written():
-    """README "Add your team and your first agent": its manage.py lines (all but the worker, which
-    needs a server) run as written, in order, and leave a team, its admin and an endpoint."""
+    """README "Add your team and your first agent": its manage.py lines run as written, in order,
+    and leave a team, its admin and an endpoint; its worker is Python that parses and imports only
+    what the client exports."""
+    import ast
     import re
     import shlex
     from pathlib import Path
@@ -133,9 +135,15 @@ def test_the_readme_setup_runs_as_written():
     section = readme.split("## Add your team and your first agent", 1)[1].split("\n## ", 1)[0]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     lines = block.strip().splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 3
     commands = [re.sub(r"\s+#.*$", "", line) for line in lines if line.startswith("uv run manage.py ")]
-    assert [shlex.split(c)[3] for c in commands] == ["team", "person", "vend", "work"]
+    assert [shlex.split(c)[3] for c in commands] == ["team", "person", "vend"]
+    worker = section.split("```python\n", 1)[1].split("```", 1)[0]
+    imports = [node for node in ast.walk(ast.parse(worker)) if isinstance(node, ast.ImportFrom)]
+    import board_client
+
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("board_client", ["Client", "Worker"])]
+    assert all(hasattr(board_client, name) for name in ("Client", "Worker"))
     for command in commands[:3]:
         run(*shlex.split(command)[3:])
     assert members("acme") == {"alice": "admin"}

@@ -41,12 +41,13 @@ operator = factories.user("operator")
 team = factories.team("outage")
 factories.member(team, operator, role="operator")
 vended = factories.endpoint(team, slug="worker", verbs=SCOPE_VERBS, queues=("default",))
+fresh = factories.endpoint(team, slug="fresh", verbs=SCOPE_VERBS, queues=("default",))
 session = SessionStore()
 session[SESSION_KEY] = str(operator.pk)
 session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
 session[HASH_SESSION_KEY] = operator.get_session_auth_hash()
 session.create()
-print(json.dumps({"token": vended.token, "session": session.session_key}))
+print(json.dumps({"token": vended.token, "fresh_token": fresh.token, "session": session.session_key}))
 """
 
 
@@ -130,6 +131,9 @@ class Outage:
     server: LiveServer
     token: str
     session: str
+    # A token of the same team that the server has not seen: its lookup needs the database (the
+    # server keeps the endpoints it authenticated, todos/core/credential_cache.py).
+    fresh_token: str = ""
 
     @property
     def url(self) -> str:
@@ -145,7 +149,7 @@ def start_outage_board(root: Path, **env: str) -> Outage:
     except BaseException:
         stop_postgres(pg)
         raise
-    return Outage(pg=pg, server=server, token=made["token"], session=made["session"])
+    return Outage(pg=pg, server=server, token=made["token"], session=made["session"], fresh_token=made["fresh_token"])
 
 
 def stop_postgres(pg: ThrowawayPostgres) -> None:

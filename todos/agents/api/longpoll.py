@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from todos.core.circuit import CIRCUIT
 from todos.core.store.fragments import READY_CHANNEL
 from todos.live.listener import Listener, get_listener
 
@@ -228,6 +229,7 @@ async def claim_with_wait(
     waiter = registry.add(endpoint_id, queues)
     try:
         if listener.state != "live":
+            CIRCUIT.check()  # the database is known down: say so now, not after waiting for its listener
             await listener.wait_connected(timeout=min(CONNECT_WAIT_SECONDS, wait_seconds))
         skip = plain and registry.known_empty(endpoint_id, queues)
         while True:
