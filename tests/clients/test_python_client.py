@@ -988,3 +988,12 @@ def test_calls_ride_out_a_database_restart(outage):
     with outage.pg.connect() as conn:
         rows = conn.execute("SELECT state FROM todos WHERE title = 'through the outage'").fetchall()
     assert [r["state"] for r in rows] == ["done"]
+
+
+def test_a_next_that_met_the_outage_raises_unavailable_with_its_retry_after():
+    """The report landed; the claim after it met the database down: the server says how long to
+    wait inside ``next.error``, and ``next_of`` carries it, as a 503's Retry-After would be."""
+    answer = {"todo": {"id": "td_x"}, "next": {"error": {"code": "unavailable", "message": "down", "retry_after": 2}}}
+    with pytest.raises(Unavailable) as raised:
+        Client.next_of(answer)  # type: ignore[arg-type]
+    assert (raised.value.retry_after, raised.value.status) == (2.0, 503)

@@ -193,7 +193,8 @@ class Worker:
         if lease < 1:
             raise ValueError("lease must be at least 1 second")
         # The worker rides outages itself (above), so its client sends each call once.
-        self.client = client or _sync_client.Client(url, token, retries=0, timeout=wait_seconds + 15)
+        # (its long polls get their wait on top of the timeout: the client stretches it itself).
+        self.client = client or _sync_client.Client(url, token, retries=0)
         self.concurrency = concurrency
         self.lease = lease
         self.fence = fence
