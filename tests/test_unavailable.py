@@ -153,9 +153,7 @@ def test_the_same_for_the_async_pool(store_db, one_connection_pools):
             await asyncio.to_thread(terminate, before)
             return before, await db.aexecute(PID)
         finally:
-            pool = db._apools.pop(asyncio.get_running_loop(), None)
-            if pool is not None:
-                await pool.close()
+            await db.aclose_pool()
 
     before, after = asyncio.run(scenario())
     assert after != before

@@ -59,9 +59,7 @@ def in_a_loop(scenario):
         try:
             return await scenario()
         finally:
-            pool = db._apools.pop(asyncio.get_running_loop(), None)
-            if pool is not None:
-                await pool.close()
+            await db.aclose_pool()
 
     return asyncio.run(closing_the_pool())
 

@@ -47,13 +47,10 @@ def run_async(make_coroutine):
         try:
             return await make_coroutine()
         finally:
-            loop = asyncio.get_running_loop()
-            running = live._listeners.pop(loop, None)
+            running = live._listeners.pop(asyncio.get_running_loop(), None)
             if running is not None:
                 await running.stop()
-            pool = db._apools.pop(loop, None)
-            if pool is not None:
-                await pool.close()
+            await db.aclose_pool()
 
     return asyncio.run(scenario())
 
@@ -163,7 +160,7 @@ def asgi_call(app, path, body: bytes, *, host=b"testserver", method="POST", toke
         await asyncio.wait_for(app(scope, receive, send), 20)
         return asyncio.get_running_loop().time() - started
 
-    elapsed = asyncio.run(main())
+    elapsed = run_async(main)
     if not sent:
         return None, elapsed
     headers = {name.lower(): value for name, value in sent[0]["headers"]}

@@ -36,9 +36,7 @@ async def shutdown_loop():
     from todos.live.fanout import stop_live
 
     await stop_live()
-    pool = db._apools.pop(asyncio.get_running_loop(), None)  # the store keeps one pool per loop
-    if pool is not None:
-        await pool.close()
+    await db.aclose_pool()
 
 
 def session_cookie(user) -> str:

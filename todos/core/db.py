@@ -45,6 +45,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 from psycopg_pool.pool import AddConnection
 from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
+from psycopg_pool.pool_async import MaintenanceTask as AsyncMaintenanceTask
+from psycopg_pool.pool_async import StopWorker as AsyncStopWorker
 
 from todos.core import admission
 from todos.core.circuit import CIRCUIT
@@ -253,6 +255,27 @@ class AsyncStorePool(AsyncConnectionPool[AsyncDictConnection]):
         CIRCUIT.check()
         return await super()._get_ready_connection(timeout)
 
+    @classmethod
+    async def worker(cls, q: asyncio.Queue[AsyncMaintenanceTask]) -> None:
+        """psycopg_pool's maintenance worker, ended by its own cancellation.
+
+        psycopg_pool's worker counts a ``CancelledError`` out of its task (a connection attempt) as
+        that task's failure and waits for the next one. When the event loop shuts down
+        (``asyncio.run`` cancelling every task left), the cancellation was the worker's own, and
+        swallowing it kept the loop from ever ending (tests/test_loop_shutdown.py).
+        """
+        me = asyncio.current_task()
+        while True:
+            task = await q.get()
+            if isinstance(task, AsyncStopWorker):
+                return
+            try:
+                await task.run()
+            except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - as psycopg_pool's worker
+                logger.warning("pool task %s failed: %s: %s", task, type(exc).__name__, exc)
+            if me is not None and me.cancelling():
+                raise asyncio.CancelledError  # the task above ate it
+
     async def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
         task = AsyncAddConnection(self, attempt, growing=growing)
         if not CIRCUIT.defer(partial(self._run_soon, task)):
@@ -403,6 +426,14 @@ async def _pooled(
         yield conn
     finally:
         await store_pool.putconn(conn)
+
+
+async def aclose_pool() -> None:
+    """Close this event loop's pool, for a loop about to end (a test's or a command's
+    ``asyncio.run``): left open, its connections stay with the closed loop until it is collected."""
+    existing = _apools.pop(asyncio.get_running_loop(), None)
+    if existing is not None:
+        await existing.close()
 
 
 def reset_pools() -> None:

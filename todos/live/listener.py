@@ -91,7 +91,8 @@ class Listener:
 
     async def wait_connected(self, timeout: float = 10.0) -> bool:
         try:
-            await asyncio.wait_for(self._connected.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._connected.wait()
             return True
         except TimeoutError:
             return False
@@ -173,14 +174,19 @@ class Listener:
         while True:
             async for note in conn.notifies(timeout=PROBE_INTERVAL):
                 self._dispatch(note.channel, note.payload)
-            await asyncio.wait_for(conn.execute("SELECT 1"), PROBE_TIMEOUT)
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                await conn.execute("SELECT 1")
 
     async def _close(self) -> None:
+        """Close the connection, whatever state it is in; a cancellation of this task that arrives
+        meanwhile still ends it (taking it for the close's own failure kept the event loop from
+        ever shutting down: tests/test_loop_shutdown.py)."""
         if self._conn is not None:
             conn, self._conn = self._conn, None
             try:
-                await asyncio.wait_for(conn.close(), PROBE_TIMEOUT)
-            except BaseException:  # noqa: BLE001 - closing a dead connection may fail any way
+                async with asyncio.timeout(PROBE_TIMEOUT):
+                    await conn.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection may fail any way
                 pass
 
     def _set_state(self, state: str) -> None:
