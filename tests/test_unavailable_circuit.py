@@ -472,8 +472,15 @@ def test_the_api_mcp_and_the_board_answer_within_a_second_while_down_and_nothing
     assert time.monotonic() - back < 3
     kept = api(board, "get_todo", {"id": todo_id})
     assert kept.status_code == 200 and kept.json()["todo"]["title"] == "written before the outage"
-    claimed = api(board, "claim_next", {"wait_seconds": 0})
-    assert claimed.status_code == 200 and claimed.json()["todo"]["id"] == todo_id
+    # the todo written before the outage is claimable (one a failed first run of this test left
+    # in the module's Board may come first: it is finished and the next claimed)
+    for _ in range(3):
+        claimed = api(board, "claim_next", {"wait_seconds": 0})
+        assert claimed.status_code == 200 and claimed.json().get("todo") is not None, claimed.text
+        if claimed.json()["todo"]["id"] == todo_id:
+            break
+        api(board, "complete", {"id": claimed.json()["todo"]["id"]})
+    assert claimed.json()["todo"]["id"] == todo_id
     done = api(board, "complete", {"id": todo_id, "summary": "after the outage"})
     assert done.status_code == 200, done.text
 
