@@ -50,7 +50,7 @@ from psycopg_pool.pool_async import StopWorker as AsyncStopWorker
 
 from todos.core import admission
 from todos.core.circuit import CIRCUIT
-from todos.core.errors import Conflict, Internal, StaleSnapshot
+from todos.core.errors import Conflict, Internal, Invalid, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
 
 logger = logging.getLogger(__name__)
@@ -488,6 +488,10 @@ def _classify(exc: psycopg.Error) -> None:
     if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "idx_todos_dedupe":
         # A live todo took the key between the statement's snapshot and its write.
         raise Conflict("another live todo already holds this idempotency key") from exc
+    if isinstance(exc, psycopg.errors.UniqueViolation) and exc.diag.constraint_name == "schedules_team_id_name_key":
+        # A rename that raced another create or rename to the same name: both passed the name's
+        # check on their snapshots, and an UPDATE has no ON CONFLICT (todos/core/store/schedules.py).
+        raise Invalid("name", "the team already has a schedule with this name") from exc
 
 
 def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:

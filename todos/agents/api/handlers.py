@@ -251,8 +251,12 @@ async def update_schedule(call: Call, args: dict) -> dict:
 
 
 async def fire_schedule(call: Call, args: dict) -> dict:
+    """The fire's todo is committed whatever happens next: if a delete removed the schedule
+    before the re-read, the answer is the schedule as the fire's statement returned it."""
     fired = await aexecute(schedules.fire_now(call.agent, args["id"]))
-    return {**(await _schedule(call, fired.schedule_id)), "todo_id": fired.todo_id}
+    view = await aexecute(schedule_reads.endpoint_schedule(call.credential.endpoint_id, fired.schedule_id))
+    shown = serialize.schedule(view) if view is not None else serialize.fired_schedule(fired)
+    return {"schedule": shown, "todo_id": fired.todo_id}
 
 
 async def pause_schedule(call: Call, args: dict) -> dict:

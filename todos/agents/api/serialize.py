@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from todos.core.selectors.schedules import ScheduleView
 from todos.core.store.records import Attempt, Claim, Todo
+from todos.core.store.schedules import Fired
 
 
 def timestamp(value: datetime | None) -> str | None:
@@ -76,6 +77,39 @@ def claim(c: Claim, *, with_prior: bool = True) -> dict:
     if with_prior:
         out["prior_attempts"] = [attempt(a) for a in c.prior_attempts]
     return out
+
+
+def fired_schedule(fired: Fired) -> dict:
+    """A manually fired schedule as the fire's own statement saw it, shaped as :func:`schedule`,
+    with that one fire: the answer when a delete landed between the fire's commit and a re-read."""
+    record = fired.schedule
+    assert record is not None, "a manual fire returns its schedule"
+    return {
+        "id": str(record.id),
+        "name": record.name,
+        "cron": record.cron,
+        "timezone": record.timezone,
+        "queue": record.queue,
+        "title": record.title,
+        "kind": record.kind,
+        "payload": record.payload,
+        "priority": record.priority,
+        "max_attempts": record.max_attempts,
+        "requires": list(record.requires or ()),
+        "missed": record.missed,
+        "paused": record.paused,
+        "next_fire_at": timestamp(record.next_fire_at),
+        "fires": [
+            {
+                "tick": timestamp(fired.tick),
+                "fired_at": timestamp(fired.tick),
+                "how": fired.how,
+                "missed": 0,
+                "todo_id": fired.todo_id,
+                "state": "pending" if fired.todo_id else "gone",
+            }
+        ],
+    }
 
 
 def schedule(view: ScheduleView) -> dict:

@@ -20,7 +20,7 @@ from uuid import UUID
 
 from todos.core import schedule_times
 from todos.core.db import Statement, pooled_connection
-from todos.core.errors import Forbidden, Invalid, NotFound
+from todos.core.errors import Forbidden, Invalid, NotFound, StaleSnapshot
 from todos.core.store import inputs
 from todos.core.store.agent import DEDUPE_PREDICATE
 from todos.core.store.fragments import ACTING_ROLES, audit_row, log_change, log_todos, member_of, notify_ready
@@ -73,6 +73,7 @@ class Fired:
     tick: datetime
     todo_id: str | None
     how: str
+    schedule: Schedule | None = None  # a manual fire's schedule as the statement fired it
 
 
 def _uuid(field: str, value: Any) -> UUID:
@@ -178,6 +179,9 @@ def _may(op: Caller, team: LiteralString, endpoint: LiteralString) -> tuple[Lite
     return member_of(team, roles=ACTING_ROLES), member_of(team)
 
 
+NAME_TAKEN = "the team already has a schedule with this name"
+
+
 def _finish(rows: list[dict], what: str) -> Schedule:
     row = rows[0]
     if row["id"] is None:
@@ -190,14 +194,20 @@ def _finish(rows: list[dict], what: str) -> Schedule:
         if "queue_ok" in row and not row["queue_ok"]:
             raise Invalid("queue", "is not in the owner endpoint's scope")
         if "name_free" in row and not row["name_free"]:
-            raise Invalid("name", "the team already has a schedule with this name")
+            raise Invalid("name", NAME_TAKEN)
+        if row.get("name_free") and row.get("owner_ok") and row.get("queue_ok"):
+            # Every check passed on the statement's snapshot, yet the INSERT's ON CONFLICT met a name
+            # another create committed after it was taken: a fresh snapshot sees that schedule.
+            raise StaleSnapshot("another schedule took this name while this one was created")
         raise NotFound(f"no such {what}")
     return Schedule.from_row(row)
 
 
 def create(op: Caller, team_id: Any, *, now: datetime, **fields: Any) -> Statement[Schedule]:
     """A new schedule of the team. Guard: the person acts on the team; the owner endpoint is an
-    active endpoint of the team with the queue in its scope; the name is free in the team.
+    active endpoint of the team with the queue in its scope; the name is free in the team (on the
+    snapshot, and at the write: ON CONFLICT on the team's name writes nothing when a concurrent
+    create took it, and ``_finish`` runs the statement again to answer that the name is taken).
     Effect: one ``schedules`` row, next_fire_at the first tick after ``now``. Audit:
     ``schedule.create``. An agent creates its own: its team, owned by its endpoint, whatever
     ``team_id`` and ``endpoint_id`` say."""
@@ -220,6 +230,7 @@ made AS (
     SELECT %(team_id)s, %(name)s, %(cron)s, %(timezone)s, %(endpoint_id)s, %(queue)s, %(title)s, %(kind)s,
            %(payload)s, %(priority)s, %(max_attempts)s, %(requires)s, %(missed)s, %(next_fire_at)s
     FROM checks c WHERE c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
+    ON CONFLICT (team_id, name) DO NOTHING
     RETURNING *
 ),
 audit AS ({
@@ -477,7 +488,10 @@ FROM fired f LEFT JOIN ins i ON i.id = f.todo_id"""
 def fire_now(op: Caller, schedule_id: Any) -> Statement[Fired]:
     """Fire a schedule once, now, outside its timetable (its next tick is unchanged; a paused
     schedule fires too: someone asked). Guard: the person acts on the team; an agent, on its own
-    schedule. Audit: ``schedule.fire`` with the todo."""
+    schedule; the schedule row, locked ``FOR KEY SHARE`` so a concurrent delete either waits for
+    this fire (and then deletes its record with the schedule) or, committed first, leaves no row
+    and the fire answers not found. Audit: ``schedule.fire`` with the todo. Returns the schedule
+    as fired: a caller answers from it, not from a read after the commit that a delete may beat."""
     params = {"id": _uuid("schedule", schedule_id), **_actor(op)}
     acts, sees = _may(op, "s.team_id", "s.endpoint_id")
     extra = f""",
@@ -494,19 +508,20 @@ audit AS ({
         )
     })"""
     sql = f"""
-WITH checks AS (
+WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR KEY SHARE),
+checks AS (
     SELECT s.id,
            {sees} AS found,
            {acts} AS acts,
            EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.endpoint_id AND e.state = 'active') AS owner_ok
-    FROM schedules s WHERE s.id = %(id)s
+    FROM s
 ),
 manual AS (
     SELECT c.id AS schedule_id, clock_timestamp() AS tick, 'manual'::text AS how, 0 AS missed
     FROM checks c WHERE c.found AND c.acts
 ),{_fire_sql("manual", extra)},
        (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts,
-       (SELECT owner_ok FROM checks) AS owner_ok
+       (SELECT owner_ok FROM checks) AS owner_ok, (SELECT to_jsonb(s) FROM s) AS schedule
 FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON true"""
 
     def finish(rows: list[dict]) -> Fired:
@@ -517,7 +532,8 @@ FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON t
             raise Forbidden("your role on this team is read-only")
         if row["schedule_id"] is None or not row["owner_ok"]:
             raise Invalid("endpoint", "the schedule's owner endpoint is revoked: it cannot fire")
-        return Fired(row["schedule_id"], row["tick"], row["todo_id"], row["how"])
+        schedule = _schedule_from_json(row["schedule"])
+        return Fired(row["schedule_id"], row["tick"], row["todo_id"], row["how"], schedule)
 
     return Statement(sql, params, finish)
 

@@ -30,6 +30,7 @@ made AS (
     SELECT %(team_id)s, %(name)s, %(cron)s, %(timezone)s, %(endpoint_id)s, %(queue)s, %(title)s, %(kind)s,
            %(payload)s, %(priority)s, %(max_attempts)s, %(requires)s, %(missed)s, %(next_fire_at)s
     FROM checks c WHERE c.found AND c.acts AND c.owner_ok AND c.queue_ok AND c.name_free
+    ON CONFLICT (team_id, name) DO NOTHING
     RETURNING *
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)

@@ -5,13 +5,14 @@
 --   schedule_id = UUID('00000000-0000-4000-8000-00000000c001')
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-WITH checks AS (
+WITH s AS (SELECT * FROM schedules WHERE id = %(id)s FOR KEY SHARE),
+checks AS (
     SELECT s.id,
            EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s) AS found,
            EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = s.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')) AS acts,
            EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.endpoint_id AND e.state = 'active') AS owner_ok
-    FROM schedules s WHERE s.id = %(id)s
+    FROM s
 ),
 manual AS (
     SELECT c.id AS schedule_id, clock_timestamp() AS tick, 'manual'::text AS how, 0 AS missed
@@ -57,5 +58,5 @@ SELECT f.schedule_id, f.tick, i.id AS todo_id, f.how,
                       FROM ins WHERE TRUE
                       GROUP BY 1, 2) w) AS notified,
        (SELECT found FROM checks) AS found, (SELECT acts FROM checks) AS acts,
-       (SELECT owner_ok FROM checks) AS owner_ok
+       (SELECT owner_ok FROM checks) AS owner_ok, (SELECT to_jsonb(s) FROM s) AS schedule
 FROM (SELECT 1) one LEFT JOIN (fired f LEFT JOIN ins i ON i.id = f.todo_id) ON true
