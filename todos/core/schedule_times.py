@@ -24,6 +24,7 @@ GRACE = timedelta(seconds=60)
 MISSED_WALK_LIMIT = 10_000
 POLICIES = ("skip", "catch_up")
 CRON_MAX_CHARS = 200
+CRON_FIELDS = 5  # minute hour day-of-month month day-of-week: no seconds
 
 
 def zone(value: object, field: str = "timezone") -> ZoneInfo:
@@ -56,6 +57,14 @@ def cron(value: object, field: str = "cron") -> str:
     expr = " ".join(value.split())
     if len(expr) > CRON_MAX_CHARS:
         raise Invalid(field, f"must be at most {CRON_MAX_CHARS} characters")
+    fields = len(expr.split(" "))
+    if fields != CRON_FIELDS:
+        # cronsim also reads six fields (seconds first) and @-macros; Board's timetables are minutes.
+        raise Invalid(
+            field,
+            f"does not parse: Wrong number of fields in {expr!r}: {fields}, not five"
+            " (minute hour day-of-month month day-of-week)",
+        )
     try:
         CronSim(expr, datetime.now(ZoneInfo("UTC")))
     except CronSimError as exc:
