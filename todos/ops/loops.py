@@ -8,6 +8,11 @@ runs again at once. A failed sweep (database restarting, say) is retried with a 
 the loop's interval up to ``MAX_BACKOFF_SECONDS``: the schedules loop runs every quarter second,
 and an outage must not become four tracebacks a second per process. The first failure is logged
 with its traceback, the rest as one line each, and the recovery once.
+
+A sweep that fails because this process is stopping is no failure: ``up`` sets the loops' stop
+event, then the embedded PostgreSQL stops under any sweep still running (and Ctrl-C reaches that
+PostgreSQL at the same moment as ``up``). Such a sweep logs one DEBUG line and its loop ends
+(:func:`interrupted_by_shutdown`); the same error with no stop coming is logged as a failure.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import psycopg
 from django.conf import settings
 
 from todos.core.db import execute
@@ -119,12 +125,44 @@ def backoff(interval: float, failures: int) -> float:
     return min(interval * 2.0**failures, max(interval, MAX_BACKOFF_SECONDS))
 
 
+# How long a sweep that met the database shutting down waits for this process's own stop before
+# taking it for an outage: a Ctrl-C stops PostgreSQL and ``up`` together, and ``up`` sets the
+# stop event once daphne has stopped serving, within a second or so.
+SHUTDOWN_GRACE_SECONDS = 2.0
+# SQLSTATEs of a server that is stopping: admin_shutdown (57P01, sessions ended by a fast stop),
+# cannot_connect_now (57P03, "the database system is shutting down").
+SHUTTING_DOWN_SQLSTATES = frozenset({"57P01", "57P03"})
+
+
+def _database_stopping(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is PostgreSQL stopping or gone mid-statement."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, psycopg.Error) and (
+            seen.sqlstate in SHUTTING_DOWN_SQLSTATES or isinstance(seen, psycopg.OperationalError)
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def interrupted_by_shutdown(stop: threading.Event, exc: BaseException) -> bool:
+    """Whether a sweep's failure is this process stopping: its stop event is set, or the database
+    went away and the stop event follows within ``SHUTDOWN_GRACE_SECONDS``."""
+    if stop.is_set():
+        return True
+    return _database_stopping(exc) and stop.wait(SHUTDOWN_GRACE_SECONDS)
+
+
 def _loop(sweep: Sweep, stop: threading.Event) -> None:
     failures = 0
     while not stop.is_set():
         try:
             changed = run_sweep_once(sweep)
         except Exception as exc:  # noqa: BLE001 - keep the loop alive; the next try may succeed
+            if interrupted_by_shutdown(stop, exc):
+                logger.debug("%s sweep interrupted by shutdown (%s)", sweep.name, exc.__class__.__name__)
+                return
             failures += 1
             wait = backoff(sweep.interval(), failures)
             if failures == 1:
