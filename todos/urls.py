@@ -6,8 +6,9 @@ a route it does not cover), and easy to find.
 """
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, register_converter
 
+from todos.dashboard.route_converters import RowId, Segment
 from todos.dashboard.views import (
     action_table,
     actions,
@@ -24,6 +25,10 @@ from todos.dashboard.views import (
     teams,
     todos,
 )
+
+# An id route matches any segment: a malformed id gets the Board's own 404 from its view.
+register_converter(Segment, "segment")
+register_converter(RowId, "row_id")
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -74,21 +79,21 @@ urlpatterns = [
     # teams
     path("teams/", teams.team_list, name="teams"),
     path("teams/new/", teams.team_create, name="team_create"),
-    path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
-    path("teams/<slug:slug>/members/", teams.team_member_set, name="team_member_set"),
-    path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
+    path("teams/<segment:slug>/", teams.team_detail, name="team_detail"),
+    path("teams/<segment:slug>/members/", teams.team_member_set, name="team_member_set"),
+    path("teams/<segment:slug>/members/<row_id:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
     # people (site admins)
     path("people/", people.people_page, name="people"),
     path("people/new/", people.person_create, name="person_create"),
-    path("people/<int:user_id>/deactivate/", people.person_deactivate, name="person_deactivate"),
-    path("people/<int:user_id>/reactivate/", people.person_reactivate, name="person_reactivate"),
-    path("people/<int:user_id>/password/", people.person_password_reset, name="person_password_reset"),
+    path("people/<row_id:user_id>/deactivate/", people.person_deactivate, name="person_deactivate"),
+    path("people/<row_id:user_id>/reactivate/", people.person_reactivate, name="person_reactivate"),
+    path("people/<row_id:user_id>/password/", people.person_password_reset, name="person_password_reset"),
     # endpoints (agent credentials)
     path("endpoints/", endpoints.endpoint_list, name="endpoints"),
     path("endpoints/panel/", endpoints.endpoint_panel, name="endpoints_panel"),
     path("endpoints/new/", endpoints.endpoint_vend, name="endpoint_vend"),
-    path("endpoints/<slug:slug>/edit/", endpoints.endpoint_edit, name="endpoint_edit"),
-    path("endpoints/<slug:slug>/rotate/", endpoints.endpoint_rotate, name="endpoint_rotate"),
-    path("endpoints/<slug:slug>/revoke/", endpoints.endpoint_revoke, name="endpoint_revoke"),
-    path("endpoints/<slug:slug>/delete/", endpoints.endpoint_delete, name="endpoint_delete"),
+    path("endpoints/<segment:slug>/edit/", endpoints.endpoint_edit, name="endpoint_edit"),
+    path("endpoints/<segment:slug>/rotate/", endpoints.endpoint_rotate, name="endpoint_rotate"),
+    path("endpoints/<segment:slug>/revoke/", endpoints.endpoint_revoke, name="endpoint_revoke"),
+    path("endpoints/<segment:slug>/delete/", endpoints.endpoint_delete, name="endpoint_delete"),
 ]

@@ -21,6 +21,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.selectors.access import viewer_for
+from todos.dashboard.route_converters import MalformedId
 
 TOAST_EVENT = "board:toast"
 CHANGED_EVENT = "board:todo-changed"
@@ -44,8 +45,8 @@ def board_view(view):
                 return HttpResponseClientRedirect(resolve_url(settings.LOGIN_URL))
             return redirect_to_login(request.get_full_path())
         request.viewer = viewer_for(request.user)
-        if any(isinstance(v, str) and CONTROL_CHARACTERS.search(v) for v in (*args, *kwargs.values())):
-            return not_found()  # a URL naming something with a control character names nothing
+        if any(_names_nothing(v) for v in (*args, *kwargs.values())):
+            return not_found()  # a URL naming something with a control character, or a malformed id
         field = unstorable_input(request)
         if field is not None:
             return bad_request(request, f"{field}: must not contain NUL or other control characters")
@@ -87,6 +88,14 @@ def store_refusals(*, forbidden_text: str | None = None, invalid=None, conflict=
         return wrapper
 
     return decorate
+
+
+def _names_nothing(value: object) -> bool:
+    """A route's value that can name no row: text with a control character, or an id segment the
+    route's converter found malformed (todos/dashboard/route_converters.py)."""
+    if isinstance(value, MalformedId):
+        return True
+    return isinstance(value, str) and CONTROL_CHARACTERS.search(value) is not None
 
 
 # Control characters other than tab, newline and carriage return (which a textarea sends).
