@@ -1,4 +1,4 @@
-"""Bulk retry and cancel, worked by the background loops of any Board process.
+"""Bulk retry, cancel and run now, worked by the background loops of any Board process.
 
 A job is a row (``todos.core.store.bulk_jobs``): the page that starts it only writes the row, and the
 ``bulk`` loop (``todos.ops.loops``) of whichever process gets there first does the rest:
@@ -7,8 +7,9 @@ A job is a row (``todos.core.store.bulk_jobs``): the page that starts it only wr
    everything matching its filter, or one dead-letter group; at most ``MAX_IDS``, newest first)
    and stores them as chunks of ``CHUNK`` ids: the job is ``running`` and its total is final.
 2. **Work the chunks.** :func:`work_one_chunk` locks one chunk no one else holds, runs
-   ``human.retry_many`` / ``cancel_many`` over its ids (one statement, audited per row, each row
-   under the store's guard and ``operatorOwns``) and marks the chunk done, in one transaction.
+   ``human.retry_many`` / ``cancel_many`` / ``waiting.run_now_many`` over its ids (one
+   statement, audited per row, each row under the store's guard and ``operatorOwns``) and marks
+   the chunk done, in one transaction.
    Rows whose state moved since the job fixed its ids are skipped by the guard and reported.
 
 Every step is one transaction holding the row lock of what it works, so the lock *is* the lease:
@@ -35,7 +36,7 @@ from todos.core.db import DictConnection, Statement, execute, pool
 from todos.core.errors import Conflict, StoreError
 from todos.core.filters import TodoFilter
 from todos.core.store import bulk_jobs as store
-from todos.core.store import human
+from todos.core.store import human, waiting
 from todos.core.store.records import BulkOutcome
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ PURGE_EVERY_SECONDS = 3600.0
 STORE_CALLS: dict[str, Callable[..., Statement[BulkOutcome]]] = {
     "retry": human.retry_many,
     "cancel": human.cancel_many,
+    "run_now": waiting.run_now_many,
 }
 
 

@@ -164,6 +164,7 @@ STORE_OPERATOR = {
     "store.human.pause_queue": call(human.pause_queue, HUMAN, TEAM, "default", note="deploy"),
     "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
     "store.waiting.run_now": call(waiting.run_now, HUMAN, TODO),
+    "store.waiting.run_now_many": call(waiting.run_now_many, HUMAN, [TODO, OTHER_TODO]),
     "store.waiting.reschedule": call(waiting.reschedule, HUMAN, TODO, delay_seconds=3600),
     "store.waiting.edit": call(
         waiting.edit,

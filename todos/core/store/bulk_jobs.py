@@ -1,4 +1,4 @@
-"""Bulk jobs: the rows that make a bulk retry/cancel durable and workable by any Board process.
+"""Bulk jobs: the rows that make a bulk retry/cancel/run now durable and workable by any Board process.
 
 A job is created ``queued`` (:func:`create`), fixed to its ids once by a worker
 (:func:`take_queued` then :func:`materialize`: ``running``, the ids in chunks), worked chunk by
@@ -32,7 +32,10 @@ from todos.core.store.fragments import ACTING_ROLES
 from todos.core.store.records import BulkOutcome
 from todos.core.store.scopes import OperatorScope
 
-ACTIONS = ("retry", "cancel")
+ACTIONS = ("retry", "cancel", "run_now")
+# A dead-letter group holds failed todos: none of them waits for a time, so none can be run now.
+GROUP_ACTIONS = ("retry", "cancel")
+NO_GROUP_RUN_NOW = "a dead-letter group cannot be run now: only scheduled todos can (retry the group instead)"
 SCOPES = ("selected", "matching", "group")
 CHUNK = 500
 SKIPPED_SHOWN = 20
@@ -98,9 +101,11 @@ def create(
     from. Inputs are checked before anything is written, each error naming its field.
     """
     if action not in ACTIONS:
-        raise Invalid("action", "must be retry or cancel")
+        raise Invalid("action", "must be retry, cancel or run_now")
     if scope not in SCOPES:
         raise Invalid("scope", "must be selected, matching or group")
+    if scope == "group" and action not in GROUP_ACTIONS:
+        raise Invalid("action", NO_GROUP_RUN_NOW)
     params_filter = _filter_params(filter_params if filter_params is not None else {})
     ids: list[str] | None = None
     reason: str | None = None

@@ -297,8 +297,10 @@ CANCEL_GUARD: LiteralString = (
     f" OR (t.state = {TodoState.CLAIMED.sql} AND {LEASE_SEEN}))"
 )
 CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
+# Run now in bulk (``waiting.run_now_many``): still pending and still waiting for a time to come.
+RUN_NOW_GUARD: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now()"
 # What each bulk action can change: the Board's previews count with these same guards.
-BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD}
+BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD, "run_now": RUN_NOW_GUARD}
 
 
 def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:

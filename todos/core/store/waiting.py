@@ -20,9 +20,9 @@ from todos.core import compose
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Invalid
 from todos.core.store import inputs
-from todos.core.store.fragments import audit_row, log_todos, notify_ready, operator_miss
-from todos.core.store.human import _params, _prior, _raise_miss
-from todos.core.store.records import TODO_COLUMNS, Todo
+from todos.core.store.fragments import OPERATOR_ACTS, audit_row, board_state, log_todos, notify_ready, operator_miss
+from todos.core.store.human import RUN_NOW_GUARD, _params, _prior, _raise_miss
+from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Todo
 from todos.core.store.scopes import OperatorScope
 from todos.core.words import ChangeOp, TodoState
 
@@ -136,6 +136,69 @@ def run_now(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[T
     return _waiting_statement(
         ChangeOp.RUN_NOW, "todo.run_now", ["run_at"], SCHEDULED, params, "only a scheduled todo can be run now"
     )
+
+
+def run_now_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk run now (a bulk job's chunk, the Board's Scheduled tab): make each scheduled todo of
+    ``ids`` claimable now, in one statement.
+
+    Guard, per row: still pending, its time still to come, on an endpoint of a team where the
+    person acts (``OPERATOR_ACTS``); a row that moved (claimed, canceled, its time reached, run
+    already) is skipped and reported, never an error. Effect: the time cleared. Attempt rows:
+    none (no lease starts or ends). Log: ``scheduled`` → ``pending``; waiting agents are woken.
+    Audit: one ``todo.run_now`` row per todo run, with its old and new ``run_at``.
+    """
+    todo_ids = inputs.todo_ids(ids)
+    if len(todo_ids) > BULK_MAX_IDS:
+        raise Invalid("ids", f"at most {BULK_MAX_IDS} ids per statement")
+    params = _params(op, note=note)
+    params["ids"] = todo_ids
+    sql = f"""
+WITH prior AS (
+    SELECT t.id, {board_state("t")} AS state_before, t.next_retry_at AS run_at_before FROM todos t
+    WHERE t.id = ANY(%(ids)s::text[]) AND {OPERATOR_ACTS}
+      AND {RUN_NOW_GUARD} ORDER BY t.id
+    FOR UPDATE
+),
+upd AS (
+    UPDATE todos t SET next_retry_at = NULL, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND {RUN_NOW_GUARD}
+    RETURNING t.*, p.state_before, p.run_at_before
+),
+audit AS ({
+        audit_row(
+            "todo.run_now",
+            "upd u JOIN endpoints ae ON ae.id = u.endpoint_id",
+            team="ae.team_id",
+            todo="u.id",
+            endpoint="u.endpoint_id",
+            queue="u.queue",
+            note="%(note)s",
+            detail=RUN_NOW_DETAIL,
+        )
+    }),
+logged AS ({log_todos(ChangeOp.RUN_NOW, "upd", before="r.state_before")}),
+woken AS (
+    SELECT {notify_ready("upd")} AS n
+)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
+
+    def finish(rows: list[dict]) -> BulkOutcome:
+        changed = {row["id"] for row in rows}
+        return BulkOutcome(
+            changed=tuple(i for i in todo_ids if i in changed),
+            skipped=tuple(i for i in todo_ids if i not in changed),
+        )
+
+    return Statement(sql, params, finish)
+
+
+BULK_MAX_IDS = 1000
+# A bulk run now's audit detail: the same shape as one run now's (the changed field, old and new).
+RUN_NOW_DETAIL: LiteralString = """jsonb_build_object(
+                'old', jsonb_build_object('run_at', to_jsonb(u.run_at_before)),
+                'new', jsonb_build_object('run_at', NULL::jsonb))"""
 
 
 def reschedule(

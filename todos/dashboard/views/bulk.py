@@ -1,4 +1,4 @@
-"""Bulk retry and cancel: preview (how many, on what), start (a background job), progress, report.
+"""Bulk retry, cancel and run now: preview (how many, on what), start (a background job), progress, report.
 
 The preview is a POST that changes nothing and answers a confirmation form with the count; the
 confirmation writes the job's row (``todos.core.store.bulk_jobs``), which the background loops of any
@@ -34,8 +34,8 @@ from todos.dashboard.views.common import (
 )
 from todos.ops import bulk
 
-ACTIONS = {"retry": "Retry", "cancel": "Cancel"}
-DONE = {"retry": "retried", "cancel": "canceled"}
+ACTIONS = {"retry": "Retry", "cancel": "Cancel", "run_now": "Run now"}
+DONE = {"retry": "retried", "cancel": "canceled", "run_now": "run now"}
 SCOPES = ("selected", "matching", "group")
 MAX_SELECTED = 1000
 
@@ -73,9 +73,11 @@ def _plan(request):
     if data.get("plan"):  # the list's buttons say both at once: "retry:selected"
         action, _, scope = data["plan"].partition(":")
     if action not in ACTIONS:
-        raise BadRequest("action: must be retry or cancel")
+        raise BadRequest("action: must be retry, cancel or run_now")
     if scope not in SCOPES:
         raise BadRequest("scope: must be selected, matching or group")
+    if scope == "group" and action not in job_store.GROUP_ACTIONS:
+        raise BadRequest(f"action: {job_store.NO_GROUP_RUN_NOW}")
     f = TodoFilter.from_query(data).first_page()
     if f.errors:  # a list page falls back to "all"; a bulk action on a misread filter must not
         raise BadRequest(f.errors[0].split(";")[0])
@@ -93,7 +95,10 @@ def _plan(request):
             return None
         count = bulk_targets.count_eligible(viewer, ids, action)
         description = f"{len(ids):,} selected todo{'s' if len(ids) != 1 else ''}"
-        summary = f"{count:,} of them can be {done} now" + ("; the rest will be skipped." if count < len(ids) else ".")
+        when = "" if done.endswith(" now") else " now"  # "can be run now", not "run now now"
+        summary = f"{count:,} of them can be {done}{when}" + (
+            "; the rest will be skipped." if count < len(ids) else "."
+        )
     elif scope == "matching":
         counted = bulk_targets.count_matching(viewer, f, action, cap=bulk.MAX_IDS)
         count = counted.value

@@ -55,7 +55,11 @@ def _list_context(request, f: TodoFilter) -> dict:
 
 
 # The tabs a bulk action can change rows of (its store guard, ``human.BULK_GUARDS``, by state).
-BULK_TABS = {"retry": ("retry", "dead"), "cancel": ("pending", "claimed", "retry", "dead")}
+BULK_TABS = {
+    "retry": ("retry", "dead"),
+    "cancel": ("pending", "scheduled", "claimed", "retry", "dead"),
+    "run_now": ("scheduled",),
+}
 
 
 def bulk_offers(f: TodoFilter, counts: dict) -> dict[str, bool]:
