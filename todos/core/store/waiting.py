@@ -155,7 +155,8 @@ def run_now_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[
     params["ids"] = todo_ids
     sql = f"""
 WITH prior AS (
-    SELECT t.id, {board_state("t")} AS state_before, t.next_retry_at AS run_at_before FROM todos t
+    SELECT t.id, {board_state("t")} AS state_before, t.next_retry_at AS run_at_before
+    FROM todos t
     WHERE t.id = ANY(%(ids)s::text[]) AND {OPERATOR_ACTS}
       AND {RUN_NOW_GUARD} ORDER BY t.id
     FOR UPDATE

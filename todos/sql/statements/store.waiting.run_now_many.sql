@@ -6,7 +6,8 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH prior AS (
-    SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before, t.next_retry_at AS run_at_before FROM todos t
+    SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before, t.next_retry_at AS run_at_before
+    FROM todos t
     WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
         SELECT oe.id FROM endpoints oe
         WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
