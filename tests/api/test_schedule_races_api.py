@@ -70,3 +70,34 @@ def test_fire_schedule_racing_delete_schedule(api, tenancy, asgi_server):
             assert fire.json()["error"]["message"] == "no such schedule"
     # a fire answered 404 created nothing; every 200 created its todo
     assert count("SELECT count(*) AS n FROM todos WHERE source = 'schedule'") == fired
+
+
+def test_a_fire_whose_schedule_is_deleted_before_the_answer_answers_from_its_own_statement(tenancy, monkeypatch):
+    """The delete lands between the fire's commit and the handler's re-read of the schedule: the
+    todo exists, so the answer is 200 with it, the schedule as the fire's statement returned it."""
+    from datetime import UTC, datetime
+
+    from tests.support.api import VALIDATORS, run_async
+    from todos.agents.api import handlers
+    from todos.core.db import execute
+    from todos.core.selectors import schedules as schedule_reads
+    from todos.core.selectors.agent_api import credential_for
+    from todos.core.store import schedules
+    from todos.core.store.endpoints import token_hash
+
+    made = execute(schedules.create(tenancy.agent, tenancy.team.id, now=datetime.now(UTC), name="gone", **BODY))
+    call = handlers.Call(credential=execute(credential_for(token_hash(tenancy.worker_token))))
+    reread = schedule_reads.endpoint_schedule
+
+    def delete_first(endpoint_id, schedule_id):
+        execute(schedules.delete(tenancy.agent, schedule_id))
+        return reread(endpoint_id, schedule_id)
+
+    monkeypatch.setattr(schedule_reads, "endpoint_schedule", delete_first)
+    answer = run_async(lambda: handlers.fire_schedule(call, {"id": str(made.id)}))
+    assert not list(VALIDATORS["fire_schedule"].iter_errors(answer)), answer
+    assert answer["schedule"]["id"] == str(made.id) and answer["schedule"]["name"] == "gone"
+    assert [f["todo_id"] for f in answer["schedule"]["fires"]] == [answer["todo_id"]]
+    assert answer["schedule"]["fires"][0]["how"] == "manual"
+    assert count("SELECT count(*) AS n FROM schedules") == 0
+    assert count("SELECT count(*) AS n FROM todos WHERE source = 'schedule'") == 1
