@@ -89,9 +89,10 @@ JSON Schema cannot state: `payload` and `result` may nest arrays and objects at 
 characters; no string may hold NUL (PostgreSQL cannot store it). Every refusal is `invalid` (400) naming the field.
 
 An error object (`error` of `complete` and `fail`, answered on each attempt) is cut, never refused
-for its length or content: type keeps its first {inputs.ERROR_TYPE_MAX_BYTES} bytes, message its first
-{inputs.ERROR_MESSAGE_MAX_BYTES} bytes, traceback its last {inputs.ERROR_TRACEBACK_MAX_BYTES} bytes (UTF-8, on a character
-boundary), NUL characters are dropped, and the stored object says `truncated: true` when anything was cut.
+for its length or content: type keeps its first {inputs.ERROR_TYPE_MAX_BYTES} bytes, message its
+first {inputs.ERROR_MESSAGE_MAX_BYTES} bytes, traceback its last {inputs.ERROR_TRACEBACK_MAX_BYTES} bytes (UTF-8, on a
+character boundary), NUL characters are dropped, and the stored object says `truncated: true` when
+anything was cut.
 """
 
 
