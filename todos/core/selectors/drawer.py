@@ -50,7 +50,16 @@ def attempts(todo: TodoRow, *, limit: int = ATTEMPTS_SHOWN) -> list[AttemptRow]:
     :func:`get_detail`, which already checked that the viewer may see it."""
     with read_connection() as conn:
         rows = conn.execute(ATTEMPTS_SQL, {"id": todo.id, "limit": limit}).fetchall()
-    return [AttemptRow(**row) for row in rows]
+    return with_newest_error_open([AttemptRow(**row) for row in rows])
+
+
+def with_newest_error_open(rows: list[AttemptRow]) -> list[AttemptRow]:
+    """Mark the newest attempt (rows come newest first) that reported an error: the drawer shows
+    that error unfolded, the older ones folded."""
+    for n, row in enumerate(rows):
+        if row.error:
+            return [*rows[:n], dataclasses.replace(row, error_open=True), *rows[n + 1 :]]
+    return rows
 
 
 AUDIT_SQL: LiteralString = f"""SELECT {AUDIT_COLUMNS}
