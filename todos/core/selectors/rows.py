@@ -122,8 +122,8 @@ class AttemptRow(Attempt):
         """``type: first line of message``, the words the dead letters' reasons group by."""
         if not self.error:
             return ""
-        kind = self.error.get("type") or ""
-        line = (self.error.get("message") or "").strip().split("\n", 1)[0].strip()
+        kind = (self.error.get("type") or "").strip()
+        line = (self.error.get("message") or "").split("\n", 1)[0].strip()
         return f"{kind}: {line}" if kind and line else kind or line or "error"
 
 
