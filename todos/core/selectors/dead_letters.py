@@ -1,10 +1,10 @@
 """Dead letters grouped by failure reason.
 
-A dead letter's reason is its last attempt's error object as ``type: first line of message``, else
-its summary, else ``result.error`` (``failure_reason.py``). Reasons are normalised into a fingerprint (lower case; UUIDs, hex runs and digits replaced) so "timeout
-after 30s on 10.0.0.7" and "timeout after 45s on 10.0.0.9" land in one group. Grouping reads at
-most ``GROUP_SCAN_ROWS`` dead letters (newest first) of the current filter, and says so when it
-stopped there.
+A dead letter's reason is its last attempt's error object as ``type: first line of message``,
+else its summary, else ``result.error`` (``failure_reason.py``). Reasons are normalised into a
+fingerprint (lower case; UUIDs, hex runs and digits replaced) so "timeout after 30s on 10.0.0.7"
+and "timeout after 45s on 10.0.0.9" land in one group. Grouping reads at most ``GROUP_SCAN_ROWS``
+dead letters (newest first) of the current filter, and says so when it stopped there.
 """
 
 from __future__ import annotations
