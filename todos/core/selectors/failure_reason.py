@@ -16,7 +16,9 @@ ERROR_HEADLINE: LiteralString = """nullif(concat_ws(': ',
         nullif(btrim(a.error->>'type'), ''),
         nullif(btrim(split_part(a.error->>'message', E'\\n', 1), E' \\t\\r'), '')), '')"""
 
-REASON: LiteralString = f"coalesce({ERROR_HEADLINE}, nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"
+REASON: LiteralString = f"""coalesce(
+        {ERROR_HEADLINE},
+        nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"""
 
 # Normalised so "timeout after 30s on 10.0.0.7" and "timeout after 45s on 10.0.0.9" land together:
 # lower case, UUIDs, hex runs and digits replaced, whitespace collapsed.
