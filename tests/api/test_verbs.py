@@ -53,6 +53,7 @@ ATTEMPT_KEYS = {
     "summary",
     "summary_truncated",
     "artifact",
+    "error",
 }
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 

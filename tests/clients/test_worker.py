@@ -104,8 +104,11 @@ def test_a_raising_handler_fails_its_todo_with_the_traceback_and_release_gives_i
     run(worker, todos=3)
     failed = detail(agent, boom.id)
     assert failed.todo.state == "failed" and failed.todo.result == {"error": "ValueError"}
-    summary = failed.attempts[0].summary
-    assert summary.startswith("Traceback") and summary.endswith("ValueError: the payload had no ref")
+    # the summary is the exception's one-line form; its traceback is in the attempt's error object
+    assert failed.attempts[0].summary == "ValueError: the payload had no ref"
+    error = failed.attempts[0].error
+    assert error is not None and (error["type"], error["message"]) == ("ValueError", "the payload had no ref")
+    assert error["traceback"].startswith("Traceback") and error["traceback"].endswith(failed.attempts[0].summary)
     told_detail = detail(agent, told.id)
     assert (told_detail.attempts[0].summary, told_detail.todo.result) == ("upstream said 429", {"retry": True})
     released = detail(agent, back.id)

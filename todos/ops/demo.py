@@ -65,14 +65,48 @@ AGENTS = (
 BOUND_QUEUE, BOUND_NEEDS = "docs", ["gpu"]
 PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
 
+# A simulated failure: the summary an agent writes, and the error object its worker reports
+# (exception class, message, and a traceback ending in the same words).
 FAILURES = (
-    "pytest exited 1: 3 tests failed in test_api.py",
-    "timeout after 300 s waiting for build container",
-    "upstream 502 from api.example.com (attempt {n})",
-    "could not parse stack trace: unexpected token at line {n}",
-    "model refused: context window exceeded ({n} tokens)",
-    "git push rejected: non-fast-forward on branch fix-{n}",
-)
+    ("pytest exited 1: 3 tests failed in test_api.py", "subprocess.CalledProcessError",
+     "Command '['pytest', '-q', 'tests/test_api.py']' returned non-zero exit status 1.",
+     (("agents/ci_fixer/run.py", 88, "run_tests", "subprocess.run(command, check=True, cwd=checkout)"),
+      ("/usr/lib/python3.12/subprocess.py", 571, "run", "raise CalledProcessError(retcode, process.args,"))),
+    ("timeout after 300 s waiting for build container", "TimeoutError",
+     "build container ci-{n} not ready after 300 s",
+     (("agents/ci_fixer/build.py", 41, "wait_ready", "raise TimeoutError(f\"build container {name} not ready\")"),)),
+    ("upstream 502 from api.example.com (attempt {n})", "httpx.HTTPStatusError",
+     "Server error '502 Bad Gateway' for url 'https://api.example.com/v1/tickets/{n}'",
+     (("agents/triage/fetch.py", 23, "ticket", "response.raise_for_status()"),
+      ("httpx/_models.py", 829, "raise_for_status", "raise HTTPStatusError(message, request=request, response=self)"))),
+    ("could not parse stack trace: unexpected token at line {n}", "agents.parsing.ParseError",
+     "unexpected token ')' at line {n}, column 17",
+     (("agents/triage/parse.py", 112, "parse_trace", "frames = grammar.parse(text)"),
+      ("agents/parsing.py", 57, "parse", "raise ParseError(f\"unexpected token {tok!r} at line {line}\")"))),
+    ("model refused: context window exceeded ({n} tokens)", "agents.llm.ContextWindowExceeded",
+     "prompt of 13{n}512 tokens exceeds the model's 128000-token window",
+     (("agents/summarizer/summarize.py", 64, "summarize", "reply = model.complete(prompt)"),
+      ("agents/llm.py", 201, "complete", "raise ContextWindowExceeded(f\"prompt of {n} tokens exceeds the window\")"))),
+    ("git push rejected: non-fast-forward on branch fix-{n}", "git.exc.GitCommandError",
+     "Cmd('git') failed due to: exit code(1)\n  cmdline: git push origin fix-{n}\n"
+     "  stderr: ' ! [rejected] fix-{n} -> fix-{n} (non-fast-forward)'",
+     (("agents/ci_fixer/publish.py", 30, "push", "repo.remote('origin').push(branch)"),
+      ("git/cmd.py", 1109, "execute", "raise GitCommandError(redacted_command, status, stderr_value, stdout_value)"))),
+)  # fmt: skip
+
+
+def failure(rng: random.Random) -> tuple[str, dict]:
+    """A simulated failure's summary and error object, as a worker would report them."""
+    summary, kind, message, frames = rng.choice(FAILURES)
+    n = rng.randint(1, 9)
+    summary, message = summary.format(n=n), message.format(n=n)
+    lines = ["Traceback (most recent call last):"]
+    for path, line, function, code in frames:
+        lines += [f'  File "{path}", line {line}, in {function}', f"    {code}"]
+    lines.append(f"{kind}: {message}")
+    return summary, {"type": kind, "message": message, "traceback": "\n".join(lines)}
+
+
 RELEASES = (
     "rate limited by upstream; handing the todo back",
     "worker draining for a deploy; released",
@@ -242,18 +276,15 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             for earlier in range(max_attempts - 1):
                 execute(agent_store.release(scope, created.id, summary=rng.choice(RELEASES)))
                 execute(agent_store.claim(scope, created.id, claimant=f"{scope.owner.split(':')[0]}/seed-{earlier}"))
+            summary, error = failure(rng)
             execute(
-                agent_store.fail(
-                    scope,
-                    created.id,
-                    summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
-                    result={"error": "handler_failed"},
-                )
+                agent_store.fail(scope, created.id, summary=summary, error=error, result={"error": "handler_failed"})
             )
         elif fate < 0.7:
             execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
         elif fate < 0.8:
-            execute(agent_store.fail(scope, created.id, summary=rng.choice(FAILURES).format(n=rng.randint(1, 9))))
+            summary, error = failure(rng)
+            execute(agent_store.fail(scope, created.id, summary=summary, error=error))
         elif fate < 0.85:
             execute(operator_store.cancel(human, created.id, note="not needed any more"))
         # else: left claimed; its 60 s lease lapses and the reaper shows a death
@@ -369,12 +400,14 @@ class SimulatedAgents:
                     remaining -= step
                     execute(agent_store.heartbeat(scope, todo_id, lease_ttl_seconds=20, lease_token=token))
                 if roll < spec.die_rate + spec.fail_rate:
+                    summary, error = failure(rng)
                     execute(
                         agent_store.fail(
                             scope,
                             todo_id,
                             lease_token=token,
-                            summary=rng.choice(FAILURES).format(n=rng.randint(1, 9)),
+                            summary=summary,
+                            error=error,
                             result={"error": "handler_failed"},
                         )
                     )

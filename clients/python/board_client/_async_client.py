@@ -335,12 +335,14 @@ class AsyncClient:
         summary: str | None = None,
         artifact: str | None = None,
         lease_token: str | None = None,
+        error: types.ErrorReport | None = None,
         next: types.NextClaim | None = None,
     ) -> types.Reported:
-        """Finish a held todo. ``next`` (claim_next's arguments, ``{}`` for its defaults) claims the
-        next todo in the same round trip: see :meth:`next_of`. Not sent again after a lost answer
-        (a repeat of a report that landed answers ``LeaseLost``)."""
-        return await self._report("complete", id, result, summary, artifact, lease_token, next)
+        """Finish a held todo. ``error`` (``{type, message, traceback}``) is kept on the attempt,
+        e.g. an error the work recovered from. ``next`` (claim_next's arguments, ``{}`` for its
+        defaults) claims the next todo in the same round trip: see :meth:`next_of`. Not sent
+        again after a lost answer (a repeat of a report that landed answers ``LeaseLost``)."""
+        return await self._report("complete", id, result, summary, artifact, lease_token, error, next)
 
     async def fail(
         self,
@@ -350,11 +352,13 @@ class AsyncClient:
         summary: str | None = None,
         artifact: str | None = None,
         lease_token: str | None = None,
+        error: types.ErrorReport | None = None,
         next: types.NextClaim | None = None,
     ) -> types.Reported:
         """Report a failure: retried after a backoff, or dead-lettered once attempts are spent.
-        ``next`` as for :meth:`complete`. Not sent again after a lost answer."""
-        return await self._report("fail", id, result, summary, artifact, lease_token, next)
+        ``error`` (``{type, message, traceback}``, e.g. ``error_of(exc)``) says why, on the
+        attempt. ``next`` as for :meth:`complete`. Not sent again after a lost answer."""
+        return await self._report("fail", id, result, summary, artifact, lease_token, error, next)
 
     async def _report(
         self,
@@ -364,6 +368,7 @@ class AsyncClient:
         summary: str | None,
         artifact: str | None,
         lease_token: str | None,
+        error: types.ErrorReport | None,
         next: types.NextClaim | None,
     ) -> types.Reported:
         sent = self._token(id, lease_token)
@@ -373,6 +378,7 @@ class AsyncClient:
             summary=summary,
             artifact=artifact,
             lease_token=sent,
+            error=None if error is None else dict(error),
             next=None if next is None else _given(**next),
         )
         try:

@@ -4,7 +4,8 @@
   ``BOARD_TODO_QUEUE``, ``BOARD_TODO_KIND`` and ``BOARD_TODO_ATTEMPT`` in its environment (not
   ``BOARD_TOKEN``: the command gets the todo, not the worker's credential);
 * exit 0 completes the todo with the tail of stdout (≤ 2048 bytes) as the summary; any other exit
-  fails it with the tail of stderr;
+  fails it with the tail of stderr as the summary and an error object (:func:`exit_error`): the
+  exit status as its type, stderr's last line as its message, stderr's last 64 KB as its traceback;
 * a lost lease or a stopping worker terminates it (SIGTERM to its process group, SIGKILL after a
   grace period); stopping gives the lease back.
 """
@@ -18,7 +19,17 @@ import subprocess
 import threading
 from collections.abc import Sequence
 
-from board_client.worker import SUMMARY_MAX_BYTES, Done, Fail, Job, Release
+from board_client import types
+from board_client.worker import (
+    ERROR_MESSAGE_MAX_BYTES,
+    ERROR_TRACEBACK_MAX_BYTES,
+    SUMMARY_MAX_BYTES,
+    Done,
+    Fail,
+    Job,
+    Release,
+    utf8_head,
+)
 
 TERMINATE_GRACE_SECONDS = 5.0
 
@@ -43,6 +54,22 @@ class Tail:
         while len(text.encode("utf-8")) > max_bytes:  # replacement characters can grow it
             text = text[1:]
         return text
+
+
+def exit_status(code: int) -> str:
+    """``exit 3``, or ``signal 9`` for a command a signal ended (Popen's negative code)."""
+    return f"signal {-code}" if code < 0 else f"exit {code}"
+
+
+def exit_error(code: int, stderr: Tail) -> types.ErrorReport:
+    """A failed command's error object: its exit status, stderr's last line, stderr's last 64 KB."""
+    text = stderr.text(ERROR_TRACEBACK_MAX_BYTES).rstrip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    message = lines[-1].strip() if lines else exit_status(code)
+    error: types.ErrorReport = {"type": exit_status(code), "message": utf8_head(message, ERROR_MESSAGE_MAX_BYTES)}
+    if text:
+        error["traceback"] = text
+    return error
 
 
 def command_handler(argv: Sequence[str]):
@@ -72,7 +99,7 @@ def command_handler(argv: Sequence[str]):
         if stopped:
             raise Release(f"worker stopped by a signal; command terminated (exit {code})")
         if code != 0:
-            raise Fail(err.text() or f"exit {code}", result={"exit_code": code})
+            raise Fail(err.text() or exit_status(code), result={"exit_code": code}, error=exit_error(code, err))
         return Done(summary=out.text(), result={"exit_code": 0})
 
     run_command.__name__ = f"command {' '.join(command)}"
@@ -97,7 +124,7 @@ def _start(command: list[str], job: Job):
         env=env,
         start_new_session=True,  # a Ctrl-C at the terminal reaches the worker, which decides
     )
-    out, err = Tail(), Tail()
+    out, err = Tail(), Tail(keep=ERROR_TRACEBACK_MAX_BYTES)  # stderr's end is the error's traceback
     payload = json.dumps(job.payload).encode()
     pumps = [
         threading.Thread(target=_feed_stdin, args=(child.stdin, payload), daemon=True),

@@ -42,6 +42,26 @@ class TodoWithResult(Todo):
     result: Any
 
 
+class AttemptError(TypedDict):
+    """Why an attempt failed, as its holder reported it (an empty field is None). The server cut
+    what was too long (type: first 200 bytes, message: first 4 KB, traceback: last 64 KB) and
+    says so in ``truncated``. Data written by a holder, never instructions."""
+
+    type: str | None
+    message: str | None
+    traceback: str | None
+    truncated: bool
+
+
+class ErrorReport(TypedDict, total=False):
+    """The error object ``complete`` and ``fail`` take (every key optional; ``{}`` is no error).
+    Too long is cut by the server, never refused; ``error_of`` builds one from an exception."""
+
+    type: str
+    message: str
+    traceback: str
+
+
 class Attempt(TypedDict):
     """One attempt: a claim and how it ended (``outcome``, ``disposition``) or that it runs."""
 
@@ -59,6 +79,7 @@ class Attempt(TypedDict):
     summary: str | None
     summary_truncated: bool
     artifact: str | None
+    error: AttemptError | None
 
 
 class _BatchClaim(TypedDict):

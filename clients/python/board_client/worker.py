@@ -14,9 +14,10 @@ A handler gets a :class:`Job` and answers how the todo ends:
   :class:`Done` summary, result and artifact together, anything else the JSON ``result``;
 * it **raises** :class:`Release`: the lease is given back (the todo is pending again, no attempt
   spent on a failure);
-* it **raises** :class:`Fail`: the todo is failed with that summary and result;
-* it **raises** anything else: the todo is failed, with the end of the traceback as the summary
-  (retried with backoff, dead-lettered at its ``max_attempts``).
+* it **raises** :class:`Fail`: the todo is failed with that summary, result and error object;
+* it **raises** anything else: the todo is failed with the exception's error object
+  (:func:`error_of`: its class, message and traceback, kept on the attempt) and its one-line form
+  as the summary (retried with backoff, dead-lettered at its ``max_attempts``).
 
 How it runs (docs/clients.md has the whole of it):
 
@@ -58,6 +59,10 @@ from board_client.errors import BoardError, LeaseLost, ServerError, Unavailable
 logger = logging.getLogger("board_client.worker")
 
 SUMMARY_MAX_BYTES = 2048
+# What the server keeps of an error object (it cuts the rest): sending no more keeps the request small.
+ERROR_TYPE_MAX_BYTES = 200
+ERROR_MESSAGE_MAX_BYTES = 4096
+ERROR_TRACEBACK_MAX_BYTES = 64 * 1024
 LONG_POLL_SECONDS = 30
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
@@ -85,12 +90,14 @@ class Release(Exception):
 
 
 class Fail(Exception):
-    """Raised by a handler to fail the todo with this summary (no traceback) and ``result``."""
+    """Raised by a handler to fail the todo with this summary (no traceback), ``result`` and
+    ``error`` (an error object, ``{type, message, traceback}``)."""
 
-    def __init__(self, summary: str, *, result: Any = None):
+    def __init__(self, summary: str, *, result: Any = None, error: types.ErrorReport | None = None):
         super().__init__(summary)
         self.summary = summary
         self.result = result
+        self.error = error
 
 
 class Job:
@@ -159,16 +166,38 @@ def retry_delay(backoff: float, retry_after: float | None, *, ceiling: float = B
     return min(ceiling, max(backoff, retry_after or 0.0))
 
 
-def traceback_tail(exc: BaseException, max_bytes: int = SUMMARY_MAX_BYTES) -> str:
-    """The end of the exception's traceback (its last line names the error), at most ``max_bytes``
-    of UTF-8."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
-    return utf8_tail(text, max_bytes)
-
-
 def utf8_tail(text: str, max_bytes: int = SUMMARY_MAX_BYTES) -> str:
-    raw = text.encode("utf-8")[-max_bytes:]
+    raw = text.encode("utf-8", errors="replace")[-max_bytes:]
     return raw.decode("utf-8", errors="ignore")
+
+
+def utf8_head(text: str, max_bytes: int) -> str:
+    raw = text.encode("utf-8", errors="replace")[:max_bytes]
+    return raw.decode("utf-8", errors="ignore")
+
+
+def qualified_name(cls: type) -> str:
+    """``module.Class`` (``KeyError`` for a builtin), as an error object's type."""
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception's one-line form, ``KeyError: 'user'``: the last line of its traceback."""
+    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    return lines[-1] if lines else type(exc).__name__
+
+
+def error_of(exc: BaseException) -> types.ErrorReport:
+    """The error object a failure reports: the exception's class (qualified name), its message
+    and its traceback (the last 64 KB: the end names the failure), each cut to what the server keeps."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+    return {
+        "type": utf8_head(qualified_name(type(exc)), ERROR_TYPE_MAX_BYTES),
+        "message": utf8_head(str(exc), ERROR_MESSAGE_MAX_BYTES),
+        "traceback": utf8_tail(text, ERROR_TRACEBACK_MAX_BYTES),
+    }
 
 
 class Worker:
@@ -377,11 +406,16 @@ class Worker:
         except Release as exc:
             return "release", {"summary": utf8_tail(str(exc) or "released by its handler")}, "released"
         except Fail as exc:
-            return "fail", {"summary": utf8_tail(exc.summary), "result": exc.result}, "failed"
+            return "fail", {"summary": utf8_tail(exc.summary), "result": exc.result, "error": exc.error}, "failed"
         except Exception as exc:  # noqa: BLE001 -- any error of the work fails the todo, with its traceback
             if not job.lost.is_set():
                 logger.warning("%s failed: %s: %s", job.id, type(exc).__name__, exc)
-            return "fail", {"summary": traceback_tail(exc), "result": {"error": type(exc).__name__}}, "failed"
+            fields = {
+                "summary": utf8_tail(one_line(exc)),
+                "result": {"error": type(exc).__name__},
+                "error": error_of(exc),
+            }
+            return "fail", fields, "failed"
         if isinstance(answer, Done):
             fields = {"summary": answer.summary, "result": answer.result, "artifact": answer.artifact}
         elif isinstance(answer, str):

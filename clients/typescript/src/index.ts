@@ -20,7 +20,7 @@ export {
   Unavailable,
 } from "./errors.js";
 export type { ErrorCode, ErrorDetails } from "./errors.js";
-export { Done, Fail, Release, Worker } from "./worker.js";
+export { Done, errorOf, Fail, Release, Worker } from "./worker.js";
 export type { Handler, JobContext, Outcome, WorkerOptions } from "./worker.js";
 export type * from "./types.js";
 export type { components, operations, paths } from "./openapi.js";

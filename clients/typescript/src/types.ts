@@ -16,6 +16,10 @@ export type Output<V extends Verb> = operations[V]["responses"][200]["content"][
 export type Todo = components["schemas"]["TodoRow"];
 export type TodoWithResult = components["schemas"]["TodoWithResult"];
 export type Attempt = components["schemas"]["Attempt"];
+/** Why an attempt failed, as its holder reported it (cut by the server, `truncated` says so). */
+export type AttemptError = components["schemas"]["AttemptError"];
+/** The error object `complete` and `fail` take: `{type, message, traceback}`, all optional. */
+export type ErrorReport = NonNullable<components["schemas"]["ErrorReport"]>;
 export type Lease = components["schemas"]["Lease"];
 export type Schedule = components["schemas"]["Schedule"];
 export type ErrorEnvelope = components["schemas"]["Error"];

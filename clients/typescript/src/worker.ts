@@ -12,9 +12,10 @@
  *   anything else the JSON `result`;
  * - it **throws** {@link Release}: the lease is given back (the todo is pending again, no attempt
  *   spent on a failure);
- * - it **throws** {@link Fail}: the todo is failed with its summary and result;
- * - it **throws** anything else: the todo is failed with the error's message as the summary and
- *   `{"error": "<name>"}` as the result (retried with backoff, dead-lettered at its `max_attempts`).
+ * - it **throws** {@link Fail}: the todo is failed with its summary, result and error object;
+ * - it **throws** anything else: the todo is failed with the error's message as the summary,
+ *   `{"error": "<name>"}` as the result and {@link errorOf} (its name, message and stack) as the
+ *   attempt's error object (retried with backoff, dead-lettered at its `max_attempts`).
  *
  * An answer the server refuses (an artifact that is not an allowed URL, a result over its size
  * limit) fails the todo with a summary saying so, rather than leaving it to its lease.
@@ -50,7 +51,7 @@ import {
   Unauthorized,
   Unavailable,
 } from "./errors.js";
-import type { ClaimArgs, Claimed, Input, Reported, Todo } from "./types.js";
+import type { ClaimArgs, Claimed, ErrorReport, Input, Reported, Todo } from "./types.js";
 
 const BACKOFF_START_MS = 1_000;
 const BACKOFF_MAX_MS = 30_000;
@@ -59,6 +60,10 @@ const REPORT_RETRY_MS = 120_000; // past its lease a report can still land, if n
 const HEARTBEAT_RETRY_MS = 2_000;
 const LONG_POLL_SECONDS = 30;
 const SUMMARY_MAX_BYTES = 2048;
+// What the server keeps of an error object (it cuts the rest): sending no more keeps the request small.
+const ERROR_TYPE_MAX_BYTES = 200;
+const ERROR_MESSAGE_MAX_BYTES = 4096;
+const ERROR_TRACEBACK_MAX_BYTES = 64 * 1024;
 
 export interface WorkerOptions {
   /** Slots per queue (each runs one handler at a time); a handler may set its own. Default 1. */
@@ -116,14 +121,46 @@ export class Release extends Error {
   }
 }
 
-/** Thrown by a handler to fail the todo with this summary (and `result`) rather than its error's. */
+/**
+ * Thrown by a handler to fail the todo with this summary (and `result`, and `error`: an error
+ * object `{type, message, traceback}`) rather than its error's.
+ */
 export class Fail extends Error {
   readonly result: unknown;
+  readonly error: ErrorReport | null;
 
-  constructor(summary: string, options: { result?: unknown } = {}) {
+  constructor(summary: string, options: { result?: unknown; error?: ErrorReport | null } = {}) {
     super(summary);
     this.name = "Fail";
     this.result = options.result;
+    this.error = options.error ?? null;
+  }
+}
+
+/**
+ * The error object a failure reports: the error's name as its type, its message, and its stack
+ * as the traceback (the last 64 KB: the end names the failure), each cut to what the server keeps.
+ */
+export function errorOf(error: unknown): ErrorReport {
+  if (error instanceof Error) {
+    const report: ErrorReport = {
+      type: utf8Head(error.name, ERROR_TYPE_MAX_BYTES),
+      message: utf8Head(error.message, ERROR_MESSAGE_MAX_BYTES),
+    };
+    if (typeof error.stack === "string" && error.stack !== "") {
+      report.traceback = utf8Tail(error.stack, ERROR_TRACEBACK_MAX_BYTES);
+    }
+    return report;
+  }
+  return { type: typeof error, message: utf8Head(shown(error), ERROR_MESSAGE_MAX_BYTES) };
+}
+
+/** A thrown non-Error as text (its own `toString` may throw too). */
+function shown(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
   }
 }
 
@@ -140,7 +177,7 @@ export interface Outcome {
 type ReportVerb = "complete" | "fail" | "release";
 interface Report {
   verb: ReportVerb;
-  fields: { summary?: string | null; result?: unknown; artifact?: string | null };
+  fields: { summary?: string | null; result?: unknown; artifact?: string | null; error?: ErrorReport | null };
 }
 
 /** One claimed todo while its handler runs. */
@@ -607,11 +644,11 @@ async function outcome(handler: Handler, job: Job): Promise<Report> {
       return { verb: "release", fields: { summary: error.message } };
     }
     if (error instanceof Fail) {
-      return { verb: "fail", fields: { summary: error.message, result: error.result } };
+      return { verb: "fail", fields: { summary: error.message, result: error.result, error: error.error } };
     }
     const name = error instanceof Error ? error.name : typeof error;
-    const message = error instanceof Error ? error.message : String(error);
-    return { verb: "fail", fields: { summary: message || name, result: { error: name } } };
+    const message = error instanceof Error ? error.message : shown(error);
+    return { verb: "fail", fields: { summary: message || name, result: { error: name }, error: errorOf(error) } };
   }
   if (answer instanceof Done) {
     return { verb: "complete", fields: { summary: answer.summary, result: answer.result, artifact: answer.artifact } };
@@ -636,6 +673,16 @@ function utf8Tail(text: string, maxBytes: number): string {
   }
   // A character cut in two at the start decodes to U+FFFD: drop it.
   return new TextDecoder().decode(bytes.subarray(bytes.length - maxBytes)).replace(/^\uFFFD+/, "");
+}
+
+/** The start of `text`, at most `maxBytes` of UTF-8. */
+function utf8Head(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= maxBytes) {
+    return text;
+  }
+  // A character cut in two at the end decodes to U+FFFD: drop it.
+  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, "");
 }
 
 function seconds(ms: number): string {

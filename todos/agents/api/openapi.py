@@ -18,6 +18,8 @@ NAMED_SCHEMAS = {
     "TodoRow": schemas.TODO_ROW,
     "TodoWithResult": schemas.TODO_WITH_RESULT,
     "Attempt": schemas.ATTEMPT,
+    "AttemptError": schemas.ATTEMPT_ERROR,
+    "ErrorReport": schemas.ERROR_OBJECT_IN,
     "ErrorDetail": schemas.ERROR_DETAIL,
     "Error": schemas.ERROR,
     "Claim": schemas.CLAIM,
@@ -85,6 +87,12 @@ Input rules are stated in the schemas below (`pattern`, lengths, ranges, `maxIte
 JSON Schema cannot state: `payload` and `result` may nest arrays and objects at most
 {inputs.JSON_MAX_DEPTH} levels deep, and `complete_batch` names each id at most once. One-line fields refuse control
 characters; no string may hold NUL (PostgreSQL cannot store it). Every refusal is `invalid` (400) naming the field.
+
+An error object (`error` of `complete` and `fail`, answered on each attempt) is cut, never refused
+for its length or content: type keeps its first {inputs.ERROR_TYPE_MAX_BYTES} bytes, message its
+first {inputs.ERROR_MESSAGE_MAX_BYTES} bytes, traceback its last {inputs.ERROR_TRACEBACK_MAX_BYTES} bytes (UTF-8, on a
+character boundary), NUL characters are dropped, and the stored object says `truncated: true` when
+anything was cut.
 """
 
 

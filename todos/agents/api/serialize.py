@@ -65,6 +65,19 @@ def attempt(a: Attempt) -> dict:
         "summary": a.summary,
         "summary_truncated": a.summary_truncated,
         "artifact": a.artifact,
+        "error": error(a.error),
+    }
+
+
+def error(stored: dict | None) -> dict | None:
+    """An attempt's error object, every key present (an empty field is ``null``)."""
+    if stored is None:
+        return None
+    return {
+        "type": stored.get("type"),
+        "message": stored.get("message"),
+        "traceback": stored.get("traceback"),
+        "truncated": bool(stored.get("truncated")),
     }
 
 

@@ -1,10 +1,10 @@
 """Dead letters grouped by failure reason.
 
-A dead letter's reason is its last attempt's summary, else ``result.error``. Reasons are
-normalised into a fingerprint (lower case; UUIDs, hex runs and digits replaced) so "timeout
-after 30s on 10.0.0.7" and "timeout after 45s on 10.0.0.9" land in one group. Grouping reads at
-most ``GROUP_SCAN_ROWS`` dead letters (newest first) of the current filter, and says so when it
-stopped there.
+A dead letter's reason is its last attempt's error object as ``type: first line of message``,
+else its summary, else ``result.error`` (``failure_reason.py``). Reasons are normalised into a
+fingerprint (lower case; UUIDs, hex runs and digits replaced) so "timeout after 30s on 10.0.0.7"
+and "timeout after 45s on 10.0.0.9" land in one group. Grouping reads at most ``GROUP_SCAN_ROWS``
+dead letters (newest first) of the current filter, and says so when it stopped there.
 """
 
 from __future__ import annotations
@@ -20,19 +20,12 @@ from todos.core.compose import Params
 from todos.core.filters import Cursor, TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
+from todos.core.selectors.failure_reason import FINGERPRINT, REASON
 from todos.core.selectors.scans import scan_sql
 from todos.core.selectors.todo_query import build_query
 
 GROUP_SCAN_ROWS = 5_000
 GROUPS_SHOWN = 100
-
-REASON: LiteralString = "coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"
-FINGERPRINT: LiteralString = f"""left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower({REASON}),
-    '[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}', '<uuid>', 'g'),
-    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{{6,}}', '<hex>', 'g'),
-    '[0-9]+', '#', 'g'),
-    '\\s+', ' ', 'g')), 300)"""
 
 
 @dataclass(frozen=True)
@@ -166,7 +159,7 @@ WHERE d.id = ANY(%(ids)s::text[])"""
 
 
 def reasons(ids: list[str]) -> dict[str, str]:
-    """Why each of these dead letters died (its last attempt's summary, else ``result.error``),
+    """Why each of these dead letters died (its last attempt's error, summary or ``result.error``),
     for the list's rows: one query for a page. The caller passes ids it has already read."""
     if not ids:
         return {}

@@ -38,7 +38,7 @@ def get_detail(viewer: Viewer, todo_id: str) -> TodoDetail | None:
 ATTEMPTS_SQL: LiteralString = """
 SELECT a.seq, a.attempt, a.claimer_kind, a.owner, a.claimant, a.claimed_at, a.last_heartbeat_at,
        a.lease_expires_at, a.ended_at, a.outcome, a.disposition, a.summary, a.summary_truncated,
-       a.artifact, a.ended_by, (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
+       a.artifact, a.ended_by, a.error, (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
 FROM todo_attempts a
 WHERE a.todo_id = %(id)s
 ORDER BY a.seq DESC
@@ -50,7 +50,16 @@ def attempts(todo: TodoRow, *, limit: int = ATTEMPTS_SHOWN) -> list[AttemptRow]:
     :func:`get_detail`, which already checked that the viewer may see it."""
     with read_connection() as conn:
         rows = conn.execute(ATTEMPTS_SQL, {"id": todo.id, "limit": limit}).fetchall()
-    return [AttemptRow(**row) for row in rows]
+    return with_newest_error_open([AttemptRow(**row) for row in rows])
+
+
+def with_newest_error_open(rows: list[AttemptRow]) -> list[AttemptRow]:
+    """Mark the newest attempt (rows come newest first) that reported an error: the drawer shows
+    that error unfolded, the older ones folded."""
+    for n, row in enumerate(rows):
+        if row.error:
+            return [*rows[:n], dataclasses.replace(row, error_open=True), *rows[n + 1 :]]
+    return rows
 
 
 AUDIT_SQL: LiteralString = f"""SELECT {AUDIT_COLUMNS}

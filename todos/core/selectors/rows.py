@@ -114,6 +114,17 @@ class AttemptRow(Attempt):
     already lapsed (the holder is presumed dead before the reaper or a takeover says so)."""
 
     lease_lapsed: bool = False
+    # the newest attempt that reported an error shows it unfolded; older ones are a click away
+    error_open: bool = False
+
+    @property
+    def error_headline(self) -> str:
+        """``type: first line of message``, the words the dead letters' reasons group by."""
+        if not self.error:
+            return ""
+        kind = (self.error.get("type") or "").strip()
+        line = (self.error.get("message") or "").split("\n", 1)[0].strip()
+        return f"{kind}: {line}" if kind and line else kind or line or "error"
 
 
 @dataclass(frozen=True)

@@ -679,6 +679,11 @@ REPORT_FIELDS: LiteralString = (
 )
 
 
+# The error object a holder reports with complete or fail (``inputs.error_object``), written on
+# the attempt the report closes; NULL when it reported none.
+ERROR_FIELD: LiteralString = "error = %(error)s"
+
+
 def complete(
     agent: AgentScope,
     todo_id: Any,
@@ -687,17 +692,21 @@ def complete(
     summary: Any = None,
     artifact: Any = None,
     lease_token: Any = None,
+    error: Any = None,
 ) -> Statement[Todo]:
     """Finish the work. Guard: claimed, held by this endpoint, fence.
-    Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``.
+    Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``,
+    with its summary, artifact and error object (a completion may still report an error, e.g.
+    one it recovered from). A miss writes nothing, the error object included.
     Log: ``claimed`` → ``done``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
+    params["error"] = inputs.error_object(error)
     return _report_statement(
         ChangeOp.COMPLETE,
         f"""state = {TodoState.DONE.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
             completed_at = now()""",
         f"""ended_at = now(), outcome = 'completed', disposition = 'done',
-            {REPORT_FIELDS}""",
+            {REPORT_FIELDS}, {ERROR_FIELD}""",
         params,
         ready_when=None,
         after=BoardState.DONE,
@@ -719,12 +728,15 @@ def fail(
     summary: Any = None,
     artifact: Any = None,
     lease_token: Any = None,
+    error: Any = None,
 ) -> Statement[Todo]:
     """Report a failure. Guard: claimed, held by this endpoint, fence.
     Effect: ``failed``; a retry window (backoff) below the attempt cap, else a dead letter.
-    Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``.
+    Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``, with its
+    summary, artifact and error object (why it failed). A miss writes nothing.
     Log: ``claimed`` → ``retry`` or ``dead``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
+    params["error"] = inputs.error_object(error)
     return _report_statement(
         ChangeOp.FAIL,
         f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
@@ -733,7 +745,7 @@ def fail(
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
         f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-            {REPORT_FIELDS}""",
+            {REPORT_FIELDS}, {ERROR_FIELD}""",
         params,
         ready_when=None,
     )

@@ -228,6 +228,61 @@ def summary(value: Any) -> tuple[str | None, bool]:
     return cut_utf8(value, SUMMARY_MAX_BYTES)
 
 
+def cut_utf8_tail(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Keep the last ``max_bytes`` of UTF-8 of ``text``, cut at a character boundary: the end of a
+    traceback is what names the failure."""
+    encoded = text.encode()
+    if len(encoded) <= max_bytes:
+        return text, False
+    # the bytes of a character cut in two at the start are continuation bytes: "ignore" drops them
+    return encoded[-max_bytes:].decode("utf-8", errors="ignore"), True
+
+
+# --- an attempt's error object (docs/api.md, "The error object") ----------------------------
+
+ERROR_TYPE_MAX_BYTES = 200
+ERROR_MESSAGE_MAX_BYTES = 4096
+ERROR_TRACEBACK_MAX_BYTES = 64 * 1024
+ERROR_FIELDS = ("type", "message", "traceback")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _error_text(name: str, value: Any) -> str:
+    """One field of an error object, cleaned, never refused for its content: NUL characters
+    (which PostgreSQL cannot store) are dropped and lone surrogates become U+FFFD."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(f"error.{name}", "must be a string")
+    return _LONE_SURROGATE.sub("\ufffd", value.replace("\x00", ""))
+
+
+def error_object(value: Any) -> Jsonb | None:
+    """Why an attempt failed, ``{type, message, traceback}`` (all optional strings), as stored:
+    the empty fields left out, ``truncated`` saying whether anything was cut. An error report is
+    cut, never refused for its length: type keeps its first 200 bytes, message its first 4 KB,
+    traceback its last 64 KB. None, ``{}`` or only empty fields mean no error (None). Malformed
+    (not an object, a field not a string, an unknown field) is ``Invalid`` naming ``error.<field>``."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise Invalid("error", "must be an object with type, message and traceback (strings)")
+    unknown = sorted(str(key) for key in value if key not in ERROR_FIELDS)
+    if unknown:
+        raise Invalid(f"error.{unknown[0][:64]}", "is not a known field (type, message, traceback)")
+    texts = {name: _error_text(name, value.get(name)) for name in ERROR_FIELDS}
+    cuts = {
+        "type": cut_utf8(texts["type"], ERROR_TYPE_MAX_BYTES),
+        "message": cut_utf8(texts["message"], ERROR_MESSAGE_MAX_BYTES),
+        "traceback": cut_utf8_tail(texts["traceback"], ERROR_TRACEBACK_MAX_BYTES),
+    }
+    stored: dict[str, Any] = {name: text for name, (text, _) in cuts.items() if text}
+    if not stored:
+        return None
+    stored["truncated"] = any(cut for _, cut in cuts.values())
+    return Jsonb(stored)
+
+
 def claimant(value: Any) -> str | None:
     """A label for humans: cleaned, never refused for its content (control characters, NUL
     included, and lone surrogates are dropped; the rest is cut to 128 bytes)."""

@@ -89,6 +89,9 @@ class Attempt:
     summary_truncated: bool
     artifact: str | None
     ended_by: str | None = None  # who ended it when not its holder: a force release (0009)
+    # why it failed, as its holder reported it with fail or complete: {type?, message?,
+    # traceback?, truncated} (inputs.error_object); None when it reported none
+    error: dict | None = None
 
     @property
     def forced(self) -> bool:
@@ -116,7 +119,7 @@ _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
 ATTEMPT_COLUMNS: LiteralString = """seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by"""
+                    summary, summary_truncated, artifact, ended_by, error"""
 
 
 @dataclass(frozen=True)

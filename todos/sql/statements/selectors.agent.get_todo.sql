@@ -14,7 +14,7 @@ SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
             SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by
+                    summary, summary_truncated, artifact, ended_by, error
             FROM todo_attempts a
             WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
 FROM todos t
