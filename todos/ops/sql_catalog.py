@@ -234,6 +234,8 @@ STORE_ENDPOINTS = {
     "store.endpoints.delete": call(endpoints.delete, HUMAN, ENDPOINT),
     "store.endpoints.delete.site_admin": call(endpoints.delete, HUMAN, ENDPOINT, superuser=True),
     "store.endpoints.touch_last_seen": call(endpoints.touch_last_seen, ENDPOINT),
+    "store.endpoints.pause_claims": call(endpoints.pause_claims, HUMAN, ENDPOINT, note="draining"),
+    "store.endpoints.resume_claims": call(endpoints.resume_claims, HUMAN, ENDPOINT),
     "store.endpoints.set_own_default_lease": call(endpoints.set_own_default_lease, ENDPOINT, 600),
 }
 
