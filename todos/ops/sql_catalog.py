@@ -407,6 +407,8 @@ SELECTORS = {
     "selectors.metrics.finished": constant(_METRICS, "SQL", "finished"),
     "selectors.metrics.attempts": constant(_METRICS, "SQL", "attempts"),
     "selectors.metrics.endpoints": constant(_METRICS, "SQL", "endpoints"),
+    "selectors.metrics.queue_states": constant(_METRICS, "SQL", "queue_states"),
+    "selectors.metrics.queue_totals": constant(_METRICS, "SQL", "queue_totals"),
     # The agent API's reads (Statements, like the store's).
     "selectors.agent.credential_for": call(agent_reads.credential_for, bytes(32)),
     "selectors.agent.team_endpoint": call(agent_reads.team_endpoint, TEAM, "worker"),
