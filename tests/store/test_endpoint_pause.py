@@ -16,6 +16,7 @@ from todos.core.db import execute
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, Paused
 from todos.core.store import agent as agent_store
 from todos.core.store import endpoints as endpoint_store
+from todos.core.store.endpoint_gate import STAMPS
 from todos.core.store.fragments import READY_CHANNEL
 
 
@@ -205,6 +206,7 @@ def test_each_report_stamps_last_seen(world, report):
     todo_id = new(agent)
     execute(agent_store.claim(agent, todo_id))
     sql("UPDATE endpoints SET last_seen_at = NULL WHERE id = %s", (agent.endpoint_id,))
+    STAMPS.forget()  # as if this process had not stamped it for a minute
     if report == "complete_batch":
         execute(agent_store.complete_batch(agent, [{"id": todo_id}]))
     else:
@@ -222,6 +224,7 @@ def test_last_seen_is_stamped_at_most_once_a_minute(world):
     execute(agent_store.complete(agent, claim.todo.id))
     assert seen(agent.endpoint_id) == first
     sql("UPDATE endpoints SET last_seen_at = last_seen_at - interval '61 seconds' WHERE id = %s", (agent.endpoint_id,))
+    STAMPS.forget()  # a minute passes for this process too
     execute(agent_store.claim_next(agent))
     assert seen(agent.endpoint_id) > first - timedelta(seconds=61)  # stamped again: a minute had passed
 
@@ -251,5 +254,6 @@ def test_a_claim_never_waits_for_the_endpoint_row(world):
     assert done["seconds"] < 5
     assert row(todo_id)["state"] == "done"
     assert seen(agent.endpoint_id) is None  # skipped, not waited for
+    STAMPS.forget()
     execute(agent_store.claim_next(agent))
     assert seen(agent.endpoint_id) is not None

@@ -18,7 +18,7 @@ from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
 from todos.core.store import inputs
 from todos.core.store.claims import claim_sql, claims_from_rows
-from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_ctes
+from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_sql
 from todos.core.store.fragments import (
     CLAIMABLE,
     FENCE,
@@ -511,7 +511,12 @@ def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabiliti
     # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
     # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
     # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
-    sql = claim_sql(agent_candidates(compose.integer(count), capable(params)), with_prior=single, endpoint=True)
+    sql = claim_sql(
+        agent_candidates(compose.integer(count), capable(params)),
+        with_prior=single,
+        endpoint=True,
+        seen=seen_sql(agent.endpoint_id),
+    )
 
     def finish(rows: list[dict]):
         claims = claims_from_rows(rows, tokens)
@@ -565,6 +570,7 @@ cand AS (
         # read only on a miss, as agent_miss reads ``target``
         extra="CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires",
         endpoint=True,
+        seen=seen_sql(agent.endpoint_id),
     )
 
     def finish(rows: list[dict]) -> Claim:
@@ -635,8 +641,7 @@ def _report_statement(
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-{seen_ctes()},
-upd AS (
+{seen_sql(params["endpoint_id"])}upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
     WHERE {AGENT_HOLDS}
     RETURNING t.*
@@ -821,8 +826,7 @@ WITH item AS (
                          %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[])
            WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
 ),
-{seen_ctes()},
-upd AS (
+{seen_sql(agent.endpoint_id)}upd AS (
     UPDATE todos t SET state = {TodoState.DONE.sql}, result = i.result, owner = NULL, lease_expires_at = NULL,
                        completed_at = now(), updated_at = now()
     FROM item i

@@ -24,7 +24,7 @@ from typing import LiteralString
 
 from todos.core import compose
 from todos.core.errors import Paused
-from todos.core.store.endpoint_gate import paused_by, seen_ctes
+from todos.core.store.endpoint_gate import paused_by
 from todos.core.store.fragments import log_todos
 from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 from todos.core.words import BoardState, ChangeOp, TodoState
@@ -39,15 +39,16 @@ def claim_sql(
     miss: LiteralString | None = None,
     extra: LiteralString | None = None,
     endpoint: bool = False,
+    seen: LiteralString = "",
 ) -> LiteralString:
     """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
     zero-row outcome) it always answers exactly one row: the claim, or the miss (with ``extra``,
     more columns that explain it).
 
-    ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which stamps its ``last_seen_at``
-    (endpoint_gate.py) and always answers at least one row: the claims, or one row with ``id``
-    NULL whose ``paused`` says who paused the endpoint's claims (NULL: nothing was claimable).
-    ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``."""
+    ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which always answers at least one
+    row: the claims, or one row with ``id`` NULL whose ``paused`` says who paused the endpoint's
+    claims (NULL: nothing was claimable). ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
+    ``seen`` is ``endpoint_gate.seen_sql``, the ``last_seen_at`` stamp when one is due."""
     columns: LiteralString = ""  # more columns, each on its own line
     if endpoint:
         columns += f",\n       {paused_by()} AS paused"
@@ -60,7 +61,6 @@ def claim_sql(
         final = f"SELECT r.*{columns}\nFROM (SELECT 1) one LEFT JOIN result r ON true\nORDER BY r.ord"
     else:
         final = "SELECT * FROM result ORDER BY ord"
-    seen: LiteralString = f"\n{seen_ctes()}," if endpoint else ""
     prior: LiteralString = (
         f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT {ATTEMPT_COLUMNS} FROM (
@@ -87,8 +87,8 @@ def claim_sql(
         team="r.claim_team",
     )
     return f"""
-WITH {cand},{seen}
-taken AS MATERIALIZED (
+WITH {cand},
+{seen}taken AS MATERIALIZED (
     -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
     -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)

@@ -27,19 +27,6 @@ cand AS (
         SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     FOR UPDATE
 ),
-seen AS (
-    -- last seen: at most once a minute, never waiting for the endpoint's row (SEEN_DUE)
-    UPDATE endpoints e SET last_seen_at = now()
-    WHERE e.id = (SELECT s.id FROM endpoints s
-                  WHERE s.id = %(endpoint_id)s
-                    AND (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute')
-                  FOR NO KEY UPDATE SKIP LOCKED)
-    RETURNING e.id, e.team_id
-),
-seen_logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
-                        waited, ran)
-    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL, NULL, NULL
-    FROM seen n),
 taken AS MATERIALIZED (
     -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
     -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for

@@ -13,19 +13,6 @@ WITH item AS (
                          %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[])
            WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
 ),
-seen AS (
-    -- last seen: at most once a minute, never waiting for the endpoint's row (SEEN_DUE)
-    UPDATE endpoints e SET last_seen_at = now()
-    WHERE e.id = (SELECT s.id FROM endpoints s
-                  WHERE s.id = %(endpoint_id)s
-                    AND (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute')
-                  FOR NO KEY UPDATE SKIP LOCKED)
-    RETURNING e.id, e.team_id
-),
-seen_logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
-                        waited, ran)
-    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL, NULL, NULL
-    FROM seen n),
 upd AS (
     UPDATE todos t SET state = 'done', result = i.result, owner = NULL, lease_expires_at = NULL,
                        completed_at = now(), updated_at = now()

@@ -9,19 +9,6 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-seen AS (
-    -- last seen: at most once a minute, never waiting for the endpoint's row (SEEN_DUE)
-    UPDATE endpoints e SET last_seen_at = now()
-    WHERE e.id = (SELECT s.id FROM endpoints s
-                  WHERE s.id = %(endpoint_id)s
-                    AND (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute')
-                  FOR NO KEY UPDATE SKIP LOCKED)
-    RETURNING e.id, e.team_id
-),
-seen_logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
-                        waited, ran)
-    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL, NULL, NULL
-    FROM seen n),
 upd AS (
     UPDATE todos t SET lease_expires_at = now() + make_interval(secs => %(ttl)s), updated_at = now()
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
