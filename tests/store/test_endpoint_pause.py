@@ -257,3 +257,19 @@ def test_a_claim_never_waits_for_the_endpoint_row(world):
     STAMPS.forget()
     execute(agent_store.claim_next(agent))
     assert seen(agent.endpoint_id) is not None
+
+
+def test_a_demo_agent_waits_out_a_pause_without_crashing(world, caplog):
+    """The demo's simulated agents claim in-process: a paused endpoint makes them wait, not
+    log a crash every two seconds."""
+    from todos.ops.demo import DemoAgent, SimulatedAgents
+
+    execute(endpoint_store.pause_claims(world.admin, world.agent.endpoint_id))
+    agents = SimulatedAgents({"worker": world.agent}, speed=100.0, seed=1)
+    spec = DemoAgent("worker", "Worker", ("default",), (1, 1), 0.0, 0.0)
+    timer = threading.Timer(0.5, agents.stop.set)
+    timer.start()
+    with caplog.at_level("ERROR", logger="todos.ops.demo"):
+        agents._work(spec, 0)  # returns once stopped; Paused would propagate out of it
+    timer.cancel()
+    assert not [r for r in caplog.records if "crashed" in r.getMessage()]
