@@ -34,7 +34,8 @@ pytest_plugins = [
 # refuse: the schema's tables reference auth_user and Django does not know them).
 TABLES = (
     "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
-    "change_log, todo_counts, todo_finished_minutes, concurrency_keys, todo_flow, schedule_fires, schedules, "
+    "change_log, todo_counts, todo_finished_minutes, concurrency_keys, todo_flow, todo_flow_totals, schedule_fires, "
+    "schedules, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
 )
 

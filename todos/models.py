@@ -47,6 +47,8 @@ class Endpoint(models.Model):
     revoked_at = models.DateTimeField(null=True)
     expires_at = models.DateTimeField(null=True)
     last_seen_at = models.DateTimeField(null=True)
+    claims_paused_at = models.DateTimeField(null=True)
+    claims_paused_by = models.TextField(null=True)
 
     objects: ClassVar[models.Manager]  # Django's metaclass adds it; said here for the type checker
 

@@ -128,6 +128,7 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
         ("schedules", "/schedules/"),
         ("schedule", f"/schedules/{schedule.id}/"),
         ("agents", "/agents/"),
+        ("revoke from the agents page", "/agents/acme-worker/revoke/"),
         ("endpoints", "/endpoints/"),
         ("vend an endpoint", "/endpoints/new/"),
         ("edit an endpoint", "/endpoints/acme-worker/edit/"),

@@ -88,6 +88,9 @@ ROUTES = {
     "endpoint_rotate": ("POST", "endpoint", "object"),
     "endpoint_revoke": ("POST", "endpoint", "object"),
     "endpoint_delete": ("POST", "endpoint", "object"),
+    "agent_pause": ("POST", "endpoint", "object"),
+    "agent_resume": ("POST", "endpoint", "object"),
+    "agent_revoke": ("POST", "endpoint", "object"),
     # people are installation-wide: site admins only, 403 for everyone else (tests/board/test_people.py)
     "people": ("GET", None, "own"),
     "person_create": ("POST", None, "own"),

@@ -30,7 +30,7 @@ def test_metrics_text(world, client):
         make(world, state)
     relayed()
     response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token")
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=1.0.0")
     text = response.content.decode()
     assert 'board_todos{state="pending"} 2' in text
     assert 'board_todos{state="claimed"} 1' in text

@@ -16,6 +16,7 @@ from todos.core.db import execute
 from todos.core.selectors.agent_api import get_todo
 from todos.core.store import agent as agent_store
 from todos.core.store import background
+from todos.core.store import endpoints as endpoint_store
 
 
 @pytest.fixture
@@ -293,3 +294,30 @@ def test_a_scope_that_refuses_the_queue_stops_the_worker(asgi_server, endpoint):
     worker.add_handler("elsewhere", lambda job: None)
     assert worker.run() == 1
     assert worker.fatal is not None and worker.fatal.code == "forbidden"
+
+
+def test_a_worker_waits_out_paused_claims_and_takes_work_once_resumed(asgi_server, store_db, caplog):
+    """Paused claims are neither fatal nor an outage: the worker logs it once, keeps claiming
+    every so often, and its claims take work again as soon as a team admin resumes them."""
+    team = factories.team()
+    vended = factories.endpoint(team, slug="paused-worker", queues=("default",))
+    agent = factories.agent(vended)
+    admin = factories.member(team, factories.user("adam"), "admin")
+    execute(endpoint_store.pause_claims(admin, agent.endpoint_id))
+    todo = create(agent, "after the pause")
+    worker = make_worker(asgi_server.url, vended.token, wait_seconds=0.5)
+    worker.paused_retry_seconds = 0.2
+    worker.add_handler("default", lambda job: "done")
+    runner = threading.Thread(target=run, args=(worker,), kwargs={"todos": 1})
+    with caplog.at_level("INFO", logger="board_client.worker"):
+        runner.start()
+        time.sleep(1.5)  # several tries meet the pause
+        assert runner.is_alive() and worker.fatal is None
+        assert detail(agent, todo.id).todo.state == "pending"
+        execute(endpoint_store.resume_claims(admin, agent.endpoint_id))
+        runner.join(20)
+    assert not runner.is_alive()
+    assert detail(agent, todo.id).todo.state == "done"
+    paused_lines = [r for r in caplog.records if "claims paused" in r.getMessage()]
+    assert len(paused_lines) == 1 and "by adam" in paused_lines[0].getMessage()
+    assert any("claims resumed" in r.getMessage() for r in caplog.records)

@@ -43,6 +43,21 @@ class Conflict(StoreError):
     code = "conflict"
 
 
+class Paused(StoreError):
+    """The endpoint's claims are paused by a team admin: no claim of it takes work until they are
+    resumed. Its reports still land. A worker waits and claims again later (HTTP 423)."""
+
+    code = "paused"
+
+    def __init__(self, by: str, at: object = None):
+        when = f" at {at}" if at else ""
+        super().__init__(
+            f"this endpoint's claims are paused (by {by}{when}); reports still land. "
+            "A team admin resumes them on the Board's Agents page; claim again later"
+        )
+        self.by = by
+
+
 class StaleSnapshot(Conflict):
     """The statement collided with a row committed after its snapshot was taken, so it could
     neither write nor read it (an idempotent create racing the create that won the key).

@@ -50,6 +50,8 @@ ACTIONS = {
     "endpoint.scopes": "changed an endpoint's scopes",
     "endpoint.lease": "changed an endpoint's default lease",
     "endpoint.revoke": "revoked an endpoint",
+    "endpoint.pause": "paused an endpoint's claims",
+    "endpoint.resume": "resumed an endpoint's claims",
     "endpoint.expire": "an endpoint's lifetime ended (revoked)",
     "endpoint.delete": "deleted a revoked endpoint",
     "team.create": "created a team",

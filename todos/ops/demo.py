@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from todos.core.db import execute
-from todos.core.errors import Conflict, StoreError
+from todos.core.errors import Conflict, Paused, StoreError
 from todos.core.store import agent as agent_store
 from todos.core.store import concurrency as concurrency_store
 from todos.core.store import endpoints as endpoint_store
@@ -373,15 +373,18 @@ class SimulatedAgents:
         presents = spec.presents[worker] if worker < len(spec.presents) else ()
         label = f"{presents[0]}-" if presents else ""
         while not self.stop.is_set():
-            claim = execute(
-                agent_store.claim_next(
-                    scope,
-                    lease_ttl_seconds=20,
-                    require_fence=rng.random() < 0.5,
-                    claimant=f"{spec.slug}/{label}worker-{worker}",
-                    capabilities=list(presents) or None,
+            try:
+                claim = execute(
+                    agent_store.claim_next(
+                        scope,
+                        lease_ttl_seconds=20,
+                        require_fence=rng.random() < 0.5,
+                        claimant=f"{spec.slug}/{label}worker-{worker}",
+                        capabilities=list(presents) or None,
+                    )
                 )
-            )
+            except Paused:
+                claim = None  # an operator paused its claims on the Agents page: wait, as a worker does
             if claim is None:
                 if self._sleep(rng.uniform(1, 3)):
                     return

@@ -14,7 +14,9 @@ for different inputs (the todo list's filter shapes, a command-line caller) has 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
 from todos.core.filters import Cursor, TodoFilter
@@ -55,6 +57,7 @@ from todos.core.store import (
     waiting,
 )
 from todos.core.store.bulk_jobs import Chunk
+from todos.core.store.endpoint_gate import STAMPS
 from todos.core.store.records import BulkOutcome
 from todos.core.store.scopes import AgentScope, OperatorScope
 from todos.ops.sql_capture import Call, Constant, call, captured, constant
@@ -146,6 +149,25 @@ STORE_AGENT = {
     "store.agent.complete_batch": call(agent.complete_batch, AGENT, [{"id": TODO}, {"id": OTHER_TODO}]),
 }
 
+
+@dataclass(frozen=True)
+class _Stamping(Call):
+    """A call building its statement with (or without) the once-a-minute ``last_seen_at`` stamp,
+    whatever this process's clock says (todos/core/store/endpoint_gate.py)."""
+
+    stamp: bool = False
+
+    def __call__(self) -> Any:
+        with STAMPS.fixed(self.stamp):
+            return super().__call__()
+
+
+# An endpoint's claims and reports: rendered as most run (no stamp), and once each kind with it.
+_ENDPOINT_STATEMENTS = [name for name in STORE_AGENT if not name.startswith("store.agent.create")]
+_STAMPED = ("store.agent.claim_next", "store.agent.claim", "store.agent.heartbeat", "store.agent.complete_batch")
+STORE_AGENT |= {name: _Stamping(**vars(STORE_AGENT[name])) for name in _ENDPOINT_STATEMENTS}
+STORE_AGENT |= {f"{name}.stamped": _Stamping(**{**vars(STORE_AGENT[name]), "stamp": True}) for name in _STAMPED}
+
 STORE_OPERATOR = {
     "store.human.claim": call(human.claim, HUMAN, TODO),
     "store.human.extend": call(human.extend, HUMAN, TODO),
@@ -235,6 +257,8 @@ STORE_ENDPOINTS = {
     "store.endpoints.delete": call(endpoints.delete, HUMAN, ENDPOINT),
     "store.endpoints.delete.site_admin": call(endpoints.delete, HUMAN, ENDPOINT, superuser=True),
     "store.endpoints.touch_last_seen": call(endpoints.touch_last_seen, ENDPOINT),
+    "store.endpoints.pause_claims": call(endpoints.pause_claims, HUMAN, ENDPOINT, note="draining"),
+    "store.endpoints.resume_claims": call(endpoints.resume_claims, HUMAN, ENDPOINT),
     "store.endpoints.set_own_default_lease": call(endpoints.set_own_default_lease, ENDPOINT, 600),
 }
 
@@ -406,6 +430,8 @@ SELECTORS = {
     "selectors.metrics.finished": constant(_METRICS, "SQL", "finished"),
     "selectors.metrics.attempts": constant(_METRICS, "SQL", "attempts"),
     "selectors.metrics.endpoints": constant(_METRICS, "SQL", "endpoints"),
+    "selectors.metrics.queue_states": constant(_METRICS, "SQL", "queue_states"),
+    "selectors.metrics.queue_totals": constant(_METRICS, "SQL", "queue_totals"),
     # The agent API's reads (Statements, like the store's).
     "selectors.agent.credential_for": call(agent_reads.credential_for, bytes(32)),
     "selectors.agent.team_endpoint": call(agent_reads.team_endpoint, TEAM, "worker"),

@@ -68,6 +68,13 @@ class LeaseLost(Conflict):
     report it again."""
 
 
+class Paused(BoardError):
+    """A claim while a team admin has paused this endpoint's claims (HTTP 423); the message says
+    who. Reports still land. Claim again later: :class:`~board_client.Worker` waits it out."""
+
+    code = "paused"
+
+
 class TooLarge(BoardError):
     """The body is over the server's limit (``BOARD_MAX_BODY_BYTES``)."""
 
@@ -117,6 +124,7 @@ BY_CODE: dict[str, type[BoardError]] = {
         Forbidden,
         NotFound,
         Conflict,
+        Paused,
         TooLarge,
         MethodNotAllowed,
         Unavailable,
@@ -133,6 +141,7 @@ STATUS = {
     "method_not_allowed": 405,
     "conflict": 409,
     "too_large": 413,
+    "paused": 423,
     "internal": 500,
     "unavailable": 503,
 }

@@ -32,6 +32,8 @@ How it runs (docs/clients.md has the whole of it):
   the lease, a finished todo's report is tried for two minutes, again **without** ``next`` (a
   report whose answer was lost may have claimed a todo nobody here knows of; it comes back when
   that lease lapses), and a ``conflict`` after such a retry means the first one landed;
+* claims a team admin has paused (``423 paused``) are waited out: the worker says so once, its
+  reports still land, and each slot claims again every 15 s until the claims are resumed;
 * :meth:`Worker.stop` (SIGINT/SIGTERM under :meth:`run_until_signalled`) claims nothing more, sets
   :attr:`Job.stopping`, waits ``grace`` seconds for running handlers, then gives their leases back.
 
@@ -54,7 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from board_client import _sync_client, errors, types
-from board_client.errors import BoardError, LeaseLost, ServerError, Unavailable
+from board_client.errors import BoardError, LeaseLost, Paused, ServerError, Unavailable
 
 logger = logging.getLogger("board_client.worker")
 
@@ -69,6 +71,9 @@ BACKOFF_MAX = 30.0
 REPORT_BACKOFF_MAX = 10.0  # a finished todo's report is retried more eagerly than a claim
 REPORT_RETRY_SECONDS = 120.0  # past its lease a report can still land, if nobody took the todo
 HEARTBEAT_RETRY_SECONDS = 2.0
+# While the endpoint's claims are paused, each slot claims again this often (a long poll answers
+# ``paused`` at once, so the wait is here).
+PAUSED_RETRY_SECONDS = 15.0
 # A refusal of the worker itself: retrying cannot help (a bad token, a verb or queue outside its
 # scope, arguments the server rejects).
 FATAL = (errors.Unauthorized, errors.Forbidden, errors.Invalid, errors.NotFound)
@@ -240,6 +245,8 @@ class Worker:
         self._running: dict[str, Job] = {}  # handlers running now, by todo id
         self._busy: set[threading.Thread] = set()  # slots between a claim and its report's answer
         self._remaining: int | None = None
+        self._paused = False  # the last claim met paused claims (logged once until they resume)
+        self.paused_retry_seconds = PAUSED_RETRY_SECONDS
 
     # --- registering ---------------------------------------------------------------------------
 
@@ -348,6 +355,9 @@ class Worker:
                     return
                 try:
                     claim = self.client.claim_next(**self._claim_args(queue))
+                except Paused as exc:
+                    self._wait_out_pause(exc)
+                    continue
                 except BoardError as exc:
                     if not self._refused(exc, "claim"):
                         delay = retry_delay(backoff, getattr(exc, "retry_after", None))
@@ -356,6 +366,7 @@ class Worker:
                         backoff = min(backoff * 2, BACKOFF_MAX)
                     continue
                 backoff = BACKOFF_START
+                self._claims_resumed()
                 if claim is None:
                     continue
             me = threading.current_thread()
@@ -364,6 +375,23 @@ class Worker:
                 claim = self._work(Job(claim, queue))
             finally:
                 self._busy.discard(me)
+
+    def _wait_out_pause(self, exc: Paused) -> None:
+        """The endpoint's claims are paused: say so once (not once per slot and try), then claim
+        again every :attr:`paused_retry_seconds` until they are resumed or the worker stops."""
+        with self._lock:
+            first, self._paused = not self._paused, True
+        if first:
+            logger.warning(
+                "claims paused (%s); waiting, claiming again every %.0f s", exc.message, self.paused_retry_seconds
+            )
+        self._stop.wait(self.paused_retry_seconds)
+
+    def _claims_resumed(self) -> None:
+        with self._lock:
+            was, self._paused = self._paused, False
+        if was:
+            logger.info("claims resumed; taking work again")
 
     def _refused(self, exc: BoardError, what: str) -> bool:
         """A refusal of the worker itself stops it (True); anything else is worth retrying."""
@@ -486,6 +514,8 @@ class Worker:
         worker itself, else the slot claims again on its own."""
         try:
             return self.client.next_of(answer)
+        except Paused:
+            return None  # the slot's own claim meets the pause and waits it out
         except BoardError as exc:
             if not self._refused(exc, "claim"):
                 logger.warning("the claim after a report on %s failed (%s); claiming again", queue, exc)

@@ -79,6 +79,14 @@ export class Conflict extends BoardError {
  */
 export class LeaseLost extends Conflict {}
 
+/**
+ * A claim while a team admin has paused this endpoint's claims (HTTP 423); the message says who.
+ * Reports still land. Claim again later: the {@link Worker} waits it out.
+ */
+export class Paused extends BoardError {
+  static override readonly code = "paused";
+}
+
 /** The request body is over the server's limit. */
 export class TooLarge extends BoardError {
   static override readonly code = "too_large";
@@ -119,6 +127,7 @@ export const BY_CODE: Readonly<Record<ErrorCode, typeof BoardError>> = {
   forbidden: Forbidden,
   not_found: NotFound,
   conflict: Conflict,
+  paused: Paused,
   too_large: TooLarge,
   method_not_allowed: MethodNotAllowed,
   unavailable: Unavailable,
@@ -137,6 +146,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   method_not_allowed: 405,
   conflict: 409,
   too_large: 413,
+  paused: 423,
   internal: 500,
   unavailable: 503,
 };

@@ -14,6 +14,7 @@ export {
   LeaseLost,
   MethodNotAllowed,
   NotFound,
+  Paused,
   ServerError,
   TooLarge,
   Unauthorized,

@@ -642,7 +642,7 @@ export interface components {
         } | null;
         ErrorDetail: {
             /** @enum {string} */
-            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "too_large" | "unavailable" | "internal";
+            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "too_large" | "paused" | "unavailable" | "internal";
             message: string;
             /** @description unavailable only: seconds to wait */
             retry_after?: number;
@@ -780,6 +780,17 @@ export interface components {
         };
         /** @description The request body is over the server's limit (1 MiB by default). */
         too_large: {
+            headers: {
+                /** @description This request's id; internal errors are logged under it. */
+                "X-Request-Id": string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A claim while a team admin has paused this endpoint's claims (the message says who); reports still land. Claim again later. */
+        paused: {
             headers: {
                 /** @description This request's id; internal errors are logged under it. */
                 "X-Request-Id": string;
@@ -1136,6 +1147,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
             413: components["responses"]["too_large"];
+            423: components["responses"]["paused"];
             500: components["responses"]["internal"];
             503: components["responses"]["unavailable"];
         };
@@ -1181,6 +1193,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
             413: components["responses"]["too_large"];
+            423: components["responses"]["paused"];
             500: components["responses"]["internal"];
             503: components["responses"]["unavailable"];
         };
@@ -1475,6 +1488,7 @@ export interface operations {
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict"];
             413: components["responses"]["too_large"];
+            423: components["responses"]["paused"];
             500: components["responses"]["internal"];
             503: components["responses"]["unavailable"];
         };

@@ -46,6 +46,7 @@ import {
   Invalid,
   LeaseLost,
   NotFound,
+  Paused,
   ServerError,
   TooLarge,
   Unauthorized,
@@ -58,6 +59,9 @@ const BACKOFF_MAX_MS = 30_000;
 const REPORT_BACKOFF_MAX_MS = 10_000; // a finished todo's report is retried more eagerly than a claim
 const REPORT_RETRY_MS = 120_000; // past its lease a report can still land, if nobody took the todo
 const HEARTBEAT_RETRY_MS = 2_000;
+// While the endpoint's claims are paused, each slot claims again this often (a long poll answers
+// `paused` at once, so the wait is here).
+const PAUSED_RETRY_MS = 15_000;
 const LONG_POLL_SECONDS = 30;
 const SUMMARY_MAX_BYTES = 2048;
 // What the server keeps of an error object (it cuts the rest): sending no more keeps the request small.
@@ -80,6 +84,8 @@ export interface WorkerOptions {
   waitSeconds?: number;
   /** How long {@link Worker.stop} waits for running handlers before releasing their todos, in ms. Default 30,000. */
   graceMs?: number;
+  /** While a team admin has paused the endpoint's claims, claim again this often, in ms. Default 15,000. */
+  pausedRetryMs?: number;
   /** Where the worker says what it does. Default: warnings and errors to the console. */
   log?: (level: "info" | "warn" | "error", message: string) => void;
 }
@@ -242,6 +248,7 @@ export class Worker {
   readonly claimant: string;
   readonly waitSeconds: number;
   readonly graceMs: number;
+  readonly pausedRetryMs: number;
   /** What became of each claimed todo, in order. */
   readonly outcomes: Outcome[] = [];
   /** The refusal that stopped the worker (a bad token, a queue outside its scope), if one did. */
@@ -252,6 +259,8 @@ export class Worker {
   /** One per slot (a signal per slot keeps each signal's listeners few): aborts its long poll or backoff. */
   readonly #claims = new Set<AbortController>();
   #claimsStopped: Error | null = null;
+  /** The last claim met paused claims (said once, until they are resumed). */
+  #paused = false;
   #stopping = false;
   #remaining: number | null = null;
   #grace: ReturnType<typeof setTimeout> | null = null;
@@ -272,6 +281,7 @@ export class Worker {
       throw new TypeError(`Worker: waitSeconds must be 0..${LONG_POLL_SECONDS}, got ${this.waitSeconds}`);
     }
     this.graceMs = whole("graceMs", options.graceMs ?? 30_000, 0);
+    this.pausedRetryMs = whole("pausedRetryMs", options.pausedRetryMs ?? PAUSED_RETRY_MS, 1);
     this.#log = options.log ?? consoleLog;
   }
 
@@ -419,9 +429,14 @@ export class Worker {
           const answer = await this.client.claimNext(this.#claimArgs(queue), { signal: claiming });
           claim = Client.claimed(answer);
           backoff = BACKOFF_START_MS;
+          this.#claimsResumed();
         } catch (error) {
           if (claiming.aborted) {
             return; // stopping: a long poll cut short
+          }
+          if (error instanceof Paused) {
+            await this.#waitOutPause(error, claiming);
+            continue;
           }
           if (!(error instanceof BoardError)) {
             throw error;
@@ -440,6 +455,25 @@ export class Worker {
         }
       }
       claim = await this.#work(new Job(claim, queue, this));
+    }
+  }
+
+  /**
+   * The endpoint's claims are paused: say so once (not once per slot and try), then claim again
+   * every `pausedRetryMs` until they are resumed or the worker stops.
+   */
+  async #waitOutPause(error: Paused, claiming: AbortSignal): Promise<void> {
+    if (!this.#paused) {
+      this.#paused = true;
+      this.#log("warn", `claims paused (${error.message}); waiting, claiming again every ${seconds(this.pausedRetryMs)}`);
+    }
+    await sleep(this.pausedRetryMs, claiming).catch(() => undefined); // a stop ends the wait
+  }
+
+  #claimsResumed(): void {
+    if (this.#paused) {
+      this.#paused = false;
+      this.#log("info", "claims resumed; taking work again");
     }
   }
 
@@ -582,6 +616,9 @@ export class Worker {
     } catch (error) {
       if (!(error instanceof BoardError)) {
         throw error;
+      }
+      if (error instanceof Paused) {
+        return null; // the slot's own claim meets the pause and waits it out
       }
       if (!this.#refused(error, `claim from ${queue}`)) {
         this.#log("warn", `the claim after a report on ${queue} failed (${error.message}); claiming again`);

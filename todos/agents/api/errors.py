@@ -16,6 +16,7 @@ STATUS = {
     "method_not_allowed": 405,
     "conflict": 409,
     "too_large": 413,
+    "paused": 423,
     "internal": 500,
     "unavailable": 503,
 }

@@ -42,8 +42,16 @@ ERRORS = {
     ),
     "409": ("conflict", "Wrong state, not the lease holder, lease token mismatch, or lease lost."),
     "413": ("too_large", "The request body is over the server's limit (1 MiB by default)."),
+    "423": (
+        "paused",
+        "A claim while a team admin has paused this endpoint's claims (the message says who); "
+        "reports still land. Claim again later.",
+    ),
     "500": ("internal", "Anything else; the message carries a request id to quote, never details."),
 }
+
+# The verbs that take leases: the ones a paused endpoint is refused (423).
+CLAIM_VERBS = frozenset({"claim", "claim_next", "claim_batch"})
 
 REQUEST_ID_HEADER = {
     "X-Request-Id": {
@@ -121,6 +129,8 @@ def _operation(verb) -> dict:
             "200": {**success, "description": "An existing live todo already holds the idempotency key."},
         }
     for status, (code, _text) in ERRORS.items():
+        if code == "paused" and verb.name not in CLAIM_VERBS:
+            continue  # only a claim is refused while the endpoint's claims are paused
         responses[status] = {"$ref": f"#/components/responses/{code}"}
     responses["503"] = {"$ref": "#/components/responses/unavailable"}
     scopes = " or ".join(f"`{name}`" for name in sorted(verb.granted_by))

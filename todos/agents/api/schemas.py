@@ -28,6 +28,7 @@ ERROR_CODES = [
     "method_not_allowed",
     "conflict",
     "too_large",
+    "paused",
     "unavailable",
     "internal",
 ]

@@ -37,7 +37,8 @@ to you.
 
 Errors come back as tool results with isError set, starting with a code: invalid (fix the \
 named field), forbidden (outside this endpoint's scope), not_found (no such todo for you), \
-conflict (wrong state, lease lost or fence mismatch: stop working on that todo).
+conflict (wrong state, lease lost or fence mismatch: stop working on that todo), paused (a \
+team admin paused this endpoint's claims: finish and report what you hold, claim again later).
 
 If your client shows notifications, notifications/todo_ready {queue} says work just arrived \
 in one of your queues: call claim_next. It is a hint, not a promise; the queue decides."""

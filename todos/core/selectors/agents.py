@@ -1,5 +1,6 @@
 """Agents at a glance: per endpoint, what it holds now, when it last spoke, how its recent
-attempts ended. The first place to look when an agent is stuck.
+attempts ended (with its throughput and failure rate over the last hour), whether its claims are
+paused. The first place to look when an agent is stuck.
 
 In-flight work comes from ``todos_claimed``; recent outcomes from
 ``todo_attempts_endpoint_ended`` (0004), which indexes closed attempts by claiming endpoint and
@@ -15,6 +16,7 @@ from uuid import UUID
 
 from todos.core.replica import read_connection
 from todos.core.selectors.access import EndpointRef, Viewer
+from todos.core.selectors.endpoints import manages
 
 IN_FLIGHT_SHOWN = 5
 
@@ -36,7 +38,11 @@ CROSS JOIN LATERAL (
     GROUP BY a.outcome
 ) o"""
 
-SEEN_SQL: LiteralString = "SELECT id, last_seen_at FROM endpoints WHERE id = ANY(%(eps)s::uuid[])"
+SEEN_SQL: LiteralString = """SELECT id, last_seen_at, claims_paused_at, claims_paused_by
+FROM endpoints WHERE id = ANY(%(eps)s::uuid[])"""
+
+# The window of the outcome counts and the rates (OUTCOMES_SQL's interval).
+WINDOW_MINUTES = 60
 
 
 @dataclass
@@ -62,6 +68,29 @@ class AgentStatus:
     failed: int = 0
     died: int = 0
     released: int = 0
+    claims_paused_at: datetime | None = None
+    claims_paused_by: str | None = None
+    manages: bool = False  # the viewer may pause, resume and revoke it (a team admin)
+
+    @property
+    def paused(self) -> bool:
+        return self.claims_paused_at is not None
+
+    @property
+    def per_minute(self) -> float:
+        """Todos completed per minute over the last hour."""
+        return self.completed / WINDOW_MINUTES
+
+    @property
+    def finished(self) -> int:
+        """Attempts that ended the work one way or another in the last hour: completed, failed,
+        or died (lease lapsed or reaped). A release hands the work back and is not counted."""
+        return self.completed + self.failed + self.died
+
+    @property
+    def failure_rate(self) -> float | None:
+        """Failed and died among the finished attempts of the last hour; None when none finished."""
+        return (self.failed + self.died) / self.finished if self.finished else None
 
     @property
     def seen_at(self) -> datetime | None:
@@ -80,16 +109,23 @@ def agents(viewer: Viewer) -> list[AgentStatus]:
     eps = viewer.endpoint_ids
     if not eps:
         return []
-    team_names = {t.id: t.name for t in viewer.teams}  # every endpoint of the viewer's is on one of them
+    teams = {t.id: t for t in viewer.teams}  # every endpoint of the viewer's is on one of them
     statuses: dict[UUID, AgentStatus] = {
-        e.id: AgentStatus(endpoint=e, team_name=team_names[e.team_id]) for e in viewer.endpoints
+        e.id: AgentStatus(
+            endpoint=e,
+            team_name=teams[e.team_id].name,
+            manages=manages(viewer, teams[e.team_id]) and e.state == "active",
+        )
+        for e in viewer.endpoints
     }
     with read_connection() as conn:
         in_flight = conn.execute(IN_FLIGHT_SQL, {"eps": eps}).fetchall()
         outcomes = conn.execute(OUTCOMES_SQL, {"eps": eps}).fetchall()
         seen = conn.execute(SEEN_SQL, {"eps": eps}).fetchall()
     for row in seen:
-        statuses[row["id"]].last_seen_at = row["last_seen_at"]
+        s = statuses[row["id"]]
+        s.last_seen_at = row["last_seen_at"]
+        s.claims_paused_at, s.claims_paused_by = row["claims_paused_at"], row["claims_paused_by"]
     for row in in_flight:
         s = statuses[row["endpoint_id"]]
         s.in_flight += 1

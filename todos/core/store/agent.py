@@ -18,6 +18,7 @@ from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
 from todos.core.store import inputs
 from todos.core.store.claims import claim_sql, claims_from_rows
+from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_sql
 from todos.core.store.fragments import (
     CLAIMABLE,
     FENCE,
@@ -405,6 +406,7 @@ queue_order AS (
         LIMIT 1
     ) head
     WHERE {queue_not_paused("q.name")}
+      AND {CLAIMS_OPEN}
 ),
 fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
@@ -431,6 +433,7 @@ lapsed AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
       AND {NOT_PAUSED}
+      AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
     FOR UPDATE SKIP LOCKED
@@ -444,6 +447,7 @@ due AS (
       AND {capable}
       AND {KEY_HAS_ROOM}
       AND {NOT_PAUSED}
+      AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
     FOR UPDATE SKIP LOCKED
@@ -507,7 +511,12 @@ def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabiliti
     # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
     # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
     # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
-    sql = claim_sql(agent_candidates(compose.integer(count), capable(params)), with_prior=single)
+    sql = claim_sql(
+        agent_candidates(compose.integer(count), capable(params)),
+        with_prior=single,
+        endpoint=True,
+        seen=seen_sql(agent.endpoint_id),
+    )
 
     def finish(rows: list[dict]):
         claims = claims_from_rows(rows, tokens)
@@ -550,6 +559,7 @@ cand AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable(params)}
       AND {NOT_PAUSED}
+      AND {CLAIMS_OPEN}
     FOR UPDATE
 )"""
     # a miss also says which of the todo's requirements the claim did not present
@@ -559,11 +569,14 @@ cand AS (
         miss=agent_miss(),
         # read only on a miss, as agent_miss reads ``target``
         extra="CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires",
+        endpoint=True,
+        seen=seen_sql(agent.endpoint_id),
     )
 
     def finish(rows: list[dict]) -> Claim:
         row = rows[0]
         if row["id"] is None:
+            claims_from_rows([row], tokens)  # a paused endpoint's claim is refused ``paused``
             missing = sorted(set(row["target_requires"] or ()) - set(params["capabilities"]))
             if row["miss"] == "conflict" and missing:
                 raise Conflict(
@@ -628,7 +641,7 @@ def _report_statement(
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-upd AS (
+{seen_sql(params["endpoint_id"])}upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
     WHERE {AGENT_HOLDS}
     RETURNING t.*
@@ -825,7 +838,7 @@ WITH item AS (
                          %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[])
            WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
 ),
-upd AS (
+{seen_sql(agent.endpoint_id)}upd AS (
     UPDATE todos t SET state = {TodoState.DONE.sql}, result = i.result, owner = NULL, lease_expires_at = NULL,
                        completed_at = now(), updated_at = now()
     FROM item i

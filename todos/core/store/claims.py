@@ -23,6 +23,8 @@ from __future__ import annotations
 from typing import LiteralString
 
 from todos.core import compose
+from todos.core.errors import Paused
+from todos.core.store.endpoint_gate import paused_by
 from todos.core.store.fragments import log_todos
 from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
 from todos.core.words import BoardState, ChangeOp, TodoState
@@ -31,16 +33,34 @@ PRIOR_ATTEMPTS_LIMIT = 5
 
 
 def claim_sql(
-    cand: LiteralString, *, with_prior: bool, miss: LiteralString | None = None, extra: LiteralString | None = None
+    cand: LiteralString,
+    *,
+    with_prior: bool,
+    miss: LiteralString | None = None,
+    extra: LiteralString | None = None,
+    endpoint: bool = False,
+    seen: LiteralString = "",
 ) -> LiteralString:
     """The claim statement around ``cand``. With ``miss`` (a CASE expression classifying a
     zero-row outcome) it always answers exactly one row: the claim, or the miss (with ``extra``,
-    more columns that explain it)."""
-    if miss is None:
-        final = "SELECT * FROM result ORDER BY ord"
+    more columns that explain it).
+
+    ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which always answers at least one
+    row: the claims, or one row with ``id`` NULL whose ``paused`` says who paused the endpoint's
+    claims (NULL: nothing was claimable). ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
+    ``seen`` is ``endpoint_gate.seen_sql``, the ``last_seen_at`` stamp when one is due."""
+    columns: LiteralString = ""  # more columns, each on its own line
+    if endpoint:
+        columns += f",\n       {paused_by()} AS paused"
+    if extra:
+        columns += f",\n       {extra}"
+    if miss is not None:
+        sep: LiteralString = "\n" if columns else " "
+        final = f"SELECT r.*, {miss} AS miss{columns}{sep}FROM (SELECT 1) one LEFT JOIN result r ON true"
+    elif endpoint:
+        final = f"SELECT r.*{columns}\nFROM (SELECT 1) one LEFT JOIN result r ON true\nORDER BY r.ord"
     else:
-        more = f",\n       {extra}\n" if extra else " "
-        final = f"SELECT r.*, {miss} AS miss{more}FROM (SELECT 1) one LEFT JOIN result r ON true"
+        final = "SELECT * FROM result ORDER BY ord"
     prior: LiteralString = (
         f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT {ATTEMPT_COLUMNS} FROM (
@@ -68,7 +88,7 @@ def claim_sql(
     )
     return f"""
 WITH {cand},
-taken AS MATERIALIZED (
+{seen}taken AS MATERIALIZED (
     -- the candidates this claim takes: unkeyed ones, takeovers (the lapsed holder's slot passes
     -- to them), and keyed ones whose key gave a slot (take_concurrency_slot, 0017: it waits for
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
@@ -143,8 +163,14 @@ result AS (
 
 
 def claims_from_rows(rows: list[dict], tokens: list[str | None]) -> list[Claim]:
+    """The claims of ``rows``; an endpoint's claim that took nothing answers a row with ``id``
+    NULL, refused :class:`~todos.core.errors.Paused` when its ``paused`` says so."""
     claims = []
     for row in rows:
+        if row["id"] is None:
+            if row.get("paused"):
+                raise Paused(row["paused"]["by"], row["paused"]["at"])
+            continue
         todo = Todo.from_row(row)
         claims.append(
             Claim(

@@ -38,6 +38,7 @@ from todos.core.credential_cache import CACHE, CREDENTIALS_CHANNEL
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.store import inputs
+from todos.core.store.endpoint_gate import seen_ctes
 from todos.core.store.fragments import (
     ADMIN_ROLES,
     LEASE_SEEN,
@@ -46,6 +47,7 @@ from todos.core.store.fragments import (
     log_endpoints,
     log_todos,
     member_of,
+    ready_message,
 )
 from todos.core.store.scopes import OperatorScope
 from todos.core.words import ChangeOp, TodoState
@@ -71,7 +73,8 @@ DRAIN_VERBS = ("list_todos", "get_todo", "claim_next", "claim", "heartbeat", "co
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
 ENDPOINT_COLUMNS: LiteralString = """id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
-    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at, capabilities"""
+    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at, capabilities,
+    claims_paused_at, claims_paused_by"""
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class EndpointRecord:
     expires_at: datetime | None
     last_seen_at: datetime | None
     capabilities: tuple[str, ...] = ()  # what its claims present when they present none
+    claims_paused_at: datetime | None = None  # set while a team admin has paused its claims
+    claims_paused_by: str | None = None
 
     @classmethod
     def from_row(cls, row: dict) -> EndpointRecord:
@@ -272,7 +277,12 @@ def _endpoint_change(
     *,
     guard: LiteralString = "e.state = 'active'",
     superuser: bool = False,
+    conflict: str = "the endpoint changed meanwhile (rotated or revoked); look again",
+    also: LiteralString = "0",
 ) -> Statement[EndpointRecord]:
+    """One change to an endpoint a person (or a command) makes. ``conflict``: the refusal when
+    the endpoint is active but ``guard`` failed; ``also``: an SQL expression over ``upd`` the
+    statement also selects (a notification it sends)."""
     params = _actor(by)
     params.update(extra, endpoint_id=_uuid(endpoint_id))
     admin = _manages("e.team_id", by, superuser)
@@ -294,7 +304,8 @@ SELECT u.*,
        (SELECT {admin}
         FROM before e) AS admin,
        (SELECT e.state FROM before e) AS state_before,
-       {_notify_credentials("upd")} AS forgotten
+       {_notify_credentials("upd")} AS forgotten,
+       {also} AS also
 FROM (SELECT 1) one LEFT JOIN upd u ON true"""
 
     def finish(rows: list[dict]) -> EndpointRecord:
@@ -305,7 +316,7 @@ FROM (SELECT 1) one LEFT JOIN upd u ON true"""
             if not row["admin"]:
                 raise Forbidden("only a team admin can change endpoints")
             if row["state_before"] == "active":
-                raise Conflict("the endpoint changed meanwhile (rotated or revoked); look again")
+                raise Conflict(conflict)
             raise Conflict("the endpoint is revoked")
         CACHE.forget([row["id"]])
         return EndpointRecord.from_row(row)
@@ -561,17 +572,68 @@ SELECT (SELECT count(*) FROM gone) AS deleted,
 
 
 def touch_last_seen(endpoint_id: UUID) -> Statement[None]:
-    """Stamp ``last_seen_at``, at most once a minute (so an agent's calls do not each write), and
+    """Stamp ``last_seen_at``, at most once a minute (so an agent's calls do not each write) and
+    without waiting for the endpoint's row (the claims and reports stamp it the same way), and
     tell the Board (op ``seen``: only pages that show "last seen" listen for it)."""
     sql = f"""
-WITH upd AS (
-    UPDATE endpoints SET last_seen_at = now()
-    WHERE id = %(endpoint_id)s AND (last_seen_at IS NULL OR last_seen_at < now() - interval '1 minute')
-    RETURNING id, team_id
-),
-logged AS ({log_endpoints(ChangeOp.SEEN, "upd")})
-SELECT count(*) AS stamped FROM upd"""
+WITH {seen_ctes()}
+SELECT count(*) AS stamped FROM seen"""
     return Statement(sql, {"endpoint_id": endpoint_id}, lambda rows: None)
+
+
+def _wake_waiting_claims(rows: LiteralString) -> LiteralString:
+    """SQL: wake every claim of the endpoints of ``rows`` waiting in a long poll on any of their
+    queues (a ``board_ready`` message without a count wakes them all), so it claims again and
+    meets what changed (a pause answers ``paused`` at once)."""
+    return f"""(SELECT count({ready_message("w.id", "q.queue")})
+        FROM {rows} w CROSS JOIN LATERAL unnest(w.scope_queues) AS q(queue))"""
+
+
+PAUSE_DETAIL: LiteralString = "jsonb_build_object('paused_at', s.claims_paused_at)"
+RESUME_DETAIL: LiteralString = "jsonb_build_object('paused_at', b.claims_paused_at, 'paused_by', b.claims_paused_by)"
+
+
+def pause_claims(
+    by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False
+) -> Statement[EndpointRecord]:
+    """Pause the endpoint's claims: from this statement's commit every claim by it is refused
+    ``paused`` (naming who paused it), and its long polls waiting now are woken to meet that at
+    once; its reports still land, so work in flight finishes. Guard: active and not paused (a
+    second pause is a conflict). Audited ``endpoint.pause``; no todo or attempt row changes."""
+    params = {"note": inputs.note(note)}
+    return _endpoint_change(
+        by,
+        endpoint_id,
+        "claims_paused_at = now(), claims_paused_by = %(actor)s",
+        "endpoint.pause",
+        PAUSE_DETAIL,
+        params,
+        guard="e.state = 'active' AND e.claims_paused_at IS NULL",
+        superuser=superuser,
+        conflict="the endpoint's claims are already paused",
+        also=_wake_waiting_claims("upd"),
+    )
+
+
+def resume_claims(
+    by: OperatorScope | None, endpoint_id: Any, *, note: Any = None, superuser: bool = False
+) -> Statement[EndpointRecord]:
+    """Resume the endpoint's paused claims; its waiting long polls are woken to claim at once.
+    Guard: active and paused (resuming claims that run is a conflict). Audited ``endpoint.resume``
+    with when and by whom they had been paused; no todo or attempt row changes."""
+    params = {"note": inputs.note(note)}
+    return _endpoint_change(
+        by,
+        endpoint_id,
+        "claims_paused_at = NULL, claims_paused_by = NULL",
+        "endpoint.resume",
+        RESUME_DETAIL,
+        params,
+        guard="e.state = 'active' AND e.claims_paused_at IS NOT NULL",
+        superuser=superuser,
+        conflict="the endpoint's claims are not paused",
+        also=_wake_waiting_claims("upd"),
+    )
 
 
 def set_own_default_lease(endpoint_id: UUID, seconds: Any) -> Statement[EndpointRecord]:

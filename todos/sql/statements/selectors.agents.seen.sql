@@ -17,4 +17,5 @@
 --       state='active', scope_queues=('default',), capabilities=())))
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT id, last_seen_at FROM endpoints WHERE id = ANY(%(eps)s::uuid[])
+SELECT id, last_seen_at, claims_paused_at, claims_paused_by
+FROM endpoints WHERE id = ANY(%(eps)s::uuid[])

@@ -22,6 +22,8 @@ cand AS (
       AND t.requires = '{}'
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
+      AND NOT EXISTS (
+        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     FOR UPDATE
 ),
 taken AS MATERIALIZED (
@@ -122,5 +124,9 @@ SELECT r.*, CASE
         WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
         WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
         ELSE 'conflict' END AS miss,
+       CASE WHEN r.id IS NULL THEN (
+            SELECT json_build_object('by', coalesce(pe.claims_paused_by, 'a team admin'),
+                                     'at', pe.claims_paused_at)
+            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END AS paused,
        CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires
 FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -21,6 +21,8 @@ queue_order AS (
     ) head
     WHERE NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = q.name)
+      AND NOT EXISTS (
+        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
 ),
 fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
@@ -50,6 +52,8 @@ lapsed AS (
       AND t.requires = '{}'
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
+      AND NOT EXISTS (
+        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     ORDER BY t.priority, t.created_at
     LIMIT 10
     FOR UPDATE SKIP LOCKED
@@ -66,6 +70,8 @@ due AS (
         WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
+      AND NOT EXISTS (
+        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     ORDER BY t.priority, t.created_at
     LIMIT 10
     FOR UPDATE SKIP LOCKED
@@ -161,4 +167,10 @@ result AS (
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
-SELECT * FROM result ORDER BY ord
+SELECT r.*,
+       CASE WHEN r.id IS NULL THEN (
+            SELECT json_build_object('by', coalesce(pe.claims_paused_by, 'a team admin'),
+                                     'at', pe.claims_paused_at)
+            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END AS paused
+FROM (SELECT 1) one LEFT JOIN result r ON true
+ORDER BY r.ord

@@ -32,5 +32,6 @@ SELECT u.*,
        (SELECT e.state FROM before e) AS state_before,
        (SELECT count(pg_notify('board_credentials', json_build_object('endpoints', c.ids)::text))
         FROM (SELECT CASE WHEN count(*) <= 100 THEN array_agg(n.id) END AS ids
-              FROM upd n HAVING count(*) > 0) c) AS forgotten
+              FROM upd n HAVING count(*) > 0) c) AS forgotten,
+       0 AS also
 FROM (SELECT 1) one LEFT JOIN upd u ON true

@@ -9,7 +9,8 @@ WITH upd AS (
     UPDATE endpoints SET default_lease_ttl_seconds = %(lease)s
     WHERE id = %(endpoint_id)s AND state = 'active'
     RETURNING id, team_id, slug, name, credential_prefix, scope_verbs, scope_queues,
-    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at, capabilities
+    default_lease_ttl_seconds, state, created_at, created_by, revoked_at, expires_at, last_seen_at, capabilities,
+    claims_paused_at, claims_paused_by
 ),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -12,6 +12,7 @@ import {
   LeaseLost,
   MethodNotAllowed,
   NotFound,
+  Paused,
   TooLarge,
   Unauthorized,
   type Input,
@@ -104,4 +105,13 @@ test("bad arguments to the client itself are TypeErrors", () => {
   assert.throws(() => new Client("localhost:8000", board.token), TypeError);
   assert.throws(() => new Client(board.url, "has space"), TypeError);
   assert.throws(() => new Client(board.url, board.token, { retries: -1 }), TypeError);
+});
+
+test("a 423 paused answer is a Paused error, not a server error", () => {
+  const body = { error: { code: "paused", message: "this endpoint's claims are paused (by adam)" } };
+  const error = errorFor("claim_next", 423, body, "req-1");
+  assert.ok(error instanceof Paused, String(error));
+  assert.equal(error.code, "paused");
+  assert.equal(error.status, 423);
+  assert.equal(error.message, "this endpoint's claims are paused (by adam)");
 });

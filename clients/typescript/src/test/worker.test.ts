@@ -299,3 +299,38 @@ test("a worker checks what it is given", () => {
   runner.handle("default", () => null);
   assert.throws(() => runner.handle("default", () => null), /already has a handler/);
 });
+
+test("paused claims are waited out: said once, claimed again, work taken once resumed", { timeout: 60_000 }, async () => {
+  const name = queue("paused");
+  const producer = client();
+  await drain(producer, name);
+  const created = await producer.createFor({ queue: name, title: unique("after the pause") });
+  // The endpoint's claims answer 423 paused three times (a team admin paused them), then run again.
+  let refusals = 3;
+  const paused: typeof fetch = async (input, init) => {
+    if (String(input).endsWith("/claim_next") && refusals > 0) {
+      refusals -= 1;
+      const body = { error: { code: "paused", message: "this endpoint's claims are paused (by adam)" } };
+      return new Response(JSON.stringify(body), { status: 423, headers: { "Content-Type": "application/json" } });
+    }
+    return globalThis.fetch(input, init);
+  };
+  const recorder = new Recorder(paused);
+  const lines: string[] = [];
+  const drainer = worker(recorder, {
+    pausedRetryMs: 50,
+    log: (level, message) => lines.push(`${level}: ${message}`),
+  });
+  drainer.handle(name, () => "done after the pause");
+  await drainer.run({ maxTodos: 1 });
+
+  assert.equal(drainer.fatal, null);
+  assert.equal(refusals, 0);
+  assert.equal(recorder.count("claim_next"), 4, `requests: ${recorder.verbs().join(" ")}`);
+  assert.deepEqual(
+    lines.filter((line) => line.includes("claims paused")),
+    ["warn: claims paused (this endpoint's claims are paused (by adam)); waiting, claiming again every 0.1 s"],
+  );
+  assert.ok(lines.includes("info: claims resumed; taking work again"), lines.join("\n"));
+  assert.equal((await producer.getTodo({ id: created.todo.id })).todo.state, "done");
+});

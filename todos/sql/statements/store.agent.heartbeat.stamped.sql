@@ -1,0 +1,62 @@
+-- store.agent.heartbeat.stamped
+-- built by todos.core.store.agent.heartbeat()
+-- with:
+--   agent = AgentScope(endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), queues=('default', 'other'),
+--       default_lease_ttl_seconds=None, session=None, verbs=frozenset(), capabilities=())
+--   todo_id = 'td_00000000000000000000000000000001'
+--   lease_token = 'AAAAAAAAAAAAAAAAAAAAAA'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+seen AS (
+    -- last seen: at most once a minute, never waiting for the endpoint's row (SEEN_DUE)
+    UPDATE endpoints e SET last_seen_at = now()
+    WHERE e.id = (SELECT s.id FROM endpoints s
+                  WHERE s.id = %(endpoint_id)s
+                    AND (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute')
+                  FOR NO KEY UPDATE SKIP LOCKED)
+    RETURNING e.id, e.team_id
+),
+seen_logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT n.team_id, n.id, NULL, NULL, 'seen', NULL, NULL, NULL, NULL, NULL
+    FROM seen n),
+upd AS (
+    UPDATE todos t SET lease_expires_at = now() + make_interval(secs => %(ttl)s), updated_at = now()
+    WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
+      AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
+        SELECT 1 FROM todo_attempts fa
+        WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
+          AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
+               OR fa.lease_token_hash = %(token_hash)s::bytea))
+    RETURNING t.*
+),
+closed AS (
+    UPDATE todo_attempts a SET last_heartbeat_at = now(), lease_expires_at = u.lease_expires_at
+    FROM upd u
+    WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+    RETURNING a.todo_id
+),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT %(team_id)s, r.endpoint_id, r.id, r.queue, 'heartbeat',
+           'claimed',
+           'claimed',
+           NULL,
+           NULL,
+           NULL
+    FROM upd r),
+result AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
+           concurrency_key, requires,
+           (SELECT count(*) FROM closed) AS closed, 0 AS notified
+    FROM upd
+)
+SELECT r.*, CASE
+        WHEN r.id IS NOT NULL THEN NULL
+        WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+        WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
+        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
