@@ -20,6 +20,7 @@ from todos.dashboard.views import (
     metrics,
     overview,
     people,
+    preferences,
     schedules,
     teams,
     todos,
@@ -77,6 +78,8 @@ urlpatterns = [
     path("teams/<slug:slug>/", teams.team_detail, name="team_detail"),
     path("teams/<slug:slug>/members/", teams.team_member_set, name="team_member_set"),
     path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
+    # the person's own settings (the header's zone switch)
+    path("me/time-zone/", preferences.set_time_zone, name="time_zone"),
     # people (site admins)
     path("people/", people.people_page, name="people"),
     path("people/new/", people.person_create, name="person_create"),
