@@ -264,3 +264,11 @@ def test_an_endpoints_expiry_is_read_in_the_viewers_zone(world):
     refused = vend(adam, slug="ny-gap", lifetime="custom", expires_at="2099-03-08T02:30")
     assert "expires_at: 2099-03-08 02:30 does not exist in America/New_York" in refused.content.decode()
     assert endpoint("ny-gap") is None
+
+
+def test_the_charts_label_their_intervals_in_the_viewers_zone(world, alice_client):
+    choose(alice_client, "named", "Asia/Kolkata")
+    body = alice_client.get(reverse("charts")).content.decode()
+    assert re.search(r"<title>\d\d:\d\d IST: 0 completed, 0 failed, 0 died</title>", body)
+    assert re.search(r'<th scope="row">\d\d:\d\d IST</th>', body)
+    assert ":00 UTC" not in body
