@@ -23,7 +23,6 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
 
 from todos.core import schedule_times
 from todos.core.errors import Invalid
@@ -149,7 +148,7 @@ def iso(value: datetime, zone: ZoneInfo | None = None) -> str:
     return local(value, zone).isoformat(timespec="milliseconds")
 
 
-def time_element(value: datetime, text: str | None = None) -> SafeString:
+def time_element(value: datetime, text: str | None = None):
     """``<time>`` with the instant (``datetime``), the exact time on hover (``title``) and the
     minute in the viewer's zone as its text."""
     return format_html(
