@@ -272,3 +272,12 @@ def test_the_charts_label_their_intervals_in_the_viewers_zone(world, alice_clien
     assert re.search(r"<title>\d\d:\d\d IST: 0 completed, 0 failed, 0 died</title>", body)
     assert re.search(r'<th scope="row">\d\d:\d\d IST</th>', body)
     assert ":00 UTC" not in body
+
+
+def test_a_zone_the_server_does_not_know_is_not_used_but_is_acknowledged(world, alice_client):
+    """The page says what the browser sent, so board.js does not reload it again and again."""
+    choose(alice_client, "browser", browser="Asia/Tokyo")
+    alice_client.cookies[clock.BROWSER_COOKIE] = "Moon/Tranquility"
+    body = alice_client.get(reverse("overview")).content.decode()
+    assert 'data-time-zone="UTC"' in body and 'data-browser-zone-seen="Moon/Tranquility"' in body
+    assert "your browser&#x27;s zone &#x27;Moon/Tranquility&#x27; is not one the Board knows: times are in UTC" in body

@@ -42,6 +42,7 @@ class ViewerZone:
     zone: ZoneInfo  # the zone in use
     browser_reported: str = ""  # the browser's zone as the request's cookie said it ("" if none)
     chosen: bool = False  # the person chose (False: BOARD_DEFAULT_TIME_ZONE)
+    browser_sent: str = ""  # the cookie as sent, known zone or not: board.js reloads only if it differs
 
     @property
     def name(self) -> str:
@@ -63,6 +64,8 @@ class ViewerZone:
     @property
     def note(self) -> str:
         """Why the zone in use is not the one chosen, or ""."""
+        if self.is_browser and self.browser_sent and not self.browser_reported:
+            return f"your browser's zone {self.browser_sent!r} is not one the Board knows: times are in {self.name}"
         if self.is_browser and not self.browser_reported:
             return f"your browser has not told the Board its zone yet: times are in {self.name}"
         return ""
@@ -94,7 +97,8 @@ def resolve(request) -> ViewerZone:
         zone = reported or ZoneInfo("UTC")
     else:
         zone = known_zone(choice) or ZoneInfo("UTC")
-    result = ViewerZone(choice, zone, reported.key if reported else "", chosen is not None)
+    sent = request.COOKIES.get(BROWSER_COOKIE, "")[:64]
+    result = ViewerZone(choice, zone, reported.key if reported else "", chosen is not None, sent)
     setattr(request, _CACHE_ATTR, result)
     return result
 
