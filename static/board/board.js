@@ -44,7 +44,8 @@
    * The server renders every time in the viewer's zone (todos/dashboard/clock.py). For "my
    * browser's zone" it needs that zone: a cookie every request carries (live fragments too),
    * and the zone switch's hidden field. If the page was rendered without it (a first visit),
-   * it is loaded again once, now that the server can know. */
+   * it is loaded again once, now that the server can know: only a page a GET rendered (never
+   * the answer to a form, which a reload would send again). */
   var ZONE_COOKIE = "board_browser_zone";
   var browserZone = "";
   try { browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { /* none */ }
@@ -67,7 +68,8 @@
     for (var i = 0; i < fields.length; i++) fields[i].value = browserZone;
     var names = document.querySelectorAll("[data-browser-zone-name]");
     for (var j = 0; j < names.length; j++) names[j].textContent = "(" + browserZone + ")";
-    if (body.getAttribute("data-zone-choice") === "browser" && zoneCookie() === browserZone &&
+    if (body.getAttribute("data-zone-choice") === "browser" && body.hasAttribute("data-zone-reloadable") &&
+        zoneCookie() === browserZone &&
         body.getAttribute("data-browser-zone-seen") !== browserZone) {
       window.location.reload();
     }

@@ -281,3 +281,12 @@ def test_a_zone_the_server_does_not_know_is_not_used_but_is_acknowledged(world, 
     body = alice_client.get(reverse("overview")).content.decode()
     assert 'data-time-zone="UTC"' in body and 'data-browser-zone-seen="Moon/Tranquility"' in body
     assert "your browser&#x27;s zone &#x27;Moon/Tranquility&#x27; is not one the Board knows: times are in UTC" in body
+
+
+def test_only_a_page_a_get_rendered_may_be_reloaded_for_the_browsers_zone(world):
+    """A page answering a form (a new endpoint's token, shown once) is never loaded again."""
+    adam = login(world.adam_user)
+    choose(adam, "browser", browser="Asia/Tokyo")
+    assert "data-zone-reloadable" in adam.get(reverse("overview")).content.decode()
+    revealed = vend(adam, slug="shown-once")
+    assert revealed.status_code == 200 and "data-zone-reloadable" not in revealed.content.decode()
