@@ -130,6 +130,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "todos.dashboard.context_processors.read_replica",
+                "todos.dashboard.context_processors.clock",
             ],
             # The Board's template tags live with the dashboard, not at the app's root.
             "libraries": {
@@ -224,6 +225,19 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# The zone the Board shows times in for people who never chose one (docs/board.md, "Times and
+# zones"): an IANA name, or "browser" for the zone each person's browser reports.
+BOARD_DEFAULT_TIME_ZONE = env_str("BOARD_DEFAULT_TIME_ZONE", "UTC").strip() or "UTC"
+if BOARD_DEFAULT_TIME_ZONE != "browser":
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(BOARD_DEFAULT_TIME_ZONE)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ImproperlyConfigured(
+            f"BOARD_DEFAULT_TIME_ZONE must be an IANA time zone name such as UTC or Europe/Paris, or 'browser'; "
+            f"got {BOARD_DEFAULT_TIME_ZONE!r}"
+        ) from None
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"

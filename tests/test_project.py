@@ -74,6 +74,8 @@ def test_production_starts_with_debug_off_and_a_key():
         ({"BOARD_READ_REPLICA_URL": "mysql://replica/board"}, "BOARD_READ_REPLICA_URL must start with postgresql://"),
         ({"BOARD_READ_REPLICA_URL": "postgresql://replica:5432/"}, "BOARD_READ_REPLICA_URL must name a database"),
         ({"BOARD_READ_REPLICA_MAX_LAG": "soon"}, "BOARD_READ_REPLICA_MAX_LAG must be a number"),
+        ({"BOARD_DEFAULT_TIME_ZONE": "Mars/Olympus"}, "BOARD_DEFAULT_TIME_ZONE must be an IANA time zone name"),
+        ({"BOARD_DEFAULT_TIME_ZONE": "../etc/passwd"}, "BOARD_DEFAULT_TIME_ZONE must be an IANA time zone name"),
     ],
 )
 def test_bad_settings_are_named(env, message):

@@ -21,6 +21,7 @@ from todos.dashboard.views import (
     metrics,
     overview,
     people,
+    preferences,
     schedules,
     teams,
     todos,
@@ -85,6 +86,8 @@ urlpatterns = [
     path("teams/<segment:slug>/", teams.team_detail, name="team_detail"),
     path("teams/<segment:slug>/members/", teams.team_member_set, name="team_member_set"),
     path("teams/<segment:slug>/members/<row_id:user_id>/remove/", teams.team_member_remove, name="team_member_remove"),
+    # the person's own settings (the header's zone switch)
+    path("me/time-zone/", preferences.set_time_zone, name="time_zone"),
     # people (site admins)
     path("people/", people.people_page, name="people"),
     path("people/new/", people.person_create, name="person_create"),

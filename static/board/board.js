@@ -1,4 +1,5 @@
-/* Board: the little the server cannot do — local times, ticking countdowns, toasts,
+/* Board: the little the server cannot do — telling the server the browser's time zone, ticking
+ * countdowns and ages (absolute times are rendered by the server, in the viewer's zone), toasts,
  * the drawer's open/close, keyboard navigation, multi-select, the theme toggle.
  * Everything else is htmx swapping server-rendered HTML. No inline scripts (CSP). */
 (function () {
@@ -30,29 +31,51 @@
     return Math.floor(s / 86400) + "d";
   }
 
-  var dateFmt = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-  var exactFmt = new Intl.DateTimeFormat(undefined, {
-    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
-    fractionalSecondDigits: 3, timeZoneName: "short", hour12: false
-  });
-
   function formatTimes(root) {
-    var nodes = (root || document).querySelectorAll("time[datetime]");
+    var nodes = (root || document).querySelectorAll('time[data-format="age"]');
     for (var i = 0; i < nodes.length; i++) {
-      var el = nodes[i];
-      var t = Date.parse(el.getAttribute("datetime"));
-      if (isNaN(t)) continue;
-      var d = new Date(t);
-      if (!el.dataset.exact) {
-        el.dataset.exact = "1";
-        el.title = exactFmt.format(d);
-      }
-      var fmt = el.getAttribute("data-format");
-      if (fmt === "datetime") el.textContent = dateFmt.format(d);
-      else if (fmt === "age") el.textContent = age(now() - t);
+      var t = Date.parse(nodes[i].getAttribute("datetime"));
+      if (!isNaN(t)) nodes[i].textContent = age(now() - t);
     }
     tickCountdowns(root);
   }
+
+  /* ---- the browser's time zone ---------------------------------------------------------
+   * The server renders every time in the viewer's zone (todos/dashboard/clock.py). For "my
+   * browser's zone" it needs that zone: a cookie every request carries (live fragments too),
+   * and the zone switch's hidden field. If the page was rendered without it (a first visit),
+   * it is loaded again once, now that the server can know: only a page a GET rendered (never
+   * the answer to a form, which a reload would send again). */
+  var ZONE_COOKIE = "board_browser_zone";
+  var browserZone = "";
+  try { browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { /* none */ }
+
+  function zoneCookie() {
+    var parts = document.cookie ? document.cookie.split("; ") : [];
+    for (var i = 0; i < parts.length; i++) {
+      if (parts[i].indexOf(ZONE_COOKIE + "=") === 0) return parts[i].slice(ZONE_COOKIE.length + 1);
+    }
+    return "";
+  }
+
+  function tellZone() {
+    if (!browserZone || !/^[A-Za-z0-9_+\-\/]+$/.test(browserZone)) return;
+    if (zoneCookie() !== browserZone) {
+      document.cookie = ZONE_COOKIE + "=" + browserZone + "; path=/; max-age=31536000; SameSite=Lax" +
+        (window.location.protocol === "https:" ? "; Secure" : "");
+    }
+    var fields = document.querySelectorAll("[data-browser-zone]");
+    for (var i = 0; i < fields.length; i++) fields[i].value = browserZone;
+    var names = document.querySelectorAll("[data-browser-zone-name]");
+    for (var j = 0; j < names.length; j++) names[j].textContent = "(" + browserZone + ")";
+    if (body.getAttribute("data-zone-choice") === "browser" && body.hasAttribute("data-zone-reloadable") &&
+        zoneCookie() === browserZone &&
+        body.getAttribute("data-browser-zone-seen") !== browserZone) {
+      window.location.reload();
+    }
+  }
+
+  tellZone();
 
   function tickCountdowns(root) {
     var nodes = (root || document).querySelectorAll("time[data-countdown]");
@@ -68,13 +91,7 @@
   }
 
   setInterval(function () { tickCountdowns(document); }, 1000);
-  setInterval(function () {
-    var nodes = document.querySelectorAll('time[data-format="age"]');
-    for (var i = 0; i < nodes.length; i++) {
-      var t = Date.parse(nodes[i].getAttribute("datetime"));
-      if (!isNaN(t)) nodes[i].textContent = age(now() - t);
-    }
-  }, 15000);
+  setInterval(function () { formatTimes(document); }, 15000);
 
   /* ---- toasts ------------------------------------------------------------------------- */
 

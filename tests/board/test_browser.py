@@ -236,7 +236,7 @@ def test_operator_flow_in_a_real_browser(world, page):
     page.keyboard.press("o")
     expect(page.locator("#drawer[data-todo-id]")).to_have_count(1)
 
-    # times are formatted locally with the exact instant on hover
+    # times are rendered by the server in the viewer's zone, with the exact instant on hover
     title = page.locator("#drawer time[datetime]").first.get_attribute("title")
     assert title and re.search(r"\d{2}:\d{2}:\d{2}", title)
     assert not [p for p in page.problems if "Content Security Policy" in p or "Refused" in p], page.problems

@@ -52,9 +52,9 @@ def test_the_charts_page_draws_axes_hover_values_and_a_table(world, alice_client
     assert "<h1>Charts</h1>" in body
     assert body.count("<svg viewBox=") == 2
     assert 'aria-label="Last hour, all queues: 4 completed, 2 failed, 0 died"' in body
-    assert re.search(r"<title>\d\d:\d\d: 4 completed, 2 failed, 0 died</title>", body)
+    assert re.search(r"<title>\d\d:\d\d UTC: 4 completed, 2 failed, 0 died</title>", body)
     assert 'class="chart-completed"' in body and 'class="chart-failed"' in body
-    assert re.search(r"<title>\d\d:\d\d: Ran p95 [\d.]+ (ms|s) \(of 6\)</title>", body)
+    assert re.search(r"<title>\d\d:\d\d UTC: Ran p95 [\d.]+ (ms|s) \(of 6\)</title>", body)
     assert "<caption>Last hour, all queues, per minute, newest first</caption>" in body
     assert body.count('<tr><th scope="row">') == 60
     assert 'data-live-region="charts"' in body and 'data-live-page="charts"' in body

@@ -97,6 +97,7 @@ ROUTES = {
     "person_deactivate": ("POST", None, "own"),
     "person_reactivate": ("POST", None, "own"),
     "person_password_reset": ("POST", None, "own"),
+    "time_zone": ("POST", None, "own"),  # the person's own zone: their row only (tests/board/test_clock.py)
     "schedules": ("GET", {}, "listing"),
     "schedules_panel": ("GET", {}, "listing"),
     "schedule_create": ("POST", "team_form", "object"),

@@ -90,8 +90,11 @@ def test_owner_endpoint_of_another_team_is_refused(world, alice_client):
 def test_preview_fragment_computes_the_next_five(world, alice_client):
     response = alice_client.get(reverse("schedule_preview"), {"cron": "30 8 * * *", "timezone": "Asia/Tokyo"}, **htmx())
     body = response.content.decode()
-    assert response.status_code == 200 and "Next five fire times (Asia/Tokyo)" in body
-    assert body.count("<li>") == 5 and body.count("08:30 JST") == 5
+    assert response.status_code == 200 and "Next five fire times (cron read in Asia/Tokyo)" in body
+    # in the viewer's zone (UTC: nobody chose), with the schedule's own beside each
+    assert (
+        body.count("<li>") == 5 and body.count("23:30 UTC</time>") == 5 and body.count("08:30 JST in Asia/Tokyo") == 5
+    )
     bad = alice_client.get(reverse("schedule_preview"), {"cron": "99 * * * *", "timezone": "UTC"}, **htmx())
     assert "cron: does not parse: Bad minute" in bad.content.decode()
     # the form asks for it as you type
@@ -103,7 +106,7 @@ def test_edit_pause_resume_fire_delete(world, alice_client):
     made = acme_schedule(world)
     url = reverse("schedule_detail", args=[made.id])
     page = alice_client.get(url).content.decode()
-    assert "Next five fire times (Europe/Paris)" in page and "Fire now" in page
+    assert "Next five fire times (cron read in Europe/Paris)" in page and "Fire now" in page
     assert alice_client.post(url, form(world, cron="15 6 * * MON", name="weekly")).status_code == 302
     bad = alice_client.post(url, form(world, cron="15 6 * * MOONDAY"))
     assert bad.status_code == 422 and "cron: does not parse" in bad.content.decode()

@@ -12,10 +12,12 @@ import json
 import math
 import re
 import sys
+from datetime import UTC
 from typing import Any
 
 from todos.core.errors import Invalid
 from todos.core.store import inputs
+from todos.dashboard import clock
 
 
 def note(data) -> str | None:
@@ -118,13 +120,15 @@ _LOCAL_MINUTES = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-
 
 def run_at(data, field: str = "run_at") -> str | None:
     """A time to run at: empty means now. The Board's ``datetime-local`` field sends no offset
-    (``2026-12-02T10:30``); the form labels it UTC, so UTC it is. A full RFC 3339 time is taken
+    (``2026-12-02T10:30``); its label names the viewer's zone, so it is read in that zone
+    (``clock.parse_local``: a time the clocks skip is refused). A full RFC 3339 time is taken
     as written. The store checks the range (not past, at most a year ahead)."""
     raw = (data.get(field) or "").strip()
     if not raw:
         return None
     if _LOCAL_MINUTES.match(raw):
-        return raw + (":00Z" if raw.count(":") == 1 else "Z")
+        when = clock.parse_local(field, raw).astimezone(UTC)
+        return when.isoformat(timespec="microseconds" if when.microsecond else "seconds").replace("+00:00", "Z")
     return raw
 
 

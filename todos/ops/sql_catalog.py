@@ -38,6 +38,7 @@ from todos.core.selectors import bulk_jobs as bulk_job_reads
 from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
 from todos.core.selectors import people as people_reads
+from todos.core.selectors import preferences as preference_reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors import teams as team_reads
 from todos.core.selectors.access import EndpointRef, TeamAccess, Viewer
@@ -52,6 +53,7 @@ from todos.core.store import (
     human,
     mcp_sessions,
     people,
+    preferences,
     schedules,
     teams,
     waiting,
@@ -278,6 +280,7 @@ STORE_PEOPLE = {
     "store.people.set_active.deactivate": call(people.set_active, HUMAN, user_id=8, active=False),
     "store.people.set_active.reactivate": call(people.set_active, HUMAN, user_id=8, active=True),
     "store.people.reset_password": call(people.reset_password, HUMAN, user_id=8, password="fixed-for-the-catalog"),
+    "store.preferences.set_time_zone": call(preferences.set_time_zone, user_id=8, time_zone="Europe/Paris"),
 }
 
 STORE_BULK_JOBS = {
@@ -422,6 +425,7 @@ SELECTORS = {
     "selectors.people.people": captured(people_reads.people),
     "selectors.people.recent_changes": captured(people_reads.recent_changes),
     "selectors.people.person_by_username": captured(people_reads.person_by_username, "olive"),
+    "selectors.preferences.time_zone_choice": captured(preference_reads.time_zone_choice, 8),
     "selectors.claimability.stuck_work": captured(claimability.stuck_work, VIEWER, nth=0),
     "selectors.claimability.stuck_work.assigned": captured(claimability.stuck_work, VIEWER, nth=1),
     "selectors.claimability.stuck_work.capabilities": captured(claimability.stuck_work, VIEWER, nth=2),
@@ -463,4 +467,15 @@ CATALOG: dict[str, Call | Constant] = {
 }
 
 # The modules whose public Statement-returning functions must each have an entry (the test checks).
-STATEMENT_MODULES = (agent, human, background, endpoints, teams, people, bulk_jobs, mcp_sessions, agent_reads)
+STATEMENT_MODULES = (
+    agent,
+    human,
+    background,
+    endpoints,
+    teams,
+    people,
+    preferences,
+    bulk_jobs,
+    mcp_sessions,
+    agent_reads,
+)

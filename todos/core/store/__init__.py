@@ -10,6 +10,7 @@ Layout:
 * ``endpoints.py`` and ``teams.py`` – credentials, scopes and memberships;
 * ``schedules.py`` – periodic schedules: audited writes, and the loop's firing (two statements in
   one transaction, under the schedules' row locks);
+* ``preferences.py`` – a person's own Board settings (the zone times are shown in);
 * ``bulk_jobs.py`` – bulk jobs and their chunks; ``mcp_sessions.py`` – MCP sessions' records;
 * ``claims.py`` – the claim statement all claimers share; ``fragments.py`` – SQL pieces
   (scopes, the fence, the change-log rows, the agents' wake-up NOTIFY); ``inputs.py`` – cleaning

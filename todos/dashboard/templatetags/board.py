@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from todos.core.filters import BOARD_STATES
+from todos.dashboard import clock
 
 register = template.Library()
 
@@ -34,20 +35,9 @@ STATE_GLYPHS = {
 MASK = "••••••"
 
 
-def _utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
-
-
 def iso(value: datetime) -> str:
-    return _utc(value).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _exact(value: datetime) -> str:
-    return _utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
-
-
-def _short(value: datetime) -> str:
-    return _utc(value).strftime("%Y-%m-%d %H:%M UTC")
+    """The instant in UTC, for machine-read attributes (countdowns, cursors)."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @register.filter
@@ -56,26 +46,44 @@ def isotime(value):
 
 
 @register.simple_tag
-def ts(value, fmt="datetime"):
-    """``<time>`` with the ISO instant; board.js rewrites the text in the viewer's time zone and
-    keeps the exact time in ``title`` (hover)."""
+def ts(value):
+    """A time in the viewer's zone with the zone written ("2026-12-02 14:42 EST"), rendered here
+    (``todos/dashboard/clock.py``), with the exact instant and its offset on hover."""
     if not value:
         return mark_safe('<span class="muted">—</span>')
+    return clock.time_element(value)
+
+
+@register.simple_tag
+def fire_time(value, schedule_zone=""):
+    """A schedule's fire time in the viewer's zone, and in the schedule's own zone beside it when
+    that differs (its cron is read there)."""
+    if not value:
+        return mark_safe('<span class="muted">—</span>')
+    shown = clock.time_element(value)
+    own = clock.known_zone(schedule_zone) if schedule_zone else None
+    if own is None or own.key == clock.current().key:
+        return shown
+    there = clock.local(value, own)
     return format_html(
-        '<time datetime="{}" data-format="{}" title="{}">{}</time>', iso(value), fmt, _exact(value), _short(value)
+        '{} <span class="muted schedule-zone">({} {} in {})</span>',
+        shown,
+        there.strftime("%a %H:%M"),
+        clock.abbreviation(there),
+        own.key,
     )
 
 
 @register.simple_tag
 def ago(value, now=None):
-    """Age since ``value`` ("4m"), refreshed by board.js."""
+    """Age since ``value`` ("4m"), refreshed by board.js; the exact time on hover."""
     if not value:
         return mark_safe('<span class="muted">—</span>')
     now = now or datetime.now(UTC)
     return format_html(
         '<time datetime="{}" data-format="age" title="{}">{}</time>',
         iso(value),
-        _exact(value),
+        clock.exact(value),
         age_text((now - value).total_seconds()),
     )
 
@@ -92,7 +100,7 @@ def countdown(value, prefix=""):
         '<time class="countdown" data-countdown="{}" datetime="{}" title="{}">{}</time>',
         iso(value),
         iso(value),
-        _exact(value),
+        clock.exact(value),
         text,
     )
 
@@ -221,13 +229,13 @@ def outcome_words(attempt, forced_by=None):
 
 
 @register.filter
-def utc_input(value):
-    """A time as a ``datetime-local`` field's value, in UTC (the field's label says so)."""
+def zone_input(value):
+    """A time as a ``datetime-local`` field's value, in the viewer's zone (the label says which)."""
     if not value:
         return ""
     if isinstance(value, str):  # the form's own input, shown again after an error
         return value
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return clock.input_value(value)
 
 
 @register.filter

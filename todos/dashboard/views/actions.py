@@ -23,7 +23,7 @@ from todos.core.selectors import todo_list
 from todos.core.selectors.rows import short_id
 from todos.core.store import concurrency, human, inputs
 from todos.core.store.scopes import OperatorScope
-from todos.dashboard import form_input
+from todos.dashboard import clock, form_input
 from todos.dashboard.templatetags.board import STATE_LABELS, duration_text
 from todos.dashboard.views.action_table import TodoAction
 from todos.dashboard.views.common import (
@@ -48,13 +48,13 @@ def operator_scope(viewer) -> OperatorScope:
 
 
 def lease_expiry(result) -> str:
-    """When the lease a store call left runs out, as a toast says it: "14:05:09 UTC (in 1 h)"."""
+    """When the lease a store call left runs out, as a toast says it: "14:05:09 EST (in 1 h)"."""
     todo = getattr(result, "todo", result)
     expires = getattr(todo, "lease_expires_at", None)
     if expires is None:
         return ""
     left = (expires - datetime.now(UTC)).total_seconds()
-    return f"{expires.astimezone(UTC):%H:%M:%S} UTC (in {duration_text(round(max(left, 0) / 60) * 60)})"
+    return f"{clock.clock_time(expires)} (in {duration_text(round(max(left, 0) / 60) * 60)})"
 
 
 def conflict_message(request, action: TodoAction, todo_id: str) -> str:

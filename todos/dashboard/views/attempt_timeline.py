@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from todos.dashboard import clock
 from todos.dashboard.templatetags.board import duration_text
 
 WIDTH = 480
@@ -59,7 +60,9 @@ def outcome_sentence(outcome: str | None, disposition: str | None) -> str:
 
 
 def exact(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """To the second, in the viewer's zone with the zone written (``todos/dashboard/clock.py``)."""
+    when = clock.local(value)
+    return f"{when:%Y-%m-%d %H:%M:%S} {clock.abbreviation(when)}"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from todos.core.selectors.flow import Flow, Interval
+from todos.dashboard import clock
 
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 52, 10, 10, 26
@@ -57,6 +58,12 @@ def interval_label(flow: Flow, start: datetime) -> str:
     if flow.range.key == "24h":
         return local.strftime("%H:00")
     return local.strftime("%a %H:00")
+
+
+def zoned_interval_label(flow: Flow, start: datetime) -> str:
+    """The interval's label with its zone written (hover titles, the table), as every time the
+    Board shows: the axis keeps the short one."""
+    return f"{interval_label(flow, start)} {clock.abbreviation(timezone.localtime(start))}"
 
 
 @dataclass(frozen=True)
@@ -190,7 +197,7 @@ def outcomes_chart(flow: Flow, scope: str, *, height: int = HEIGHT) -> Chart:
 
 
 def _outcome_title(flow: Flow, iv: Interval) -> str:
-    return f"{interval_label(flow, iv.start)}: {iv.completed:,} completed, {iv.failed:,} failed, {iv.died:,} died"
+    return f"{zoned_interval_label(flow, iv.start)}: {iv.completed:,} completed, {iv.failed:,} failed, {iv.died:,} died"
 
 
 def times_chart(flow: Flow, scope: str) -> Chart:
@@ -235,7 +242,7 @@ def times_chart(flow: Flow, scope: str) -> Chart:
             run.append(f"{x},{y(value)}")
             count = iv.waited_count if kind.startswith("waited") else iv.ran_count
             line.points.append(
-                Point(x, y(value), f"{interval_label(flow, iv.start)}: {label} {duration(value)} (of {count:,})")
+                Point(x, y(value), f"{zoned_interval_label(flow, iv.start)}: {label} {duration(value)} (of {count:,})")
             )
         if run:
             line.paths.append(" ".join(run))
@@ -260,4 +267,4 @@ class TableRow:
 
 def table_rows(flow: Flow) -> list[TableRow]:
     """The chart's numbers, newest interval first (what a reader of the table wants first)."""
-    return [TableRow(interval_label(flow, iv.start), iv) for iv in reversed(flow.intervals)]
+    return [TableRow(zoned_interval_label(flow, iv.start), iv) for iv in reversed(flow.intervals)]

@@ -21,6 +21,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.selectors.access import viewer_for
+from todos.dashboard import clock
 from todos.dashboard.route_converters import MalformedId
 
 TOAST_EVENT = "board:toast"
@@ -50,7 +51,8 @@ def board_view(view):
         field = unstorable_input(request)
         if field is not None:
             return bad_request(request, f"{field}: must not contain NUL or other control characters")
-        return view(request, *args, **kwargs)
+        with clock.in_viewer_zone(request):  # every time shown or read is in the viewer's zone
+            return view(request, *args, **kwargs)
 
     return wrapper
 

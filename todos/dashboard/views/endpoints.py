@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib import messages
@@ -30,7 +30,6 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
-from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
@@ -43,7 +42,7 @@ from todos.core.selectors.access import TeamAccess
 from todos.core.store import endpoints as store
 from todos.core.store import inputs
 from todos.core.store.scopes import OperatorScope
-from todos.dashboard import form_input
+from todos.dashboard import clock, form_input
 from todos.dashboard.views.common import board_view, forbidden, not_found, store_refusals
 
 ADMINS_ONLY = "Only a team admin can manage endpoints. Your role on this team lets you look, not change them."
@@ -149,14 +148,7 @@ def _expires_at(data):
     raw = (data.get("expires_at") or "").strip()
     if not raw:
         raise Invalid("expires_at", "is required for a lifetime that ends at a date and time")
-    try:
-        when = parse_datetime(raw)
-    except ValueError:
-        when = None
-    if when is None:
-        raise Invalid("expires_at", "must be a date and time such as 2030-01-31T18:00 (UTC)")
-    if timezone.is_naive(when):
-        when = when.replace(tzinfo=UTC)
+    when = clock.parse_local("expires_at", raw)  # read in the viewer's zone, as the label says
     if when <= now + timedelta(minutes=1):
         raise Invalid("expires_at", "must be in the future")
     return when

@@ -91,8 +91,8 @@ def _preview(cron: str, timezone: str) -> dict:
     except Invalid as exc:
         return {"preview_error": exc.message}
     ticks = schedule_times.next_ticks(expr, tz, _now(), store.PREVIEW_COUNT)
-    # Written in the schedule's zone here (templates would show the server's zone).
-    return {"preview": [(t.strftime("%a %Y-%m-%d %H:%M %Z"), t) for t in ticks], "preview_zone": tz.key}
+    # Shown in the viewer's zone, with the schedule's own beside it where it differs (fire_time).
+    return {"preview": ticks, "preview_zone": tz.key}
 
 
 def _form_context(viewer, values: dict, error: Invalid | None = None) -> dict:
