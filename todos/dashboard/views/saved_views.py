@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from todos.core.db import execute
 from todos.core.errors import Conflict, Invalid, NotFound
+from todos.core.filters import PAGE_PARAMS
 from todos.core.selectors import saved_views as view_reads
 from todos.core.store import saved_views as view_store
 from todos.core.store.scopes import OperatorScope
@@ -42,7 +43,10 @@ def _page(request, *, status: int = 200, error: str = "", values: dict | None = 
 def normalized_query(request, raw: str) -> tuple[str, tuple[str, ...]]:
     """The list's own querystring for ``raw`` (filters only, in the list's order, no page
     cursor), and the problems the filter has: a view must open exactly what was on screen."""
-    f = list_filter(request, QueryDict(raw)).first_page()
+    data = QueryDict(raw, mutable=True)
+    for name in PAGE_PARAMS:
+        data.pop(name, None)  # a view opens at its first page
+    f = list_filter(request, data)
     return f.query(), f.errors
 
 
