@@ -151,7 +151,10 @@ def test_a_refused_save_says_why_on_the_views_page(world, alice_client):
         ({"name": "Dead", "query": "state=done"}, "name: you already have a view named “Dead”"),
         ({"name": "", "query": "state=done"}, "name: must not be empty"),
         ({"name": "y" * 81, "query": ""}, "name: must be at most 80 characters"),
-        ({"name": "Bad", "query": "priority=lots"}, "query: the filter has a bad value, fix it before saving (priority"),
+        (
+            {"name": "Bad", "query": "priority=lots"},
+            "query: the filter has a bad value, fix it before saving (priority",
+        ),
     ):
         response = alice_client.post(reverse("saved_views"), data)
         assert response.status_code == 400

@@ -41,6 +41,12 @@ FROM page p
 ORDER BY {order_by(columns, direction, "p")}"""
 
 
+def problems(viewer: Viewer, f: TodoFilter) -> tuple[str, ...]:
+    """What is wrong with the filter (a bad value, a team or endpoint the viewer has not): an
+    export refuses it, where the list would show its message above a wider list."""
+    return tuple(f.errors) + build_query(viewer, f.first_page()).errors
+
+
 def export_page(viewer: Viewer, f: TodoFilter, cursor: Cursor | None = None) -> Statement[list[dict]] | None:
     """One page of the export after ``cursor`` (the first without one); None when the viewer
     can see no endpoint the filter names."""

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from todos.core.filters import TodoFilter
 from todos.core.selectors.access import Viewer
-from todos.core.selectors.todo_export import export_pages
+from todos.core.selectors.todo_export import export_pages, problems
 from todos.dashboard.csv_rows import csv_text
 from todos.dashboard.views.common import bad_request, board_view
 from todos.dashboard.views.todo_filter import list_filter
@@ -32,8 +32,9 @@ def todo_export(request):
     """The list's todos under the querystring's filter, as CSV; a filter with a bad value is
     refused naming it (an export of a wider set than asked for would be silently wrong)."""
     f = list_filter(request)
-    if f.errors:
-        return bad_request(request, " ".join(e.split(";")[0] + "." for e in f.errors))
+    refused = problems(request.viewer, f)
+    if refused:
+        return bad_request(request, " ".join(e.split(";")[0] + "." for e in refused))
     response = StreamingHttpResponse(csv_stream(request.viewer, f), content_type="text/csv; charset=utf-8")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="todos-{stamp}.csv"'
