@@ -43,7 +43,11 @@ def _list_context(request, f: TodoFilter) -> dict:
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused, stuck=stuck),
-        "stuck": claimability.matching(stuck, f) if f.state in ("all", "pending", "scheduled", "retry") else [],
+        # waiting work no agent can claim is counted per queue: beside a filter on the todos' own
+        # columns (kind, priority, days, reason) its numbers would not be of the rows shown
+        "stuck": claimability.matching(stuck, f)
+        if f.state in ("all", "pending", "scheduled", "retry") and not f.row_filtered
+        else [],
         "counts": counts,
         "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,
