@@ -23,6 +23,7 @@ from todos.core import compose
 from todos.core.compose import TODO_STATES, Params
 from todos.core.filters import TodoFilter, parse_payload_match
 from todos.core.selectors.access import Viewer
+from todos.core.selectors.reason_filter import failed_with_predicate
 
 # Board state → (the store's state, an extra predicate): ``failed`` splits in two on the retry window,
 # ``pending`` on the schedule (the same column: the time the todo waits for).
@@ -157,19 +158,6 @@ def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
     if f.failed_with:
         predicates.append(failed_with_predicate(params.bind("failed_with", f.failed_with)))
     return predicates
-
-
-def failed_with_predicate(fingerprint: LiteralString) -> LiteralString:
-    """A failed todo whose last attempt's reason falls in the reason group ``fingerprint``, by the
-    Dead letters page's own grouping (``dead_letters.FINGERPRINT`` over ``d``, the todo, and
-    ``a``, its last attempt)."""
-    from todos.core.selectors.dead_letters import FINGERPRINT  # it builds its window with this module
-
-    return f"""t.state = 'failed' AND (
-        SELECT {FINGERPRINT}
-        FROM (SELECT t.id, t.result, t.attempts_total) d
-        LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
-      ) = {fingerprint}"""
 
 
 # The texts of an attempt that the search box matches as a phrase (full text, the ``simple``
