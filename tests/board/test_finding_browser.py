@@ -83,3 +83,20 @@ def test_filter_save_a_view_and_open_it(world, page):
     page.goto("/todos/")
     search(page, "quota exceeded", 1)
     expect(page.locator("#todo-rows")).to_contain_text("Sync contacts")
+
+
+def test_on_a_phone_the_open_views_menu_stays_on_screen(world, browser, asgi_server):
+    make(world, "pending", title="One todo")
+    context = browser.new_context(base_url=asgi_server.url, viewport={"width": 390, "height": 844}, has_touch=True)
+    phone = context.new_page()
+    phone.problems = base.watch(phone)
+    try:
+        sign_in(phone, "alice")
+        phone.locator("#views-menu > summary").click()
+        expect(phone.locator("#view-name")).to_be_visible()
+        box = phone.locator(".views-menu-panel").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+        assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()
+    assert phone.problems == [], phone.problems
