@@ -22,8 +22,10 @@ from todos.dashboard.views import (
     overview,
     people,
     preferences,
+    saved_views,
     schedules,
     teams,
+    todo_export,
     todos,
 )
 
@@ -63,6 +65,10 @@ urlpatterns = [
     path("todos/bulk/", bulk.bulk_start, name="bulk_start"),
     path("todos/bulk/<str:job_id>/", bulk.bulk_job, name="bulk_job"),
     path("todos/bulk/<str:job_id>/stop/", bulk.bulk_stop, name="bulk_stop"),
+    path("todos/export.csv", todo_export.todo_export, name="todo_export"),
+    path("todos/views/", saved_views.saved_views, name="saved_views"),
+    path("todos/views/<int:view_id>/rename/", saved_views.saved_view_rename, name="saved_view_rename"),
+    path("todos/views/<int:view_id>/delete/", saved_views.saved_view_delete, name="saved_view_delete"),
     path("todos/<str:todo_id>/", todos.todo_detail, name="todo_detail"),
     path("todos/<str:todo_id>/drawer/", todos.todo_drawer, name="todo_drawer"),
     path("todos/<str:todo_id>/row/", todos.todo_row, name="todo_row"),

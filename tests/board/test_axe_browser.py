@@ -121,6 +121,9 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
         ("todos search", "/todos/?q=example&state=all"),
         ("dead letters list", "/todos/?state=dead"),
         ("dead letters by reason", "/todos/dead-letters/"),
+        ("todos, more filters", "/todos/?kind=report&priority=0..10&created_from=2026-01-01&failed_with=boom"),
+        ("todos, a bad filter", "/todos/?priority=lots"),
+        ("saved views", "/todos/views/"),
         ("new todo", "/todos/new/"),
         ("todo page (claimed)", f"/todos/{todos['claimed'].id}/"),
         ("todo page (dead)", f"/todos/{todos['dead'].id}/"),
@@ -153,6 +156,12 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
     for summary in page.locator("#drawer details.action-form > summary").all():
         summary.click()
     check("drawer (pending, forms open)")
+
+    # the saved views menu open
+    page.goto("/todos/")
+    page.locator("#views-menu > summary").click()
+    expect(page.locator("#view-name")).to_be_visible()
+    check("saved views menu")
 
     # a bulk preview
     page.goto("/todos/?state=dead")

@@ -52,6 +52,12 @@ ROUTES = {
     "todo_list": ("GET", {"team": "acme", "endpoint": "acme-worker", "q": "secret"}, "listing"),
     "todo_counts": ("GET", {"team": "acme"}, "listing"),
     "dead_letter_groups": ("GET", {"team": "acme"}, "listing"),
+    # a stream, not a page: another team's todos are never exported (tests/board/test_csv_export.py)
+    "todo_export": ("GET", None, "own"),
+    # a person's own views: another person's view answers 404 (tests/board/test_saved_views.py)
+    "saved_views": ("GET", None, "own"),
+    "saved_view_rename": ("POST", None, "own"),
+    "saved_view_delete": ("POST", None, "own"),
     "todo_new": ("GET", {}, "listing"),
     "teams": ("GET", {}, "listing"),
     "team_create": ("POST", None, "own"),  # site admins only: 403 for everyone else (test_teams.py)

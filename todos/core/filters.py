@@ -11,8 +11,9 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from todos.core.errors import Invalid
 from todos.core.store import inputs
@@ -34,7 +35,27 @@ SORTS = {"newest": "Newest first", "oldest": "Oldest first", "priority": "Priori
 SEARCH_MAX_CHARS = 200
 # The params a filter owns: everything else in the querystring (fragment=…, newer_than=…) is the
 # view's business.
-FILTER_PARAMS = ("state", "queue", "endpoint", "team", "mine", "q", "sort")
+FILTER_PARAMS = (
+    "state",
+    "queue",
+    "endpoint",
+    "team",
+    "mine",
+    "q",
+    "kind",
+    "priority",
+    "created_from",
+    "created_to",
+    "finished_from",
+    "finished_to",
+    "failed_with",
+    "sort",
+)
+# The day ranges: (URL param of the first day, of the last day) per column they bound.
+DAY_RANGES = {"created": ("created_from", "created_to"), "finished": ("finished_from", "finished_to")}
+KIND_MAX_CHARS = 128
+REASON_MAX_CHARS = 300  # a reason group's fingerprint is at most this long (selectors.dead_letters)
+UTC_ZONE = ZoneInfo("UTC")
 PAGE_PARAMS = ("after", "before")
 
 
@@ -120,6 +141,40 @@ def parse_payload_match(q: str) -> PayloadMatch | None:
 
 
 @dataclass(frozen=True)
+class PriorityRange:
+    """``5`` or ``0..10`` in the URL: the priorities from ``low`` to ``high``, both included."""
+
+    low: int
+    high: int
+
+    def __str__(self) -> str:
+        return str(self.low) if self.low == self.high else f"{self.low}..{self.high}"
+
+
+def parse_priority(raw: str) -> PriorityRange:
+    """``5``, ``-3`` or ``0..10``; ValueError says what is wrong with it."""
+    low_text, dots, high_text = raw.partition("..")
+    try:
+        low = int(low_text)
+        high = int(high_text) if dots else low
+    except ValueError:
+        raise ValueError("must be a whole number such as 5, or a range such as 0..10") from None
+    lo, hi = PRIORITY_RANGE
+    if not (lo <= low <= hi and lo <= high <= hi):
+        raise ValueError(f"must be from {lo} to {hi}")
+    if low > high:
+        raise ValueError(f"the range {low}..{high} is empty: write the lower number first")
+    return PriorityRange(low, high)
+
+
+def parse_day(raw: str) -> date:
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ValueError("must be a day written YYYY-MM-DD") from None
+
+
+@dataclass(frozen=True)
 class TodoFilter:
     state: str = "all"
     queue: str = ""
@@ -127,13 +182,22 @@ class TodoFilter:
     team: str = ""  # slug
     mine: bool = False
     q: str = ""
+    kind: str = ""
+    priority: PriorityRange | None = None
+    created_from: date | None = None
+    created_to: date | None = None
+    finished_from: date | None = None
+    finished_to: date | None = None
+    failed_with: str = ""  # a dead-letter reason group (its fingerprint)
     sort: str = "newest"
     after: Cursor | None = None
     before: Cursor | None = None
     errors: tuple[str, ...] = field(default=(), compare=False)
+    # The zone the day ranges are days of (the view's ``filter_zone``).
+    zone: ZoneInfo = field(default=UTC_ZONE, compare=False, repr=False)
 
     @classmethod
-    def from_query(cls, query) -> TodoFilter:
+    def from_query(cls, query, *, zone: ZoneInfo = UTC_ZONE) -> TodoFilter:
         errors: list[str] = []
         state = query.get("state") or "all"
         if state not in BOARD_STATES:
@@ -157,6 +221,39 @@ class TodoFilter:
                 errors.append(f"{name}: must not contain control characters; not filtering by it")
                 value = ""
             texts[name] = value
+        kind = (query.get("kind") or "").strip()
+        if _CONTROL.search(kind) or len(kind) > KIND_MAX_CHARS:
+            errors.append(
+                f"kind: must be at most {KIND_MAX_CHARS} characters, without control characters; not filtering by it"
+            )
+            kind = ""
+        priority = None
+        raw_priority = (query.get("priority") or "").strip()
+        if raw_priority:
+            try:
+                priority = parse_priority(raw_priority)
+            except ValueError as exc:
+                errors.append(f"priority: {exc}; not filtering by it")
+        days: dict[str, date | None] = {}
+        for first, last in DAY_RANGES.values():
+            for name in (first, last):
+                raw_day = (query.get(name) or "").strip()
+                days[name] = None
+                if raw_day:
+                    try:
+                        days[name] = parse_day(raw_day)
+                    except ValueError as exc:
+                        errors.append(f"{name}: {exc}; not filtering by it")
+            start, end = days[first], days[last]
+            if start is not None and end is not None and start > end:
+                errors.append(f"{first}: {start} is after {last} {end}; not filtering by these days")
+                days[first] = days[last] = None
+        failed_with = (query.get("failed_with") or "").strip()
+        if "\x00" in failed_with or len(failed_with) > REASON_MAX_CHARS:
+            errors.append(
+                f"failed_with: must be a failure reason of at most {REASON_MAX_CHARS} characters; not filtering by it"
+            )
+            failed_with = ""
         cursors = {}
         for name in PAGE_PARAMS:
             raw = query.get(name)
@@ -174,10 +271,18 @@ class TodoFilter:
             team=texts["team"][:64],
             mine=query.get("mine") in ("1", "on", "true"),
             q=q,
+            kind=kind,
+            priority=priority,
+            created_from=days["created_from"],
+            created_to=days["created_to"],
+            finished_from=days["finished_from"],
+            finished_to=days["finished_to"],
+            failed_with=failed_with,
             sort=sort,
             after=cursors.get("after"),
             before=cursors.get("before"),
             errors=tuple(errors),
+            zone=zone,
         )
 
     # --- writing the filter back into URLs ---------------------------------------------------
@@ -191,6 +296,13 @@ class TodoFilter:
             "team": self.team,
             "mine": "1" if self.mine else "",
             "q": self.q,
+            "kind": self.kind,
+            "priority": str(self.priority) if self.priority else "",
+            "created_from": _day(self.created_from),
+            "created_to": _day(self.created_to),
+            "finished_from": _day(self.finished_from),
+            "finished_to": _day(self.finished_to),
+            "failed_with": self.failed_with,
             "sort": self.sort if self.sort != "newest" else "",
         }
         for key, value in overrides.items():
@@ -223,4 +335,29 @@ class TodoFilter:
     @property
     def narrowed(self) -> bool:
         """Filters other than the state (counts are exact only without a search)."""
-        return bool(self.queue or self.endpoint or self.team or self.mine or self.q)
+        return bool(self.queue or self.endpoint or self.team or self.mine or self.q or self.row_filtered)
+
+    @property
+    def row_filtered(self) -> bool:
+        """Filters on a todo's own columns (kind, priority, days, failure reason): the relay's
+        per-state counts cannot answer them, so the tabs count rows instead."""
+        return bool(
+            self.kind
+            or self.priority
+            or self.failed_with
+            or any(getattr(self, name) for pair in DAY_RANGES.values() for name in pair)
+        )
+
+    def day_bounds(self, column: str) -> tuple[datetime | None, datetime | None]:
+        """A day range as instants: from the first day's midnight (included) to the midnight
+        after the last day (excluded), both in the filter's zone."""
+        first, last = DAY_RANGES[column]
+        start, end = getattr(self, first), getattr(self, last)
+        return (
+            datetime.combine(start, time(), self.zone) if start else None,
+            datetime.combine(end + timedelta(days=1), time(), self.zone) if end else None,
+        )
+
+
+def _day(value: date | None) -> str:
+    return value.isoformat() if value else ""

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from todos.core.filters import Cursor, TodoFilter
+from todos.core.filters import Cursor, PriorityRange, TodoFilter
 from todos.core.selectors import (
     access,
     activity,
@@ -31,6 +31,7 @@ from todos.core.selectors import (
     flow,
     overview,
     todo_counts,
+    todo_export,
     todo_list,
 )
 from todos.core.selectors import agent_api as agent_reads
@@ -39,6 +40,7 @@ from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
 from todos.core.selectors import people as people_reads
 from todos.core.selectors import preferences as preference_reads
+from todos.core.selectors import saved_views as saved_view_reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors import teams as team_reads
 from todos.core.selectors.access import EndpointRef, TeamAccess, Viewer
@@ -54,6 +56,7 @@ from todos.core.store import (
     mcp_sessions,
     people,
     preferences,
+    saved_views,
     schedules,
     teams,
     waiting,
@@ -75,6 +78,7 @@ JOB = UUID("00000000-0000-4000-8000-00000000b001")
 TODO = "td_00000000000000000000000000000001"
 OTHER_TODO = "td_00000000000000000000000000000002"
 AT = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+DAY = AT.date()
 LEASE_TOKEN = "AAAAAAAAAAAAAAAAAAAAAA"  # 16 zero bytes, base64url: a fixed, well-formed token
 
 AGENT = AgentScope(endpoint_id=ENDPOINT, team_id=TEAM, queues=("default", "other"))
@@ -283,6 +287,12 @@ STORE_PEOPLE = {
     "store.preferences.set_time_zone": call(preferences.set_time_zone, user_id=8, time_zone="Europe/Paris"),
 }
 
+STORE_SAVED_VIEWS = {
+    "store.saved_views.save": call(saved_views.save, HUMAN, name="Dead mail", query="state=dead&queue=email"),
+    "store.saved_views.rename": call(saved_views.rename, HUMAN, 12, name="Dead email"),
+    "store.saved_views.delete": call(saved_views.delete, HUMAN, 12),
+}
+
 STORE_BULK_JOBS = {
     "store.bulk_jobs.create": call(
         bulk_jobs.create,
@@ -369,6 +379,25 @@ SELECTORS = {
     "selectors.todo_list.list_page.search": captured(todo_list.list_page, VIEWER, TodoFilter(q="timeout")),
     "selectors.todo_list.list_page.search_payload": captured(todo_list.list_page, VIEWER, TodoFilter(q="customer=42")),
     "selectors.todo_list.list_page.exact_id": captured(todo_list.list_page, VIEWER, TodoFilter(q=TODO)),
+    "selectors.todo_list.list_page.filtered": captured(
+        todo_list.list_page,
+        VIEWER,
+        TodoFilter(
+            kind="report",
+            priority=PriorityRange(0, 10),
+            created_from=DAY,
+            created_to=DAY,
+            finished_from=DAY,
+            finished_to=DAY,
+            failed_with="timeout after #s",
+        ),
+    ),
+    "selectors.todo_counts.state_counts.filtered": captured(
+        todo_counts.state_counts, VIEWER, TodoFilter(kind="report", priority=PriorityRange(5, 5))
+    ),
+    "selectors.todo_export.export_page": call(todo_export.export_page, VIEWER, TodoFilter(state="dead", q="timeout")),
+    "selectors.todo_export.export_page.next_page": call(todo_export.export_page, VIEWER, TodoFilter(), CURSOR),
+    "selectors.saved_views.views_of": captured(saved_view_reads.views_of, VIEWER),
     "selectors.todo_list.rows_newer_than": captured(todo_list.rows_newer_than, VIEWER, TodoFilter(), CURSOR),
     "selectors.todo_list.get_row": captured(todo_list.get_row, VIEWER, TODO),
     "selectors.todo_counts.state_counts": captured(todo_counts.state_counts, VIEWER, TodoFilter()),
@@ -460,6 +489,7 @@ CATALOG: dict[str, Call | Constant] = {
     **STORE_ENDPOINTS,
     **STORE_TEAMS,
     **STORE_PEOPLE,
+    **STORE_SAVED_VIEWS,
     **STORE_BULK_JOBS,
     **STORE_MCP_SESSIONS,
     **RELAY,
@@ -475,6 +505,7 @@ STATEMENT_MODULES = (
     teams,
     people,
     preferences,
+    saved_views,
     bulk_jobs,
     mcp_sessions,
     agent_reads,

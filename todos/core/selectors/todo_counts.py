@@ -85,7 +85,8 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
     """Per state tab: the count under the current filter. With a search, the search's matches
     (:func:`search_counts`).
 
-    Exact, from the relay's counts, unless "assigned to me" is on: counts cannot answer it, so
+    Exact, from the relay's counts, unless "assigned to me" or a filter on the todos' own columns
+    (kind, priority, days, failure reason) is on: counts cannot answer those, so
     those tabs count the rows themselves, exact up to COUNT_CAP (claimed: always exact) and "1,000+"
     beyond. Either way one statement: one round trip and one snapshot for the seven numbers.
     """
@@ -93,7 +94,7 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
     if f.q:
         return search_counts(viewer, f, keys)
     unsearched = dataclasses.replace(f, q="")
-    if not f.mine:
+    if not f.mine and not f.row_filtered:
         query = build_query(viewer, dataclasses.replace(unsearched, state="all"))
         if not query.endpoint_ids:
             return {key: Count(0, False) for key in keys}

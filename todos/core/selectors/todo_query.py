@@ -19,9 +19,11 @@ from uuid import UUID
 
 from django.conf import settings
 
+from todos.core import compose
 from todos.core.compose import TODO_STATES, Params
 from todos.core.filters import TodoFilter, parse_payload_match
 from todos.core.selectors.access import Viewer
+from todos.core.selectors.reason_filter import failed_with_predicate
 
 # Board state → (the store's state, an extra predicate): ``failed`` splits in two on the retry window,
 # ``pending`` on the schedule (the same column: the time the todo waits for).
@@ -111,6 +113,7 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
             states = TODO_STATES  # the (endpoint, queue, state, created_at) index needs a state
     if f.mine:
         params.bind("me", viewer.owner)
+    predicates += row_predicates(f, params)
     search = None
     if f.q:
         search, exact = search_predicate(f.q, viewer, params)
@@ -131,6 +134,50 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
     )
 
 
+def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
+    """The filters on a todo's own columns: kind, priority, the created and finished days, and
+    the dead-letter reason group it failed with."""
+    predicates: list[LiteralString] = []
+    if f.kind:
+        predicates.append(f"t.kind = {params.bind('kind', f.kind)}")
+    if f.priority is not None:
+        low, high = params.bind("priority_low", f.priority.low), params.bind("priority_high", f.priority.high)
+        predicates.append(f"t.priority BETWEEN {low} AND {high}")
+    # created_at leads the lists' per-endpoint indexes after the endpoint (and state): a range on it
+    # bounds each branch's index scan instead of filtering the rows it reads.
+    created_from, created_before = f.day_bounds("created")
+    if created_from is not None:
+        predicates.append(f"t.created_at >= {params.bind('created_from', created_from)}")
+    if created_before is not None:
+        predicates.append(f"t.created_at < {params.bind('created_before', created_before)}")
+    finished_from, finished_before = f.day_bounds("finished")
+    if finished_from is not None:
+        predicates.append(f"t.completed_at >= {params.bind('finished_from', finished_from)}")
+    if finished_before is not None:
+        predicates.append(f"t.completed_at < {params.bind('finished_before', finished_before)}")
+    if f.failed_with:
+        predicates.append(failed_with_predicate(params.bind("failed_with", f.failed_with)))
+    return predicates
+
+
+# The texts of an attempt that the search box matches as a phrase (full text, the ``simple``
+# configuration: no stemming, no stop words), each an expression over ``a``, one attempt row.
+ATTEMPT_DOCUMENTS: tuple[LiteralString, ...] = ("a.summary",)
+
+
+def attempt_text_match(alias: LiteralString, phrase: LiteralString) -> LiteralString:
+    """Any attempt of the todo ``alias`` whose text holds ``phrase`` (a bound placeholder) as a
+    phrase: the words in that order, next to each other."""
+    query: LiteralString = f"phraseto_tsquery('simple', {phrase})"
+    documents = compose.join(
+        "\n             OR ", (f"to_tsvector('simple', coalesce({doc}, '')) @@ {query}" for doc in ATTEMPT_DOCUMENTS)
+    )
+    return f"""EXISTS (
+        SELECT 1 FROM todo_attempts a
+        WHERE a.todo_id = {alias}.id
+          AND ({documents}))"""
+
+
 def search_predicate(q: str, viewer: Viewer, params: Params, alias: LiteralString = "t") -> tuple[LiteralString, bool]:
     """The search box as SQL over table alias ``alias``: a whole todo id (then the second value is
     True), a ``key=value`` payload containment, or text (ILIKE) over id, title, kind, source,
@@ -148,5 +195,7 @@ def search_predicate(q: str, viewer: Viewer, params: Params, alias: LiteralStrin
     pattern = params.bind("pattern", "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     fields: tuple[LiteralString, ...] = ("id", "title", "kind", "source", "idempotency_key", "payload::text")
     tests: list[LiteralString] = [f"{alias}.{c} ILIKE {pattern}" for c in fields]
-    text = "\n        OR ".join((" OR ".join(tests[:3]), " OR ".join(tests[3:])))  # three a line
+    phrase = params.bind("phrase", q)
+    tests.append(attempt_text_match(alias, phrase))
+    text = "\n        OR ".join((" OR ".join(tests[:3]), " OR ".join(tests[3:6]), tests[6]))  # three a line
     return f"({text})", False

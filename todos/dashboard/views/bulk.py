@@ -32,6 +32,7 @@ from todos.dashboard.views.common import (
     toast,
     vary_on_htmx,
 )
+from todos.dashboard.views.todo_filter import list_filter
 from todos.ops import bulk
 
 ACTIONS = {"retry": "Retry", "cancel": "Cancel", "run_now": "Run now"}
@@ -58,6 +59,18 @@ def _describe(f: TodoFilter) -> str:
             parts.append(f"{label} “{value}”")
     if f.mine:
         parts.append("assigned to me")
+    for label, name in (
+        ("kind", "kind"),
+        ("priority", "priority"),
+        ("created from", "created_from"),
+        ("created to", "created_to"),
+        ("finished from", "finished_from"),
+        ("finished to", "finished_to"),
+        ("failing with", "failed_with"),
+    ):
+        value = f.params().get(name)
+        if value:
+            parts.append(f"{label} “{value}”")
     return ", ".join(parts)
 
 
@@ -78,7 +91,7 @@ def _plan(request):
         raise BadRequest("scope: must be selected, matching or group")
     if scope == "group" and action not in job_store.GROUP_ACTIONS:
         raise BadRequest(f"action: {job_store.NO_GROUP_RUN_NOW}")
-    f = TodoFilter.from_query(data).first_page()
+    f = list_filter(request, data).first_page()
     if f.errors:  # a list page falls back to "all"; a bulk action on a misread filter must not
         raise BadRequest(f.errors[0].split(";")[0])
     ids: list[str] = []
@@ -234,7 +247,7 @@ def bulk_stop(request, job_id: str):
 @board_view
 def dead_letter_groups(request):
     """``/todos/dead-letters/``: dead letters by normalised failure reason, with group actions."""
-    f = TodoFilter.from_query(request.GET)
+    f = list_filter(request)
     viewer = request.viewer
     found, capped = dead_letters.groups(viewer, f)
     opened = _opened_group(request, f, found)

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from todos.core.filters import BadCursor, Cursor, TodoFilter
 from todos.core.selectors import claimability, drawer
+from todos.core.selectors import saved_views as view_reads
 from todos.core.selectors import teams as team_selectors
 from todos.core.selectors import todo_counts as tab_counts
 from todos.core.selectors import todo_list as todo_pages
@@ -27,6 +28,7 @@ from todos.dashboard.views.present import (
     lease_default_minutes,
     present_rows,
 )
+from todos.dashboard.views.todo_filter import list_filter
 
 
 def _list_context(request, f: TodoFilter) -> dict:
@@ -41,7 +43,11 @@ def _list_context(request, f: TodoFilter) -> dict:
         "page": page,
         "newest": page.newest_cursor,
         "rows": present_rows(viewer, page.rows, paused=paused, stuck=stuck),
-        "stuck": claimability.matching(stuck, f) if f.state in ("all", "pending", "scheduled", "retry") else [],
+        # waiting work no agent can claim is counted per queue: beside a filter on the todos' own
+        # columns (kind, priority, days, reason) its numbers would not be of the rows shown
+        "stuck": claimability.matching(stuck, f)
+        if f.state in ("all", "pending", "scheduled", "retry") and not f.row_filtered
+        else [],
         "counts": counts,
         "result_count": counts.get(f.state) if f.q else None,
         "errors": page.errors,
@@ -73,7 +79,7 @@ def bulk_offers(f: TodoFilter, counts: dict) -> dict[str, bool]:
 @board_view
 def todo_list(request):
     """``/todos/``: the page; with htmx the list region; with ``fragment=rows`` just the rows."""
-    f = TodoFilter.from_query(request.GET)
+    f = list_filter(request)
     viewer = request.viewer
     if request.GET.get("fragment") == "rows":
         return vary_on_htmx(_rows_fragment(request, f))
@@ -82,6 +88,7 @@ def todo_list(request):
         return vary_on_htmx(render(request, "todos/_list.html", dict(context, oob_counts=True)))
     context["endpoints"] = viewer.endpoints
     context["teams"] = viewer.teams
+    context["saved_views"] = view_reads.views_of(viewer)
     context["drawer_html"] = open_drawer(request)
     return vary_on_htmx(render(request, "todos/list.html", context))
 
@@ -132,7 +139,7 @@ def _rows_fragment(request, f: TodoFilter):
 @board_view
 def todo_counts(request):
     """The state tabs with their counts (a live region)."""
-    f = TodoFilter.from_query(request.GET)
+    f = list_filter(request)
     context = {"filter": f, "counts": tab_counts.state_counts(request.viewer, f), "list_url": reverse("todo_list")}
     return render(request, "todos/_counts.html", context)
 

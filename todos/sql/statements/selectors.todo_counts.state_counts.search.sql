@@ -16,7 +16,8 @@
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
 --       state='active', scope_queues=('default',), capabilities=())))
 --   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='timeout',
---       sort='newest', after=None, before=None, errors=())
+--       kind='', priority=None, created_from=None, created_to=None, finished_from=None,
+--       finished_to=None, failed_with='', sort='newest', after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH window_keys AS MATERIALIZED (
@@ -40,4 +41,8 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
        count(*) FILTER (WHERE t.state = 'canceled') AS "canceled"
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pattern)s
-        OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s)
+        OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s
+        OR EXISTS (
+        SELECT 1 FROM todo_attempts a
+        WHERE a.todo_id = t.id
+          AND (to_tsvector('simple', coalesce(a.summary, '')) @@ phraseto_tsquery('simple', %(phrase)s))))

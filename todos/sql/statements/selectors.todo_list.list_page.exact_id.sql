@@ -16,8 +16,9 @@
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
 --       state='active', scope_queues=('default',), capabilities=())))
 --   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False,
---       q='td_00000000000000000000000000000001', sort='newest', after=None, before=None,
---       errors=())
+--       q='td_00000000000000000000000000000001', kind='', priority=None, created_from=None,
+--       created_to=None, finished_from=None, finished_to=None, failed_with='', sort='newest',
+--       after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)

@@ -16,7 +16,8 @@
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
 --       state='active', scope_queues=('default',), capabilities=())))
 --   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='timeout',
---       sort='newest', after=None, before=None, errors=())
+--       kind='', priority=None, created_from=None, created_to=None, finished_from=None,
+--       finished_to=None, failed_with='', sort='newest', after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH window_keys AS MATERIALIZED (
@@ -41,7 +42,11 @@ window_rows AS MATERIALIZED (
 matched AS (
     SELECT w.*, false AS is_edge FROM window_rows w
     WHERE (w.id ILIKE %(pattern)s OR w.title ILIKE %(pattern)s OR w.kind ILIKE %(pattern)s
-        OR w.source ILIKE %(pattern)s OR w.idempotency_key ILIKE %(pattern)s OR w.payload::text ILIKE %(pattern)s)
+        OR w.source ILIKE %(pattern)s OR w.idempotency_key ILIKE %(pattern)s OR w.payload::text ILIKE %(pattern)s
+        OR EXISTS (
+        SELECT 1 FROM todo_attempts a
+        WHERE a.todo_id = w.id
+          AND (to_tsvector('simple', coalesce(a.summary, '')) @@ phraseto_tsquery('simple', %(phrase)s))))
     ORDER BY w.created_at DESC, w.id DESC LIMIT %(limit)s
 ),
 edge AS (

@@ -15,8 +15,9 @@
 --       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
 --       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
 --       state='active', scope_queues=('default',), capabilities=())))
---   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='',
---       sort='newest', after=None, before=None, errors=())
+--   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='', kind='',
+--       priority=None, created_from=None, created_to=None, finished_from=None,
+--       finished_to=None, failed_with='', sort='newest', after=None, before=None, errors=())
 --   cursor = Cursor(created_at=datetime.datetime(2026, 1, 1, 12, 0,
 --       tzinfo=datetime.timezone.utc), id='td_00000000000000000000000000000002', priority=None)
 -- Generated: edit the code, then run `uv run manage.py render_sql`.

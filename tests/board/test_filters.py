@@ -1,0 +1,243 @@
+"""The todo list's filters beyond state, queue and endpoint: kind, priority, the created and
+finished days, a dead-letter reason group, and the search through what attempts said. Each valid
+value narrows the list, its tabs' counts and "all matching" alike; each bad value is named on the
+page and not applied."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from urllib.parse import unquote
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.test import RequestFactory
+from django.urls import reverse
+
+from tests.factories import relayed
+from tests.support.board import make
+from todos.core.db import connect, execute
+from todos.core.filters import TodoFilter
+from todos.core.selectors import bulk_targets, todo_counts
+from todos.core.selectors.access import viewer_for
+from todos.core.store import agent as agent_store
+from todos.dashboard.views.todo_filter import filter_zone
+
+pytestmark = pytest.mark.usefixtures("store_db")
+
+
+def ids_in(body: str) -> list[str]:
+    return re.findall(r'<tr id="todo-(td_[0-9a-f]+)"', body)
+
+
+def listed(client, **params) -> tuple[list[str], str]:
+    response = client.get(reverse("todo_list"), params)
+    assert response.status_code == 200
+    body = response.content.decode()
+    return ids_in(body), body
+
+
+def set_times(todo_id: str, *, created: str | None = None, finished: str | None = None) -> None:
+    with connect() as conn:
+        if created:
+            conn.execute("UPDATE todos SET created_at = %s WHERE id = %s", (created, todo_id))
+        if finished:
+            conn.execute("UPDATE todos SET completed_at = %s WHERE id = %s", (finished, todo_id))
+
+
+def dead_with(world, summary: str, *, agent=None, title: str = "dead"):
+    agent = agent or world.agent
+    todo = execute(agent_store.create(agent, queue="default", title=title, max_attempts=1)).todo
+    execute(agent_store.claim(agent, todo.id))
+    return execute(agent_store.fail(agent, todo.id, summary=summary))
+
+
+# --- each valid value ----------------------------------------------------------------------------
+
+
+def test_kind_keeps_that_kind_only(world, alice_client):
+    report = make(world, "pending", kind="report")
+    other = make(world, "pending", kind="resize")
+    plain = make(world, "pending")
+    ids, _ = listed(alice_client, kind="report")
+    assert ids == [report.id]
+    assert other.id not in ids and plain.id not in ids
+
+
+def test_priority_one_value_and_a_range(world, alice_client):
+    low = make(world, "pending", priority=-5)
+    mid = make(world, "pending", priority=5)
+    high = make(world, "pending", priority=20)
+    assert listed(alice_client, priority="5")[0] == [mid.id]
+    assert set(listed(alice_client, priority="0..10")[0]) == {mid.id}
+    assert set(listed(alice_client, priority="-5..20")[0]) == {low.id, mid.id, high.id}
+    assert set(listed(alice_client, priority="-10..0")[0]) == {low.id}
+
+
+def test_created_days_include_both_ends_in_utc(world, alice_client):
+    before = make(world, "pending", title="before")
+    first = make(world, "pending", title="first")
+    last = make(world, "pending", title="last")
+    after = make(world, "pending", title="after")
+    set_times(before.id, created="2026-03-09T23:59:59.999Z")
+    set_times(first.id, created="2026-03-10T00:00:00Z")
+    set_times(last.id, created="2026-03-12T23:59:59.999Z")
+    set_times(after.id, created="2026-03-13T00:00:00Z")
+    ids, _ = listed(alice_client, created_from="2026-03-10", created_to="2026-03-12")
+    assert set(ids) == {first.id, last.id}
+    assert set(listed(alice_client, created_from="2026-03-13")[0]) == {after.id}
+    assert set(listed(alice_client, created_to="2026-03-09")[0]) == {before.id}
+
+
+def test_finished_days_keep_todos_finished_then(world, alice_client):
+    done_then = make(world, "done")
+    done_later = make(world, "done")
+    pending = make(world, "pending")
+    set_times(done_then.id, finished="2026-05-02T12:00:00Z")
+    set_times(done_later.id, finished="2026-05-04T00:00:00Z")
+    ids, _ = listed(alice_client, finished_from="2026-05-01", finished_to="2026-05-03")
+    assert ids == [done_then.id]
+    assert pending.id not in listed(alice_client, finished_from="2026-01-01")[0]
+
+
+def test_failed_with_keeps_one_reason_group(world, alice_client):
+    a = dead_with(world, "timeout after 30s on 10.0.0.7")
+    b = dead_with(world, "timeout after 45s on 10.0.0.9")
+    c = dead_with(world, "HTTP 503 from upstream")
+    ids, _ = listed(alice_client, failed_with="timeout after #s on #.#.#.#")
+    assert set(ids) == {a.id, b.id}
+    assert c.id not in ids
+
+
+def test_the_dead_letters_page_links_each_group_to_the_list(world, alice_client):
+    a = dead_with(world, "timeout after 30s on 10.0.0.7")
+    c = dead_with(world, "HTTP 503 from upstream")
+    page = alice_client.get(reverse("dead_letter_groups")).content.decode()
+    links = re.findall(r'<a class="in-list" href="([^"]+)"', page)
+    assert len(links) == 2
+    timeout = next(link for link in links if "timeout" in unquote(link))
+    assert "state=dead" in timeout
+    ids = ids_in(alice_client.get(timeout.replace("&amp;", "&")).content.decode())
+    assert ids == [a.id] and c.id not in ids
+
+
+def test_filters_stay_in_the_url_and_in_every_link(world, alice_client):
+    make(world, "pending", kind="report", priority=3)
+    _, body = listed(alice_client, kind="report", priority="0..10", created_from="2026-01-01")
+    expected = "kind=report&amp;priority=0..10&amp;created_from=2026-01-01"
+    assert f'data-live-filter="{expected}"' in body
+    assert f'href="/todos/export.csv?{expected}"' in body
+    assert 'value="0..10"' in body and 'value="report"' in body and 'value="2026-01-01"' in body
+    # the state tabs keep the other filters
+    assert re.search(r'href="/todos/\?state=pending&amp;kind=report&amp;priority=0..10', body)
+
+
+def test_counts_follow_the_filters(world, alice_client):
+    make(world, "pending", kind="report")
+    make(world, "pending", kind="report")
+    make(world, "done", kind="report")
+    make(world, "pending", kind="other")
+    viewer = viewer_for(world.alice_user)
+    counts = todo_counts.state_counts(viewer, TodoFilter(kind="report"))
+    assert counts["all"].value == 3 and counts["pending"].value == 2 and counts["done"].value == 1
+    relayed()  # the unfiltered tabs are the relay's counts
+    unfiltered = todo_counts.state_counts(viewer, TodoFilter())
+    assert unfiltered["all"].value == 4
+
+
+def test_all_matching_acts_on_exactly_what_the_list_shows(world, alice_client):
+    ours = [make(world, "pending", kind="report") for _ in range(3)]
+    make(world, "pending", kind="other")
+    viewer = viewer_for(world.alice_user)
+    f = TodoFilter(kind="report")
+    assert bulk_targets.count_matching(viewer, f, "cancel", cap=100).value == 3
+    chunks = list(bulk_targets.iter_matching_ids(viewer, f, "cancel", limit=100))
+    assert sorted(i for chunk in chunks for i in chunk) == sorted(t.id for t in ours)
+    preview = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:matching", "kind": "report"})
+    assert preview.status_code == 200
+    assert "3 todos can be canceled" in preview.content.decode()
+    assert "kind “report”" in preview.content.decode()
+
+
+# --- each bad value --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"priority": "high"}, "priority: must be a whole number such as 5, or a range such as 0..10"),
+        ({"priority": "10..0"}, "priority: the range 10..0 is empty: write the lower number first"),
+        ({"priority": "99999"}, "priority: must be from -32768 to 32767"),
+        ({"priority": "1..2..3"}, "priority: must be a whole number"),
+        ({"created_from": "2026-13-01"}, "created_from: must be a day written YYYY-MM-DD"),
+        ({"created_to": "yesterday"}, "created_to: must be a day written YYYY-MM-DD"),
+        ({"finished_from": "2026-02-30"}, "finished_from: must be a day written YYYY-MM-DD"),
+        ({"finished_to": "3 May"}, "finished_to: must be a day written YYYY-MM-DD"),
+        (
+            {"created_from": "2026-05-02", "created_to": "2026-05-01"},
+            "created_from: 2026-05-02 is after created_to 2026-05-01",
+        ),
+        (
+            {"finished_from": "2026-05-02", "finished_to": "2026-05-01"},
+            "finished_from: 2026-05-02 is after finished_to 2026-05-01",
+        ),
+        ({"kind": "k" * 129}, "kind: must be at most 128 characters"),
+        ({"failed_with": "x" * 301}, "failed_with: must be a failure reason of at most 300 characters"),
+    ],
+)
+def test_a_bad_value_is_named_and_not_applied(world, alice_client, params, message):
+    a = make(world, "pending", kind="report", priority=1)
+    b = make(world, "done")
+    response = alice_client.get(reverse("todo_list"), params)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert message in body.replace("&#x27;", "'")
+    assert set(ids_in(body)) == {a.id, b.id}  # the bad filter is dropped, not half-applied
+    # the export refuses it rather than exporting a wider set than asked for
+    export = alice_client.get(reverse("todo_export"), params)
+    assert export.status_code == 400
+    assert message.split(":")[0] in export.content.decode()
+    # and a bulk action over "all matching" will not run on a misread filter
+    preview = alice_client.post(reverse("bulk_preview"), {"plan": "cancel:matching", **params})
+    assert preview.status_code == 400
+
+
+def test_days_are_read_in_the_filters_zone():
+    request = RequestFactory().get("/todos/")
+    assert filter_zone(request) == ZoneInfo("UTC")
+    f = TodoFilter.from_query({"created_from": "2026-03-10", "created_to": "2026-03-10"})
+    assert f.day_bounds("created") == (datetime(2026, 3, 10, tzinfo=UTC), datetime(2026, 3, 11, tzinfo=UTC))
+    paris = TodoFilter.from_query({"created_from": "2026-03-10"}, zone=ZoneInfo("Europe/Paris"))
+    start, end = paris.day_bounds("created")
+    assert start == datetime(2026, 3, 9, 23, tzinfo=UTC) and end is None
+    assert paris.created_from == date(2026, 3, 10)
+
+
+# --- search: what the attempts said -----------------------------------------------------------------
+
+
+def test_search_finds_a_phrase_of_an_attempt_summary(world, alice_client):
+    hit = dead_with(world, "Upstream said: quota exceeded for tenant 42", title="nothing to see")
+    miss = dead_with(world, "exceeded the quota", title="neither here")
+    ids, body = listed(alice_client, q="quota exceeded")
+    assert ids == [hit.id]
+    assert miss.id not in ids
+    # a phrase is its words in order, next to each other
+    assert listed(alice_client, q="exceeded the quota")[0] == [miss.id]
+    assert listed(alice_client, q="quota tenant")[0] == []
+
+
+def test_search_by_attempt_text_does_not_reach_another_team(world, bob_client, alice_client):
+    ours = dead_with(world, "disk full on builder", title="ours")
+    theirs = dead_with(world, "disk full on builder", agent=world.globex_agent, title="theirs")
+    assert listed(bob_client, q="disk full")[0] == [theirs.id]
+    assert listed(alice_client, q="disk full")[0] == [ours.id]
+
+
+def test_search_by_attempt_text_is_counted_in_the_tabs(world, alice_client):
+    dead_with(world, "certificate expired yesterday")
+    dead_with(world, "certificate expired today")
+    make(world, "pending", title="certificate renewal")
+    viewer = viewer_for(world.alice_user)
+    counts = todo_counts.state_counts(viewer, TodoFilter(q="certificate expired"))
+    assert counts["dead"].value == 2 and counts["pending"].value == 0

@@ -1,0 +1,54 @@
+-- selectors.todo_list.list_page.filtered
+-- built by todos.core.selectors.todo_list.list_page(), the statement #1 it runs
+-- with:
+--   viewer = Viewer(user_id=7, username='olive', is_superuser=False,
+--       teams=(TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a001'), slug='team-a',
+--       name='Alpha', role='operator'),
+--       TeamAccess(id=UUID('00000000-0000-4000-8000-00000000a002'), slug='team-b', name='Beta',
+--       role='viewer')),
+--       endpoints=(EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e001'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='worker', name='Worker',
+--       state='active', scope_queues=('default', 'other'), capabilities=()),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e002'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a001'), slug='sibling', name='Sibling',
+--       state='active', scope_queues=('default',), capabilities=()),
+--       EndpointRef(id=UUID('00000000-0000-4000-8000-00000000e003'),
+--       team_id=UUID('00000000-0000-4000-8000-00000000a002'), slug='watcher', name='Watcher',
+--       state='active', scope_queues=('default',), capabilities=())))
+--   f = TodoFilter(state='all', queue='', endpoint='', team='', mine=False, q='',
+--       kind='report', priority=PriorityRange(low=0, high=10), created_from=datetime.date(2026,
+--       1, 1), created_to=datetime.date(2026, 1, 1), finished_from=datetime.date(2026, 1, 1),
+--       finished_to=datetime.date(2026, 1, 1), failed_with='timeout after #s', sort='newest',
+--       after=None, before=None, errors=())
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
+CROSS JOIN LATERAL (
+    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
+       t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    FROM todos t
+    WHERE t.endpoint_id = e.id
+      AND t.kind = %(kind)s
+      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
+      AND t.created_at >= %(created_from)s
+      AND t.created_at < %(created_before)s
+      AND t.completed_at >= %(finished_from)s
+      AND t.completed_at < %(finished_before)s
+      AND t.state = 'failed' AND (
+        SELECT left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+    lower(coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
+    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
+    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
+    '[0-9]+', '#', 'g'),
+    '\s+', ' ', 'g')), 300)
+        FROM (SELECT t.id, t.result, t.attempts_total) d
+        LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
+      ) = %(failed_with)s
+    ORDER BY t.created_at DESC, t.id DESC
+    LIMIT %(limit)s
+) x
+ORDER BY x.created_at DESC, x.id DESC
+LIMIT %(limit)s
