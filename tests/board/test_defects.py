@@ -105,7 +105,9 @@ def test_a_dead_letters_label_says_failed_or_died_by_its_outcome(world, alice_cl
     died = make(world, "claimed", title="its worker vanished", max_attempts=1)
     with connect() as conn:  # the lease lapsed; the reaper dead-letters it
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 minute' WHERE id = %s", (died.id,))
-        conn.execute("UPDATE todo_attempts SET lease_expires_at = now() - interval '1 minute' WHERE todo_id = %s", (died.id,))
+        conn.execute(
+            "UPDATE todo_attempts SET lease_expires_at = now() - interval '1 minute' WHERE todo_id = %s", (died.id,)
+        )
     execute(background.reap())
     body = alice_client.get(reverse("todo_list"), {"state": "dead"}).content.decode()
 
@@ -145,7 +147,10 @@ def test_people_asks_before_a_destructive_action(world, root, route, question, b
     before = (active(alice), password_of(alice))
     listing = root.get(reverse("people")).content.decode()
     row = re.search(rf'<tr id="person-{alice.id}">.*?</tr>', listing, re.S).group(0)
-    assert f'<a class="button small{" danger" if route == "person_deactivate" else ""}" href="{reverse(route, args=[alice.id])}"' in row
+    assert (
+        f'<a class="button small{" danger" if route == "person_deactivate" else ""}" href="{reverse(route, args=[alice.id])}"'
+        in row
+    )
     assert "<form" not in row  # one click on the list changes nothing
     asked = root.get(reverse(route, args=[alice.id]))
     body = asked.content.decode()
