@@ -148,8 +148,8 @@ def test_people_asks_before_a_destructive_action(world, root, route, question, b
     listing = root.get(reverse("people")).content.decode()
     row = re.search(rf'<tr id="person-{alice.id}">.*?</tr>', listing, re.S).group(0)
     assert (
-        f'<a class="button small{" danger" if route == "person_deactivate" else ""}" href="{reverse(route, args=[alice.id])}"'
-        in row
+        f'<a class="button small{" danger" if route == "person_deactivate" else ""}" '
+        f'href="{reverse(route, args=[alice.id])}"' in row
     )
     assert "<form" not in row  # one click on the list changes nothing
     asked = root.get(reverse(route, args=[alice.id]))

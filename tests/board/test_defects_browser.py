@@ -109,7 +109,10 @@ def test_the_schedule_preview_follows_every_edit(world, page):
 
 
 def test_an_open_drawer_leaves_the_title_readable_at_1440(world, page):
-    todos = [make(world, "claimed", title=f"{LONG_TITLE} #{n}", concurrency_key=f"deploy:{n}", kind="email.send", priority=3) for n in range(3)]
+    todos = [
+        make(world, "claimed", title=f"{LONG_TITLE} #{n}", concurrency_key=f"deploy:{n}", kind="email.send", priority=3)
+        for n in range(3)
+    ]
     todos += [make(world, "retry", title=f"{LONG_TITLE} retry {n}") for n in range(3)]
     sign_in(page, "alice")
     row = page.locator(f"#todo-{todos[0].id}")
@@ -249,7 +252,9 @@ def small_controls(page, width: int) -> list[str]:
               const least = wide && (el.type === 'checkbox' || el.type === 'radio') ? 18 : 24;
               return r.width > 0 && (r.width < least || r.height < least);
             })
-            .map(([el, r]) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent || el.value || '').trim().slice(0, 30)}" ${Math.round(r.width)}x${Math.round(r.height)}`)""",
+            .map(([el, r]) => `${el.tagName.toLowerCase()}.${el.className} `
+              + `"${(el.textContent || el.value || '').trim().slice(0, 30)}" `
+              + `${Math.round(r.width)}x${Math.round(r.height)}`)""",
         [CONTROLS, width > 800],
     )
 
@@ -261,7 +266,8 @@ def test_tap_targets_are_at_least_24_px(world, sized, width):
     phone = sized(width)
     sign_in(phone, "alice")
     found = {}
-    for path in ("/", "/todos/", "/todos/?state=dead", "/todos/dead-letters/", "/schedules/", "/endpoints/", "/activity/"):
+    paths = ("/", "/todos/", "/todos/?state=dead", "/todos/dead-letters/", "/schedules/", "/endpoints/", "/activity/")
+    for path in paths:
         phone.goto(path)
         phone.locator("main").wait_for()
         if small := small_controls(phone, width):

@@ -95,5 +95,5 @@ def action(code: str) -> str:
 
 
 def dead_reason_label(outcome: str | None) -> str:
-    """"Failed:" when the worker reported the failure, "Died:" when the attempt died, else "Ended:"."""
+    """ "Failed:" when the worker reported the failure, "Died:" when the attempt died, else "Ended:"."""
     return DEAD_REASON_LABELS.get(outcome or "", "Ended:")
