@@ -105,8 +105,9 @@
   function showToast(level, message) {
     if (!toasts || !message) return;
     if (level === "success") {
-      /* a later success makes an earlier error stale ("could not complete: …" once it completed) */
-      var stale = toasts.querySelectorAll(".toast-error");
+      /* a later success makes an earlier error stale ("could not complete: …" once it completed),
+       * and replaces an earlier success: successes do not stack up */
+      var stale = toasts.querySelectorAll(".toast-error, .toast-success");
       for (var s = 0; s < stale.length; s++) stale[s].remove();
     }
     var el = document.createElement("div");
@@ -356,6 +357,33 @@
     btn.title = btn.getAttribute("aria-label");
   }
 
+  /* ---- a table wider than its box says so (board.css shows the sign and pins row actions) -- */
+
+  function markOverflow(wrap) {
+    var over = wrap.scrollWidth > wrap.clientWidth + 1;
+    if (wrap.getAttribute("data-overflow") !== String(over)) wrap.setAttribute("data-overflow", String(over));
+  }
+
+  var sized = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { markOverflow(entry.target.closest(".table-wrap") || entry.target); });
+  }) : null;
+
+  function watchTables(root) {
+    var wraps = (root || document).querySelectorAll ? (root || document).querySelectorAll(".table-wrap") : [];
+    var all = Array.prototype.slice.call(wraps);
+    if (root && root.classList && root.classList.contains("table-wrap")) all.push(root);
+    if (root && root.closest && root.closest(".table-wrap")) all.push(root.closest(".table-wrap"));
+    all.forEach(function (wrap) {
+      markOverflow(wrap);
+      if (sized && !wrap.hasAttribute("data-watched")) {
+        wrap.setAttribute("data-watched", "");
+        sized.observe(wrap);
+        var table = wrap.querySelector("table");
+        if (table) sized.observe(table);
+      }
+    });
+  }
+
   /* ---- after every swap --------------------------------------------------------------- */
 
   function onContent(root) {
@@ -363,6 +391,7 @@
     var list = document.getElementById("todo-list");
     if (list && list.hasAttribute("data-live-filter")) body.setAttribute("data-live-filter", list.getAttribute("data-live-filter"));
     formatTimes(root);
+    watchTables(root);
     markOpenRow();
     updateSelection();
   }

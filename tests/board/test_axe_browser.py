@@ -19,8 +19,10 @@ from tests import factories
 from tests.board import test_browser as base
 from tests.board.test_browser import sign_in
 from tests.board.test_schedules import acme_schedule
+from tests.board.test_unclaimable import PRODUCER_VERBS
 from tests.support.board import make
 from todos.core.db import execute
+from todos.core.store import agent as agent_store
 from todos.core.store import human as human_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
@@ -81,12 +83,21 @@ def readable(found: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
+LONG_PAYLOAD = {"rows": [{"line": n, "text": "a payload long enough to scroll in the drawer"} for n in range(60)]}
+
+
 def seed(world):
-    """Something on every page: todos in each state, a paused queue, a schedule, a viewer."""
+    """Something on every page: todos in each state, a paused queue, a schedule, a viewer, work
+    no agent can claim (the overview's notice), a payload long enough to scroll."""
     todos = {
         state: make(world, state, title=f"An example {state} todo")
         for state in ("pending", "scheduled", "claimed", "retry", "dead", "done", "canceled", "mine")
     }
+    todos["long payload"] = make(world, "pending", title="A todo with a long payload", payload=LONG_PAYLOAD)
+    producer = factories.agent(
+        factories.endpoint(world.acme, slug="acme-producer", queues=("reports",), verbs=PRODUCER_VERBS)
+    )
+    execute(agent_store.create(producer, queue="reports", title="Nobody claims reports"))
     execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
     make(world, "pending", title="Waiting in a paused queue", queue="email")
     schedule = acme_schedule(world)
@@ -115,6 +126,8 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
     expect(page.locator("main .form-error")).to_contain_text("did not match")
     check("login refused")
     sign_in(page, "sue")
+    page.goto("/")
+    expect(page.locator("#stuck-work")).to_be_visible()  # the notice is on the overview checked below
     for name, path in (
         ("overview", "/"),
         ("todos", "/todos/"),
@@ -162,6 +175,13 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
     page.locator("#views-menu > summary").click()
     expect(page.locator("#view-name")).to_be_visible()
     check("saved views menu")
+
+    # a payload long enough to scroll: its region takes the focus and has a name
+    page.goto(f"/todos/?open={todos['long payload'].id}")
+    payload = page.locator("#drawer pre.json").first
+    expect(payload).to_be_visible()
+    assert payload.evaluate("el => el.scrollHeight > el.clientHeight"), "the payload does not scroll"
+    check("drawer (long payload)")
 
     # a bulk preview
     page.goto("/todos/?state=dead")

@@ -104,7 +104,7 @@ def test_deactivate_reactivate_and_reset(world, root):
     # each also in alice's team's Activity, and filterable there
     activity = login(world.adam_user).get(reverse("activity"), {"action": "person.deactivate"})
     assert activity.status_code == 200 and "unknown action" not in activity.content.decode()
-    assert '<span class="audit-action">person.deactivate</span>' in activity.content.decode()
+    assert '<span class="audit-action">deactivated a person</span>' in activity.content.decode()
     assert "user=alice" in activity.content.decode()
     # not in another team's
     outsider = login(world.bob_user).get(reverse("activity"), {"action": "person.deactivate"}).content.decode()

@@ -180,7 +180,7 @@ def test_keys_show_on_rows_drawer_and_the_overview_with_what_waits(world, alice_
     execute(agent_store.claim_next(world.agent))
     relayed()
     rows = alice_client.get(reverse("todo_list")).content.decode()
-    assert "⚿ deploy:prod" in rows
+    assert '<span class="visually-hidden">Concurrency key </span>deploy:prod' in rows
     drawer = alice_client.get(reverse("todo_drawer", args=[first.id]), **htmx("drawer")).content.decode()
     assert "Concurrency key" in drawer and "deploy:prod" in drawer
     overview = alice_client.get(reverse("overview")).content.decode()

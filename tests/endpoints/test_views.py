@@ -144,7 +144,8 @@ def test_the_vend_form_preselects_the_drain_verbs_and_offers_the_team_s_queues(w
     assert "list_todos</strong> ⇒ get_todo" in body and "claim_next</strong> ⇒ claim_batch" in body
     assert "complete</strong> ⇒ complete_batch" in body
     assert "schedules</strong> ⇒ list_schedules, create_schedule" in body
-    assert '<dt class="mono">schedules</dt><dd>list, create, pause, resume and delete its own' in body
+    help_text = '<dt class="mono">schedules</dt><dd>its own periodic schedules: '
+    assert help_text + "list_schedules, create_schedule, update_schedule" in body
     assert re.findall(r'name="lifetime" value="([a-z0-9]+)"', body) == ["never", "1h", "24h", "7d", "30d", "custom"]
     assert 'name="lifetime" value="never" checked' in body
     assert "globex" not in body.lower()

@@ -68,6 +68,9 @@ def json_field(data, field: str) -> Any:
     return value
 
 
+ECHO_DIGITS = 12
+
+
 def integer(data, field: str, lo: int, hi: int, *, required: bool = True) -> int | None:
     raw = (data.get(field) or "").strip()
     if not raw:
@@ -79,7 +82,9 @@ def integer(data, field: str, lo: int, hi: int, *, required: bool = True) -> int
     except ValueError:
         raise Invalid(field, f"must be a whole number from {lo} to {hi}") from None
     if not lo <= value <= hi:
-        raise Invalid(field, f"must be from {lo} to {hi}, got {value}")
+        # what was typed is echoed only while it is short (a 5,000-digit number is not)
+        got = f", got {value}" if len(raw) <= ECHO_DIGITS else ""
+        raise Invalid(field, f"must be from {lo} to {hi}{got}")
     return value
 
 

@@ -17,6 +17,14 @@ OUTCOMES = {
     "canceled": "Canceled while it ran",
     "revoked": "Ended: its endpoint was revoked",
 }
+# A dead letter's reason, as a screen reader hears it, by how its last attempt ended: the worker
+# reported a failure, or the attempt died (its lease lapsed), or no attempt ran at all.
+DEAD_REASON_LABELS = {
+    "failed": "Failed:",
+    "lease_expired": "Died:",
+    "reaped": "Died:",
+    "revoked": "Ended:",
+}
 # A force release closes the attempt as ``released`` with ``ended_by`` set (0009).
 FORCED = "Force-released by {who}: the lease was taken away"
 
@@ -43,6 +51,9 @@ ACTIONS = {
     "todo.assign": "assigned it",
     "todo.unassign": "removed its assignee",
     "todo.priority": "changed its priority",
+    "todo.run_now": "made it claimable now (run now)",
+    "todo.reschedule": "rescheduled it",
+    "todo.edit": "edited it",
     "queue.pause": "paused the queue",
     "queue.resume": "resumed the queue",
     "endpoint.vend": "vended an endpoint",
@@ -54,9 +65,21 @@ ACTIONS = {
     "endpoint.resume": "resumed an endpoint's claims",
     "endpoint.expire": "an endpoint's lifetime ended (revoked)",
     "endpoint.delete": "deleted a revoked endpoint",
+    "endpoint.capabilities": "changed an endpoint's default capabilities",
+    "concurrency.limit": "set a concurrency key's limit",
     "team.create": "created a team",
     "member.set": "added a member or changed a role",
     "member.remove": "removed a member",
+    "person.create": "created a person",
+    "person.deactivate": "deactivated a person",
+    "person.reactivate": "reactivated a person",
+    "person.password_reset": "reset a person's password",
+    "schedule.create": "created a schedule",
+    "schedule.edit": "edited a schedule",
+    "schedule.pause": "paused a schedule",
+    "schedule.resume": "resumed a schedule",
+    "schedule.fire": "fired a schedule now",
+    "schedule.delete": "deleted a schedule",
 }
 
 
@@ -71,3 +94,8 @@ def outcome(code: str | None, disposition: str | None = None, *, forced_by: str 
 def action(code: str) -> str:
     """An audit action in words (the code itself when it has none yet)."""
     return ACTIONS.get(code, code)
+
+
+def dead_reason_label(outcome: str | None) -> str:
+    """ "Failed:" when the worker reported the failure, "Died:" when the attempt died, else "Ended:"."""
+    return DEAD_REASON_LABELS.get(outcome or "", "Ended:")

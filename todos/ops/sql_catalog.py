@@ -452,6 +452,7 @@ SELECTORS = {
     "selectors.teams.endpoints": captured(team_reads.endpoints, TEAM),
     "selectors.teams.user_id_by_username": captured(team_reads.user_id_by_username, "olive"),
     "selectors.people.people": captured(people_reads.people),
+    "selectors.people.person": captured(people_reads.person, 8),
     "selectors.people.recent_changes": captured(people_reads.recent_changes),
     "selectors.people.person_by_username": captured(people_reads.person_by_username, "olive"),
     "selectors.preferences.time_zone_choice": captured(preference_reads.time_zone_choice, 8),

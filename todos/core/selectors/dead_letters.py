@@ -153,15 +153,25 @@ LIMIT {params.bind("limit", limit + 1)}"""
 
 
 REASONS_SQL: LiteralString = f"""
-SELECT d.id, {REASON} AS reason
+SELECT d.id, {REASON} AS reason, a.outcome
 FROM todos d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
 WHERE d.id = ANY(%(ids)s::text[])"""
 
 
-def reasons(ids: list[str]) -> dict[str, str]:
-    """Why each of these dead letters died (its last attempt's error, summary or ``result.error``),
-    for the list's rows: one query for a page. The caller passes ids it has already read."""
+@dataclass(frozen=True)
+class DeadReason:
+    text: str
+    # the last attempt's outcome: ``failed`` when the worker reported the failure, a lapse
+    # (``lease_expired``, ``reaped``) when it died; None when no attempt ran (a revoked endpoint)
+    outcome: str | None
+
+
+def reasons(ids: list[str]) -> dict[str, DeadReason]:
+    """Why each of these dead letters ended (its last attempt's error, summary or
+    ``result.error``) and how its last attempt ended, for the list's rows: one query for a page.
+    The caller passes ids it has already read."""
     if not ids:
         return {}
     with read_connection() as conn:
-        return {row["id"]: row["reason"] for row in conn.execute(REASONS_SQL, {"ids": ids}).fetchall()}
+        rows = conn.execute(REASONS_SQL, {"ids": ids}).fetchall()
+    return {row["id"]: DeadReason(row["reason"], row["outcome"]) for row in rows}

@@ -18,6 +18,14 @@ FROM auth_user u
 ORDER BY u.is_active DESC, u.username
 LIMIT %(limit)s"""
 
+# One person by id, for a confirmation that names them (the same columns as PEOPLE_SQL).
+PERSON_BY_ID_SQL: LiteralString = """
+SELECT u.id, u.username, u.is_superuser, u.is_active, u.last_login, u.date_joined,
+       coalesce((SELECT array_agg(t.slug || ':' || m.role ORDER BY t.slug)
+                 FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = u.id), '{}') AS teams
+FROM auth_user u
+WHERE u.id = %(id)s"""
+
 # Site-level audit rows (people), newest first, from audit_log_site_at.
 CHANGES_SQL: LiteralString = """
 SELECT l.at, l.actor, l.action, l.detail->>'user' AS person
@@ -56,21 +64,29 @@ class PersonChange:
         return f"{self.actor} {verb} {self.person or 'someone'}"
 
 
+def _person(row) -> Person:
+    return Person(
+        id=row["id"],
+        username=row["username"],
+        is_superuser=row["is_superuser"],
+        is_active=row["is_active"],
+        last_login=row["last_login"],
+        date_joined=row["date_joined"],
+        teams=tuple((slug, role) for slug, _, role in (t.partition(":") for t in row["teams"])),
+    )
+
+
 def people(limit: int = PEOPLE_LIMIT) -> list[Person]:
     with read_connection() as conn:
         rows = conn.execute(PEOPLE_SQL, {"limit": limit}).fetchall()
-    return [
-        Person(
-            id=row["id"],
-            username=row["username"],
-            is_superuser=row["is_superuser"],
-            is_active=row["is_active"],
-            last_login=row["last_login"],
-            date_joined=row["date_joined"],
-            teams=tuple((slug, role) for slug, _, role in (t.partition(":") for t in row["teams"])),
-        )
-        for row in rows
-    ]
+    return [_person(row) for row in rows]
+
+
+def person(user_id: int) -> Person | None:
+    """One person, active or not (None when there is no such id)."""
+    with read_connection() as conn:
+        row = conn.execute(PERSON_BY_ID_SQL, {"id": user_id}).fetchone()
+    return _person(row) if row else None
 
 
 def recent_changes(limit: int = 20) -> list[PersonChange]:

@@ -42,7 +42,7 @@ from todos.core.selectors.access import TeamAccess
 from todos.core.store import endpoints as store
 from todos.core.store import inputs
 from todos.core.store.scopes import OperatorScope
-from todos.dashboard import clock, form_input
+from todos.dashboard import clock, form_input, verb_grants
 from todos.dashboard.views.common import board_view, forbidden, not_found, store_refusals
 
 ADMINS_ONLY = "Only a team admin can manage endpoints. Your role on this team lets you look, not change them."
@@ -59,7 +59,8 @@ VERB_HELP = {
     "release": "give a todo it holds back",
     "get_default_lease": "read its default lease",
     "set_default_lease": "change its own default lease",
-    "schedules": "list, create, pause, resume and delete its own periodic schedules",
+    # every verb the verb table grants through it, so none is left out
+    "schedules": "its own periodic schedules: " + ", ".join(verb_grants.granted_with("schedules")),
 }
 LIFETIMES = {
     "never": ("Until revoked", None),
@@ -165,6 +166,7 @@ def _form_context(team, values: dict, errors: dict | None = None, **extra) -> di
         "values": values,
         "errors": errors or {},
         "verb_choices": [(verb, VERB_HELP[verb]) for verb in store.SCOPE_VERBS],
+        "implied_verbs": verb_grants.implied(),
         "queue_choices": sorted(set(selectors.known_queues(team.id)) | set(values.get("scope_queues") or ())),
         "lifetimes": [(key, label) for key, (label, _) in LIFETIMES.items()],
         "server_default_lease": settings.BOARD_DEFAULT_LEASE_SECONDS,

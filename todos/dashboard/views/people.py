@@ -1,5 +1,8 @@
 """``/people/``: site admins create people, deactivate and reactivate them, reset passwords.
 
+Resetting a password and deactivating ask first, like every destructive action of the Board: the
+row's button opens a page (GET) that says what will happen to whom, and only its form (POST) acts.
+
 Everyone else gets 403 on every route here (people are installation-wide, not a team's). A new
 person's temporary password, and a reset one, is shown once on the page that answers the POST
 (never in a redirect, a message or a log) with ``Cache-Control: no-store``; only its hash is kept.
@@ -12,7 +15,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from todos.core.db import execute
 from todos.core.errors import Conflict, Invalid, NotFound
@@ -96,12 +99,49 @@ def person_create(request):
     return render(request, "people/password.html", context, status=201)
 
 
+# What each confirmation says will happen, and its button.
+CONFIRMATIONS = {
+    "password": (
+        "Reset the password of {name}?",
+        "{name} gets a new temporary password, shown to you once; their old password stops working "
+        "and their open sessions end.",
+        "Reset password",
+    ),
+    "deactivate": (
+        "Deactivate {name}?",
+        "{name} can no longer sign in; their open sessions and live connections end. Their team "
+        "memberships stay, and you can reactivate them later.",
+        "Deactivate",
+    ),
+}
+
+
+def _confirm(request, user_id: int, which: str):
+    """The question before a destructive action on a person (answered by a POST to the same URL)."""
+    person = selectors.person(user_id)
+    if person is None:
+        return not_found()
+    if not person.is_active or person.id == request.viewer.user_id:
+        return HttpResponseRedirect(reverse("people"))  # nothing to ask: the page offers no such button
+    title, effect, button = CONFIRMATIONS[which]
+    context = {
+        "person": person,
+        "title": title.format(name=person.username),
+        "effect": effect.format(name=person.username),
+        "button": button,
+        "action": reverse("person_password_reset" if which == "password" else "person_deactivate", args=[person.id]),
+    }
+    return render(request, "people/confirm.html", context)
+
+
 @never_cache
-@require_POST
+@require_http_methods(["GET", "POST"])
 @board_view
 @_site_admin
 def person_password_reset(request, user_id: int):
-    """A new temporary password; the person's sessions end. Shown once."""
+    """A new temporary password; the person's sessions end. Shown once. GET asks first."""
+    if request.method == "GET":
+        return _confirm(request, user_id, "password")
     try:
         reset = execute(store.reset_password(_scope(request.viewer), user_id=user_id))
     except NotFound:
@@ -123,11 +163,14 @@ def _set_active(request, user_id: int, active: bool):
     return HttpResponseRedirect(reverse("people"))
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @board_view
 @_site_admin
 def person_deactivate(request, user_id: int):
-    """They can no longer sign in; their sessions and live connections end. Memberships stay."""
+    """They can no longer sign in; their sessions and live connections end. Memberships stay.
+    GET asks first."""
+    if request.method == "GET":
+        return _confirm(request, user_id, "deactivate")
     return _set_active(request, user_id, False)
 
 

@@ -15,7 +15,9 @@ from django.urls import reverse
 from todos.core.selectors import claimability, dead_letters
 from todos.core.selectors.access import ACTING_ROLES, Viewer, usernames
 from todos.core.selectors.claimability import Stuck
+from todos.core.selectors.dead_letters import DeadReason
 from todos.core.selectors.rows import TodoRow
+from todos.dashboard import wording
 from todos.dashboard.views import action_table
 from todos.dashboard.views.action_table import ROW_ACTIONS, TABLE, TODO_ACTIONS, TodoAction
 
@@ -174,7 +176,12 @@ class RowView:
     paused: bool
     actions: tuple[str, ...]
     stuck: Stuck | None = None  # waiting work its owning endpoint cannot claim (why, and the fix)
-    reason: str | None = None  # a dead letter's: why it died
+    reason: DeadReason | None = None  # a dead letter's: why it ended, and how
+
+    @property
+    def reason_label(self) -> str:
+        """What a screen reader hears before the reason: failed, died or ended, by the outcome."""
+        return wording.dead_reason_label(self.reason.outcome if self.reason else None)
 
     @property
     def row_actions(self) -> tuple[str, ...]:

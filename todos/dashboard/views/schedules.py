@@ -24,6 +24,7 @@ from todos.core.errors import Invalid
 from todos.core.selectors.schedules import schedule_of, schedules_of
 from todos.core.store import inputs
 from todos.core.store import schedules as store
+from todos.dashboard import form_input
 from todos.dashboard.views.common import board_view, not_found, store_refusals
 from todos.dashboard.views.teams import _scope
 
@@ -66,21 +67,11 @@ def _fields(post) -> dict:
         "title": post.get("title", ""),
         "kind": post.get("kind") or None,
         "payload": payload,
-        "priority": _int(post, "priority"),
-        "max_attempts": _int(post, "max_attempts"),
+        "priority": form_input.integer(post, "priority", *inputs.PRIORITY_RANGE, required=False),
+        "max_attempts": form_input.integer(post, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
         "requires": inputs.capability_text("requires", post.get("requires", "")),
         "missed": post.get("missed") or None,
     }
-
-
-def _int(post, field):
-    text = (post.get(field) or "").strip()
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise Invalid(field, f"must be a whole number, got {text!r}") from None
 
 
 def _preview(cron: str, timezone: str) -> dict:
