@@ -85,13 +85,16 @@ def _viewer(job: store.QueuedJob):
 
 
 def job_filter(params: dict) -> TodoFilter:
-    """The stored filter, parsed as the page parsed it. A stored filter that no longer parses
+    """The stored filter, parsed as the page parsed it (its days in the zone stored beside it,
+    the person's at the time). A stored filter that no longer parses
     fails the job rather than silently widening to "all"."""
+    from zoneinfo import ZoneInfo
+
     from django.http import QueryDict
 
     query = QueryDict(mutable=True)
-    query.update(params)
-    f = TodoFilter.from_query(query).first_page()
+    query.update({k: v for k, v in params.items() if k != "zone"})
+    f = TodoFilter.from_query(query, zone=ZoneInfo(params.get("zone") or "UTC")).first_page()
     if f.errors:
         raise ValueError(f.errors[0].split(";")[0])
     return f

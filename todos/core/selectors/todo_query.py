@@ -162,7 +162,14 @@ def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
 
 # The texts of an attempt that the search box matches as a phrase (full text, the ``simple``
 # configuration: no stemming, no stop words), each an expression over ``a``, one attempt row.
-ATTEMPT_DOCUMENTS: tuple[LiteralString, ...] = ("a.summary",)
+# The error's type is matched twice: as written, and with its dots as spaces, so ``DiskFull``
+# finds ``psycopg.errors.DiskFull`` (the simple parser keeps a dotted name as one word).
+ATTEMPT_DOCUMENTS: tuple[LiteralString, ...] = (
+    "a.summary",
+    "a.error->>'type'",
+    "replace(a.error->>'type', '.', ' ')",
+    "a.error->>'message'",
+)
 
 
 def attempt_text_match(alias: LiteralString, phrase: LiteralString) -> LiteralString:

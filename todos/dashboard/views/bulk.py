@@ -52,6 +52,13 @@ class NothingSelected(BadRequest):
 NOTHING_SELECTED = "Select the todos first: tick their boxes, then choose “Retry selected” or “Cancel selected”."
 
 
+def _days_zone(f: TodoFilter) -> dict[str, str]:
+    """The zone a job's day ranges are days of, kept with its filter: the loop that works the job
+    reads them as the person's page did."""
+    has_days = f.created_from or f.created_to or f.finished_from or f.finished_to
+    return {"zone": f.zone.key} if has_days else {}
+
+
 def _describe(f: TodoFilter) -> str:
     parts = [f"state {BOARD_STATES[f.state]}"]
     for label, value in (("queue", f.queue), ("endpoint", f.endpoint), ("team", f.team), ("search", f.q)):
@@ -187,7 +194,7 @@ def bulk_start(request):
             action=plan["action"],
             scope=plan["scope"],
             description=plan["description"],
-            filter_params=plan["filter"].params(),
+            filter_params=plan["filter"].params(**_days_zone(plan["filter"])),
             group_reason=plan["group"] or None,
             selected_ids=plan["ids"] if plan["scope"] == "selected" else None,
             note=note,

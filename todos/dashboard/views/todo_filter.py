@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from todos.core.filters import UTC_ZONE, TodoFilter
+from todos.core.filters import TodoFilter
+from todos.dashboard import clock
 
 
 def filter_zone(request) -> ZoneInfo:
-    """The zone the person's day ranges (created, finished) are days of: UTC."""
-    return UTC_ZONE
+    """The zone the person's day ranges (created, finished) are days of: the one their times are
+    shown in (docs/board.md, "Times and zones")."""
+    return clock.resolve(request).zone
 
 
 def list_filter(request, data=None) -> TodoFilter:

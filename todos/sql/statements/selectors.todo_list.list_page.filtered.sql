@@ -39,7 +39,11 @@ CROSS JOIN LATERAL (
       AND t.completed_at < %(finished_before)s
       AND t.state = 'failed' AND (
         SELECT left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower(coalesce(nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
+    lower(coalesce(
+        nullif(concat_ws(': ',
+        nullif(btrim(a.error->>'type'), ''),
+        nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''),
+        nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
     '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
     '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
     '[0-9]+', '#', 'g'),

@@ -178,7 +178,7 @@ result AS (
            u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by FROM (
+                    summary, summary_truncated, artifact, ended_by, error FROM (
                     SELECT * FROM closed c WHERE c.todo_id = u.id
                     UNION ALL
                     SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
