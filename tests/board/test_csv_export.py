@@ -110,6 +110,14 @@ def test_a_formula_in_an_attempt_summary_is_prefixed(world, alice_client):
     assert row["last_reason"] == '\'=HYPERLINK("http://evil.example","click")'
 
 
+def test_the_last_reason_is_the_error_an_agent_reported(world, alice_client):
+    from tests.board.test_filters import failed_with_error
+
+    failed_with_error(world, {"type": "ValueError", "message": "bad row 7\nmore detail", "traceback": "frames"})
+    (row,) = export(alice_client)
+    assert row["last_reason"] == "ValueError: bad row 7"
+
+
 def test_text_cell():
     assert text_cell(None) == "" and text_cell("") == ""
     assert text_cell("plain") == "plain" and text_cell("a=b") == "a=b"

@@ -241,3 +241,60 @@ def test_search_by_attempt_text_is_counted_in_the_tabs(world, alice_client):
     viewer = viewer_for(world.alice_user)
     counts = todo_counts.state_counts(viewer, TodoFilter(q="certificate expired"))
     assert counts["dead"].value == 2 and counts["pending"].value == 0
+
+
+# --- what joins the filters to the rest of the Board ---------------------------------------------
+
+
+def failed_with_error(world, error: dict, *, title: str = "dead"):
+    todo = execute(agent_store.create(world.agent, queue="default", title=title, max_attempts=1)).todo
+    execute(agent_store.claim(world.agent, todo.id))
+    return execute(agent_store.fail(world.agent, todo.id, error=error))
+
+
+def test_search_finds_an_error_by_its_type_and_its_message(world, alice_client):
+    disk = failed_with_error(
+        world,
+        {
+            "type": "psycopg.errors.DiskFull",
+            "message": "could not extend file base/16384/2619",
+            "traceback": "deep frame",
+        },
+    )
+    other = failed_with_error(world, {"type": "TimeoutError", "message": "no answer in 30 s"})
+    assert listed(alice_client, q="psycopg.errors.DiskFull")[0] == [disk.id]
+    assert listed(alice_client, q="DiskFull")[0] == [disk.id]  # the dotted name's last word
+    assert listed(alice_client, q="could not extend file")[0] == [disk.id]
+    assert listed(alice_client, q="no answer")[0] == [other.id]
+    assert listed(alice_client, q="deep frame")[0] == []  # tracebacks are shown, not searched
+
+
+def test_day_ranges_are_days_of_the_persons_chosen_zone(world, alice_client):
+    from todos.core.store import preferences
+
+    late = make(world, "pending", title="late evening in New York")
+    set_times(late.id, created="2026-03-11T03:30:00Z")  # 23:30 on the 10th in New York
+    assert listed(alice_client, created_from="2026-03-10", created_to="2026-03-10")[0] == []  # UTC: the 11th
+    execute(preferences.set_time_zone(user_id=world.alice_user.pk, time_zone="America/New_York"))
+    assert listed(alice_client, created_from="2026-03-10", created_to="2026-03-10")[0] == [late.id]
+
+
+def test_a_bulk_job_reads_its_days_in_the_zone_the_person_saw(world, alice_client):
+    from todos.core.store import preferences
+    from todos.ops import bulk
+
+    execute(preferences.set_time_zone(user_id=world.alice_user.pk, time_zone="America/New_York"))
+    late = make(world, "pending", title="late evening in New York")
+    set_times(late.id, created="2026-03-11T03:30:00Z")
+    response = alice_client.post(
+        reverse("bulk_start"),
+        {"action": "cancel", "scope": "matching", "created_from": "2026-03-10", "created_to": "2026-03-10"},
+    )
+    assert response.status_code in (200, 302)
+    with connect() as conn:
+        stored = conn.execute("SELECT filter FROM bulk_jobs ORDER BY created_at DESC LIMIT 1").fetchone()["filter"]
+    assert stored["zone"] == "America/New_York"
+    f = bulk.job_filter(stored)
+    assert f.day_bounds("created")[0] == datetime(2026, 3, 10, 4, tzinfo=UTC)  # EDT since March 8
+    # a filter with no days keeps no zone: its stored form is what it was
+    assert "zone" not in bulk.job_filter({"kind": "report"}).params()

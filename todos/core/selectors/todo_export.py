@@ -17,6 +17,7 @@ from todos.core.compose import Params
 from todos.core.db import Statement, aexecute
 from todos.core.filters import Cursor, TodoFilter
 from todos.core.selectors.access import Viewer
+from todos.core.selectors.failure_reason import ERROR_HEADLINE
 from todos.core.selectors.scans import ORDERS, keyset, order_by, scan_sql
 from todos.core.selectors.todo_query import build_query
 
@@ -26,8 +27,10 @@ EXPORT_SELECT: LiteralString = """t.id, t.queue, t.kind, t.title, t.state, t.nex
            t.attempts_total, t.max_attempts, t.created_at, t.completed_at, t.result"""
 # Why a todo last failed, as the Dead letters page words it: the last attempt's summary, else
 # result.error; for a todo that did not fail, its last attempt's summary.
-LAST_REASON: LiteralString = """coalesce(nullif((SELECT a.summary FROM todo_attempts a
-                          WHERE a.todo_id = p.id ORDER BY a.seq DESC LIMIT 1), ''),
+# The last attempt's error headline (``type: first line of message``, as the dead letters group),
+# else its summary, else the todo's ``result.error``.
+LAST_REASON: LiteralString = f"""coalesce((SELECT coalesce({ERROR_HEADLINE}, nullif(a.summary, ''))
+                 FROM todo_attempts a WHERE a.todo_id = p.id ORDER BY a.seq DESC LIMIT 1),
                 p.result->>'error')"""
 
 

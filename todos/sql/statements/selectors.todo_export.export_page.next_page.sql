@@ -37,8 +37,10 @@ ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(limit)s)
 SELECT p.id, p.queue, p.kind, p.title, p.state, p.next_retry_at, p.priority, p.attempts_total,
        p.max_attempts, p.created_at, p.completed_at,
-       coalesce(nullif((SELECT a.summary FROM todo_attempts a
-                          WHERE a.todo_id = p.id ORDER BY a.seq DESC LIMIT 1), ''),
+       coalesce((SELECT coalesce(nullif(concat_ws(': ',
+        nullif(btrim(a.error->>'type'), ''),
+        nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''), nullif(a.summary, ''))
+                 FROM todo_attempts a WHERE a.todo_id = p.id ORDER BY a.seq DESC LIMIT 1),
                 p.result->>'error') AS last_reason
 FROM page p
 ORDER BY p.created_at DESC, p.id DESC
