@@ -177,7 +177,8 @@ def attempt_text_match(alias: LiteralString, phrase: LiteralString) -> LiteralSt
     phrase: the words in that order, next to each other."""
     query: LiteralString = f"phraseto_tsquery('simple', {phrase})"
     documents = compose.join(
-        "\n             OR ", (f"to_tsvector('simple', coalesce({doc}, '')) @@ {query}" for doc in ATTEMPT_DOCUMENTS)
+        "\n             OR ",
+        (f"to_tsvector('simple', coalesce({doc}, ''))\n                @@ {query}" for doc in ATTEMPT_DOCUMENTS),
     )
     return f"""EXISTS (
         SELECT 1 FROM todo_attempts a

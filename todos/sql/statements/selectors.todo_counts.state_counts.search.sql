@@ -45,7 +45,11 @@ WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pat
         OR EXISTS (
         SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = t.id
-          AND (to_tsvector('simple', coalesce(a.summary, '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', '')) @@ phraseto_tsquery('simple', %(phrase)s))))
+          AND (to_tsvector('simple', coalesce(a.summary, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s))))

@@ -33,10 +33,14 @@ CROSS JOIN LATERAL (
         OR EXISTS (
         SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = t.id
-          AND (to_tsvector('simple', coalesce(a.summary, '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', '')) @@ phraseto_tsquery('simple', %(phrase)s))))
+          AND (to_tsvector('simple', coalesce(a.summary, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s))))
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x

@@ -46,10 +46,14 @@ matched AS (
         OR EXISTS (
         SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = w.id
-          AND (to_tsvector('simple', coalesce(a.summary, '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), '')) @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', '')) @@ phraseto_tsquery('simple', %(phrase)s))))
+          AND (to_tsvector('simple', coalesce(a.summary, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)
+             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
+                @@ phraseto_tsquery('simple', %(phrase)s))))
     ORDER BY w.created_at DESC, w.id DESC LIMIT %(limit)s
 ),
 edge AS (
