@@ -129,9 +129,10 @@ def agent_revoke(request, slug: str):
         "values": request.POST,
         "action": reverse("agent_revoke", args=[endpoint.slug]),
         "cancel": reverse("agents") + f"#agent-{endpoint.slug}",
+        "from_page": {"url": reverse("agents"), "name": "Agents"},
     }
     if request.method == "GET":
-        return render(request, "agents/revoke.html", context)
+        return render(request, "endpoints/revoke.html", context)
     try:
         caller = _caller(request)
         revoked = execute(
@@ -139,7 +140,7 @@ def agent_revoke(request, slug: str):
         )
     except Invalid as exc:
         messages.error(request, f"{exc.field}: {exc.problem}")
-        return render(request, "agents/revoke.html", {**context, "errors": {exc.field: exc.problem}}, status=422)
+        return render(request, "endpoints/revoke.html", {**context, "errors": {exc.field: exc.problem}}, status=422)
     except Conflict:
         return _back(request, endpoint, "error", f"{endpoint.name} is already revoked.")
     n = len(revoked.dead_lettered)
