@@ -14,7 +14,7 @@ from todos.core.errors import Invalid
 from todos.core.store import bulk_jobs as job_store
 from todos.core.store.scopes import OperatorScope
 
-pytestmark = pytest.mark.usefixtures("store_db")
+pytestmark = pytest.mark.usefixtures("store_db", "no_seen_stamps")
 
 
 def waiting_times(ids) -> dict[str, object]:

@@ -18,7 +18,7 @@ from todos.core.store import endpoints as endpoint_store
 from todos.core.store import human as human_store
 from todos.core.store import teams as team_store
 
-pytestmark = pytest.mark.usefixtures("store_db")
+pytestmark = pytest.mark.usefixtures("store_db", "no_seen_stamps")
 
 ALLOWED_KEYS = {"op", "team", "ids", "queues", "endpoints", "user"}
 

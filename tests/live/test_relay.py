@@ -31,7 +31,7 @@ from todos.core.store import human as human_store
 from todos.core.store import teams as team_store
 from todos.live import relay as relay_module
 
-pytestmark = pytest.mark.usefixtures("store_db")
+pytestmark = pytest.mark.usefixtures("store_db", "no_seen_stamps")
 
 GROUP_BY = """SELECT endpoint_id, queue, todo_board_state(state, next_retry_at) AS state, count(*) AS n
               FROM todos GROUP BY 1, 2, 3"""

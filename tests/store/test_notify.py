@@ -16,6 +16,8 @@ from todos.core.store import agent as agent_store
 from todos.core.store import background as background_store
 from todos.core.store import human as human_store
 
+pytestmark = pytest.mark.usefixtures("no_seen_stamps")
+
 SECRET = "do-not-broadcast-me"
 
 

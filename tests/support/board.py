@@ -97,3 +97,14 @@ def make(world, state: str, *, title: str | None = None, agent=None, **kwargs):
     if state == "canceled":
         return execute(human_store.cancel(world.alice, todo.id))
     raise ValueError(state)
+
+
+@pytest.fixture
+def no_seen_stamps():
+    """Claims and reports built meanwhile leave out the endpoint's once-a-minute "last seen"
+    stamp (and its ``seen`` change): for tests that count a transition's own changes exactly.
+    The stamp itself is tested in tests/store/test_endpoint_pause.py."""
+    from todos.core.store.endpoint_gate import STAMPS
+
+    with STAMPS.fixed(False):
+        yield
