@@ -377,14 +377,7 @@ woken AS (
 )
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
-    def finish(rows: list[dict]) -> BulkOutcome:
-        changed = {row["id"] for row in rows}
-        return BulkOutcome(
-            changed=tuple(i for i in todo_ids if i in changed),
-            skipped=tuple(i for i in todo_ids if i not in changed),
-        )
-
-    return Statement(sql, params, finish)
+    return Statement(sql, params, BulkOutcome.reader(todo_ids))
 
 
 def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:

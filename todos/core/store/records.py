@@ -165,6 +165,20 @@ class BulkOutcome:
     changed: tuple[str, ...]
     skipped: tuple[str, ...]
 
+    @classmethod
+    def reader(cls, todo_ids: list[str]):
+        """The ``finish`` of a bulk statement over ``todo_ids``: the rows it returned changed, the
+        rest were skipped (their state had moved), each in the order asked."""
+
+        def finish(rows: list[dict]) -> BulkOutcome:
+            changed = {row["id"] for row in rows}
+            return cls(
+                changed=tuple(i for i in todo_ids if i in changed),
+                skipped=tuple(i for i in todo_ids if i not in changed),
+            )
+
+        return finish
+
 
 @dataclass(frozen=True)
 class SweepOutcome:
