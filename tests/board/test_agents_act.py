@@ -165,3 +165,19 @@ def test_an_agent_working_without_http_is_seen(world, alice_client):
     relayed()
     row = row_of(alice_client.get(reverse("agents")).content.decode(), "acme-worker")
     assert "never" not in row
+
+
+def test_the_endpoints_list_tags_a_paused_endpoint_until_it_resumes(world, adam_client):
+    def endpoints_row() -> str:
+        body = adam_client.get(reverse("endpoints")).content.decode()
+        match = re.search(r'<tr id="endpoint-acme-worker".*?</tr>', body, re.S)
+        assert match, "no row for acme-worker on the Endpoints list"
+        return match.group(0)
+
+    assert "data-claims-paused" not in endpoints_row()
+    adam_client.post(reverse("agent_pause", args=["acme-worker"]))
+    paused = endpoints_row()
+    assert "data-claims-paused" in paused and "⏸ claims paused" in paused and "by adam" in paused
+    assert f'href="{reverse("agents")}"' in paused
+    adam_client.post(reverse("agent_resume", args=["acme-worker"]))
+    assert "data-claims-paused" not in endpoints_row()

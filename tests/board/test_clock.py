@@ -290,3 +290,20 @@ def test_only_a_page_a_get_rendered_may_be_reloaded_for_the_browsers_zone(world)
     assert "data-zone-reloadable" in adam.get(reverse("overview")).content.decode()
     revealed = vend(adam, slug="shown-once")
     assert revealed.status_code == 200 and "data-zone-reloadable" not in revealed.content.decode()
+
+
+def test_a_new_schedule_fires_in_the_viewers_zone_unless_changed(world, alice_client):
+    def form_zone(client) -> str:
+        body = client.get(reverse("schedules")).content.decode()
+        match = re.search(r'<input[^>]*id="sch-tz"[^>]*>', body)
+        assert match, "no time zone field on the new schedule form"
+        value = re.search(r'value="([^"]*)"', match.group(0))
+        return value.group(1) if value else ""
+
+    assert form_zone(alice_client) == "UTC"  # nobody chose: BOARD_DEFAULT_TIME_ZONE
+    choose(alice_client, "named", "Europe/Paris")
+    assert form_zone(alice_client) == "Europe/Paris"
+    choose(alice_client, "browser")
+    alice_client.cookies[clock.BROWSER_COOKIE] = "Asia/Tokyo"  # what board.js reports
+    assert form_zone(alice_client) == "Asia/Tokyo"
+    assert form_zone(login(world.adam_user)) == "UTC"  # someone else's choice is theirs

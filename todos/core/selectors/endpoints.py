@@ -20,7 +20,7 @@ from todos.core.selectors.access import TeamAccess, Viewer
 ENDPOINT_SQL: LiteralString = """
 SELECT e.id, e.team_id, e.slug, e.name, e.state, e.scope_verbs, e.scope_queues, e.default_lease_ttl_seconds,
        e.expires_at, e.revoked_at, e.last_seen_at, e.credential_prefix, e.created_at, u.username AS created_by,
-       e.capabilities
+       e.capabilities, e.claims_paused_at, e.claims_paused_by
 FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by"""
 
 # Distinct queues of a team's todos without reading its todos: a skip scan over
@@ -75,6 +75,9 @@ class EndpointRow:
     created_at: datetime
     created_by: str | None
     capabilities: tuple[str, ...] = ()  # what its claims present when they present none
+    # set while a team admin has paused its claims (the Agents page): claims are refused, reports land
+    claims_paused_at: datetime | None = None
+    claims_paused_by: str | None = None
 
     @property
     def active(self) -> bool:

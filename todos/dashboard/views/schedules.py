@@ -24,7 +24,7 @@ from todos.core.errors import Invalid
 from todos.core.selectors.schedules import schedule_of, schedules_of
 from todos.core.store import inputs
 from todos.core.store import schedules as store
-from todos.dashboard import form_input
+from todos.dashboard import clock, form_input
 from todos.dashboard.views.common import board_view, not_found, store_refusals
 from todos.dashboard.views.teams import _scope
 
@@ -42,7 +42,12 @@ FIELDS = (
     "max_attempts",
     "requires",
 )
-DEFAULTS = {"timezone": "UTC", "cron": "0 * * * *", "missed": "skip", "max_attempts": "5", "priority": "0"}
+DEFAULTS = {"cron": "0 * * * *", "missed": "skip", "max_attempts": "5", "priority": "0"}
+
+
+def _defaults() -> dict:
+    """A new schedule's fields: it fires in the viewer's zone (the header's clock) unless changed."""
+    return {**DEFAULTS, "timezone": clock.current().key}
 
 
 def _now() -> datetime:
@@ -103,7 +108,7 @@ def _list_context(viewer, values=None, error=None) -> dict:
     return {
         "schedules": schedules_of(viewer.team_ids),
         "can_create": viewer.can_act_anywhere,
-        **_form_context(viewer, values or DEFAULTS, error),
+        **_form_context(viewer, values or _defaults(), error),
     }
 
 

@@ -20,6 +20,6 @@
 
 SELECT e.id, e.team_id, e.slug, e.name, e.state, e.scope_verbs, e.scope_queues, e.default_lease_ttl_seconds,
        e.expires_at, e.revoked_at, e.last_seen_at, e.credential_prefix, e.created_at, u.username AS created_by,
-       e.capabilities
+       e.capabilities, e.claims_paused_at, e.claims_paused_by
 FROM endpoints e LEFT JOIN auth_user u ON u.id = e.created_by
 WHERE e.slug = %(slug)s AND e.team_id = ANY(%(teams)s::uuid[])
