@@ -265,3 +265,24 @@ def test_scheduled_work_reserved_elsewhere_is_stuck_as_well(world):
     execute(human_store.assign(world.alice, later.id, f"endpoint:{other.endpoint.id}"))
     group = stuck_of(world.alice_user)[("acme-worker", "default")]
     assert (group.reason, group.pending, group.scheduled) == ("assigned_elsewhere", 0, 1)
+
+
+def test_work_of_an_endpoint_whose_claims_are_paused_names_the_pause(world, alice_client):
+    make(world, "pending", title="waits for the pause to end")
+    factories.relayed()
+    assert ("acme-worker", "default") not in stuck_of(world.alice_user)
+    execute(endpoint_store.pause_claims(None, world.acme_ep.id, superuser=True))
+    paused = stuck_of(world.alice_user)[("acme-worker", "default")]
+    assert paused.reason == "claims_paused" and paused.pending == 1
+    assert "acme-worker are paused" in paused.explanation
+    assert [fix.label for fix in paused.fixes] == [
+        "Resume acme-worker's claims on the Agents page",
+        "Take or cancel them by hand",
+    ]
+    assert paused.fixes[0].url == reverse("agents")
+    body = alice_client.get(reverse("overview")).content.decode()
+    assert "A team admin can fix it: resume acme-worker&#x27;s claims on the Agents page" in body
+    adam = login(world.adam_user).get(reverse("overview")).content.decode()
+    assert f'<a href="{reverse("agents")}">Resume acme-worker&#x27;s claims on the Agents page</a>' in adam
+    execute(endpoint_store.resume_claims(None, world.acme_ep.id, superuser=True))
+    assert ("acme-worker", "default") not in stuck_of(world.alice_user)

@@ -53,17 +53,21 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
        CASE WHEN e.state = 'revoked' THEN 'revoked'
             WHEN e.expires_at <= now() THEN 'expired'
             WHEN NOT (e.scope_verbs && %(claim_verbs)s::text[]) THEN 'no_claim_verb'
-            ELSE 'queue_out_of_scope' END AS reason,
+            WHEN NOT (c.queue = ANY(e.scope_queues)) THEN 'queue_out_of_scope'
+            ELSE 'claims_paused' END AS reason,
+       e.claims_paused_by,
        ARRAY(SELECT o.slug FROM endpoints o
              WHERE o.team_id = e.team_id AND o.id <> e.id AND o.state = 'active'
                AND (o.expires_at IS NULL OR o.expires_at > now())
                AND o.scope_verbs && %(claim_verbs)s::text[] AND c.queue = ANY(o.scope_queues)
+               AND o.claims_paused_at IS NULL
              ORDER BY o.slug) AS claimers
 FROM todo_counts c JOIN endpoints e ON e.id = c.endpoint_id
 WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'retry') AND c.n > 0
   AND (%(queue)s::text IS NULL OR c.queue = %(queue)s::text)
   AND (e.state = 'revoked' OR e.expires_at <= now()
-       OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues)))
+       OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues))
+       OR e.claims_paused_at IS NOT NULL)
 GROUP BY c.endpoint_id, c.queue, e.id
 ORDER BY e.slug, c.queue"""
 
@@ -121,7 +125,9 @@ class Stuck:
     queue: str
     pending: int
     retry: int
-    reason: str  # revoked | expired | no_claim_verb | queue_out_of_scope | assigned_elsewhere | missing_capabilities
+    # revoked | expired | no_claim_verb | queue_out_of_scope | claims_paused | assigned_elsewhere |
+    # missing_capabilities
+    reason: str
     scope_queues: tuple[str, ...]
     claimers: tuple[str, ...]  # the team's endpoints that do claim this queue
     assignee: str | None = None  # assigned_elsewhere: the endpoint:<id> they are reserved for
@@ -131,6 +137,7 @@ class Stuck:
     missing: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()  # the owner's default capabilities
     scheduled: int = 0  # of them, scheduled to run later: stuck the same way once they come due
+    paused_by: str | None = None  # claims_paused: who paused the owner's claims
 
     @property
     def waiting(self) -> int:
@@ -145,6 +152,8 @@ class Stuck:
             "no_claim_verb": f"Their endpoint {ep} cannot claim (it has neither claim_next nor claim): "
             "it only hands work in.",
             "queue_out_of_scope": f"Queue {queue} is outside {ep}'s queues ({', '.join(self.scope_queues) or 'none'}).",
+            "claims_paused": f"The claims of their endpoint {ep} are paused (by {self.paused_by or 'a team admin'}): "
+            "nothing is claimed until they are resumed.",
             "assigned_elsewhere": f"They are assigned to endpoint {self.assignee_slug or 'that no longer exists'}, "
             f"but only their owner {ep} claims them.",
             "missing_capabilities": f"They need capabilities no endpoint that could claim them has: "
@@ -187,6 +196,11 @@ class Stuck:
         if self.reason == "missing_capabilities":
             return [
                 Fix(f"Give {ep} the default capabilities {', '.join(self.missing)}", edit),
+                Fix("Take or cancel them by hand", self.todos_url),
+            ]
+        if self.reason == "claims_paused":  # a pause is meant to end: no retarget, no new endpoint
+            return [
+                Fix(f"Resume {ep}'s claims on the Agents page", reverse("agents")),
                 Fix("Take or cancel them by hand", self.todos_url),
             ]
         if self.reason == "no_claim_verb":
@@ -250,6 +264,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
                 reason=row["reason"],
                 claimers=tuple(row["claimers"]),
                 can_fix=owning_team.is_admin or site_admin,
+                paused_by=row["claims_paused_by"],
             )
         )
     # An owner that cannot claim the queue at all is already flagged, with its fix.

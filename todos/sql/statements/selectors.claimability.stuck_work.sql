@@ -24,16 +24,20 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
        CASE WHEN e.state = 'revoked' THEN 'revoked'
             WHEN e.expires_at <= now() THEN 'expired'
             WHEN NOT (e.scope_verbs && %(claim_verbs)s::text[]) THEN 'no_claim_verb'
-            ELSE 'queue_out_of_scope' END AS reason,
+            WHEN NOT (c.queue = ANY(e.scope_queues)) THEN 'queue_out_of_scope'
+            ELSE 'claims_paused' END AS reason,
+       e.claims_paused_by,
        ARRAY(SELECT o.slug FROM endpoints o
              WHERE o.team_id = e.team_id AND o.id <> e.id AND o.state = 'active'
                AND (o.expires_at IS NULL OR o.expires_at > now())
                AND o.scope_verbs && %(claim_verbs)s::text[] AND c.queue = ANY(o.scope_queues)
+               AND o.claims_paused_at IS NULL
              ORDER BY o.slug) AS claimers
 FROM todo_counts c JOIN endpoints e ON e.id = c.endpoint_id
 WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'retry') AND c.n > 0
   AND (%(queue)s::text IS NULL OR c.queue = %(queue)s::text)
   AND (e.state = 'revoked' OR e.expires_at <= now()
-       OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues)))
+       OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues))
+       OR e.claims_paused_at IS NOT NULL)
 GROUP BY c.endpoint_id, c.queue, e.id
 ORDER BY e.slug, c.queue
