@@ -73,6 +73,16 @@ VARIANTS: dict[str, Variant] = {
         "heartbeat's new row version)",
         schema=("ALTER TABLE todos SET (fillfactor = 70)", "ALTER TABLE todo_attempts SET (fillfactor = 70)"),
     ),
+    "no-flow-totals": Variant(
+        "measurement only: without the trigger that keeps /metrics' running totals (what it costs "
+        "the relay's passes beside a drain)",
+        schema=("ALTER TABLE todo_flow DISABLE TRIGGER todo_flow_totals_add",),
+    ),
+    "no-error-rule": Variant(
+        "measurement only: the attempts' error column without its domain rule (what checking the "
+        "rule on each attempt written costs when no error is sent)",
+        schema=("ALTER DOMAIN attempt_error DROP CONSTRAINT attempt_error_shape",),
+    ),
     "async-commit": Variant(
         "the worker's session sets synchronous_commit = off (its commits do not wait for their WAL "
         "flush; the last ~0.6 s of claims and completes are lost in a crash)",
