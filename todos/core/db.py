@@ -43,17 +43,20 @@ from django.conf import settings
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
+
 from psycopg_pool.pool import AddConnection
 from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 from psycopg_pool.pool_async import MaintenanceTask as AsyncMaintenanceTask
 from psycopg_pool.pool_async import StopWorker as AsyncStopWorker
 
-from todos.core import admission
+from todos.core import admission, infinity
 from todos.core.circuit import CIRCUIT
 from todos.core.errors import Conflict, Internal, Invalid, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
 
 logger = logging.getLogger(__name__)
+
+infinity.register()  # a blocked todo's next_retry_at, before any connection exists
 
 # psycopg caches the conversion of a query's ``%(name)s`` placeholders only for texts of up to 4 KB
 # (``MAX_CACHED_STATEMENT_LENGTH``), a guard against ORMs' one-off statements. The store's statements

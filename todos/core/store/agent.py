@@ -16,7 +16,7 @@ from django.conf import settings
 from todos.core import compose
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
-from todos.core.store import inputs
+from todos.core.store import dependencies, inputs
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_sql
 from todos.core.store.fragments import (
@@ -27,6 +27,8 @@ from todos.core.store.fragments import (
     ROW_STATE,
     LoggedState,
     agent_miss,
+    children_settled,
+    children_woken,
     log_todos,
     notify_ready,
     queue_not_paused,
@@ -90,6 +92,8 @@ def create(
     delay_seconds: Any = None,
     concurrency_key: Any = None,
     requires: Any = None,
+    after: Any = None,
+    on_parent_failure: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
@@ -97,7 +101,9 @@ def create(
     ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
     already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
     team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
-    capability labels) limits which claims take it: only one presenting all of them.
+    capability labels) limits which claims take it: only one presenting all of them. ``after``
+    (at most 100 ids of the team's todos) blocks it until they are done; ``on_parent_failure``
+    (``cancel`` or ``run``) says what it does if one dies or is canceled first (``dependencies.py``).
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -124,32 +130,17 @@ def create(
             requires=requires,
         ),
     }
-    sql = f"""
-WITH ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
-    VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
-            %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
-            %(max_attempts)s,
-            -- a time already reached is "now": no schedule, claimable at once
-            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[])
-    ON CONFLICT (endpoint_id, idempotency_key)
-        WHERE {DEDUPE_PREDICATE}
-    DO NOTHING
-    RETURNING *
-),
-logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")})
-SELECT true AS created, {TODO_COLUMNS},
-       {notify_ready("ins", "next_retry_at IS NULL")} AS notified
-FROM ins
-UNION ALL
-SELECT false, {TODO_COLUMNS}, 0 FROM todos
-WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-  AND {DEDUPE_PREDICATE}
-  AND NOT EXISTS (SELECT 1 FROM ins)"""
+    params["after"] = inputs.after(after)
+    params["on_parent_failure"] = inputs.on_parent_failure(on_parent_failure) if params["after"] else None
+    if on_parent_failure is not None and not params["after"]:
+        inputs.on_parent_failure(on_parent_failure)  # a bad word is refused with or without parents
+    sql = _create_sql(bool(params["after"]))
 
     def finish(rows: list[dict]) -> Created:
+        if params["after"]:
+            if rows[0]["refused_n"] is not None:
+                raise dependencies.refusal(params["after"], rows[0]["refused_n"], rows[0]["refused_why"])
+            rows = [row for row in rows if row["id"] is not None]
         if not rows:
             # The conflicting row committed after this statement's snapshot: ``todos.core.db.execute``
             # runs the statement again, and the next snapshot sees it.
@@ -157,6 +148,59 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
         return Created(todo=Todo.from_row(rows[0]), created=rows[0]["created"])
 
     return Statement(sql, params, finish)
+
+
+def _create_sql(with_parents: bool) -> LiteralString:
+    """The create statement. With parents it also reads and locks them, refuses a bad one
+    (``refused``: nothing is inserted, and the one answer row names it) and writes the dependency
+    rows; without, it is the statement it always was."""
+    values: LiteralString = """VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
+            %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
+            %(max_attempts)s,
+            -- a time already reached is "now": no schedule, claimable at once
+            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
+            %(concurrency_key)s, %(requires)s::text[])"""
+    columns: LiteralString = "concurrency_key, requires"
+    head: LiteralString = ""
+    tail: LiteralString = ""
+    if with_parents:
+        values = f"""SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
+           %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
+           %(max_attempts)s,
+           -- blocked (scheduled for never) while a parent is open; its own time waits aside
+           {dependencies.BLOCKED_TIME},
+           %(concurrency_key)s, %(requires)s::text[],
+           (SELECT n FROM open_parents), %(on_parent_failure)s,
+           {dependencies.OWN_TIME}
+    WHERE NOT EXISTS (SELECT 1 FROM refused)"""
+        columns = "concurrency_key, requires, parents_left, on_parent_failure, run_at_after_block"
+        head = f"{dependencies.PARENTS},\n"
+        tail = f",\n{dependencies.EDGES}"
+    answer: LiteralString = f"""SELECT true AS created, {TODO_COLUMNS},
+       {notify_ready("ins", "next_retry_at IS NULL")} AS notified
+FROM ins
+UNION ALL
+SELECT false, {TODO_COLUMNS}, 0 FROM todos
+WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+  AND {DEDUPE_PREDICATE}
+  AND NOT EXISTS (SELECT 1 FROM ins)"""
+    if with_parents:
+        answer = f"""SELECT a.*, f.n AS refused_n, f.why AS refused_why
+FROM (SELECT 1) one
+LEFT JOIN ({answer}) a ON true
+LEFT JOIN refused f ON true"""
+    return f"""
+WITH {head}ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       assignee, priority, max_attempts, next_retry_at, {columns})
+    {values}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")}){tail}
+{answer}"""
 
 
 # The fields of a new todo, as create_for and each item of create_batch take them.
@@ -635,10 +679,19 @@ def _report_statement(
     params: dict,
     ready_when: LiteralString | None,
     after: LoggedState = ROW_STATE,
+    finished: LiteralString | None = None,
+    done: bool = True,
 ) -> Statement[Todo]:
     """One report on a held lease. ``after`` is the Board state the report leaves, where it is
-    one constant (the log then computes nothing per row); by default it is read from the row."""
+    one constant (the log then computes nothing per row); by default it is read from the row.
+    ``finished`` (a FROM clause over ``upd``) are the todos it finished: their children are
+    settled (``fragments.children_settled``; ``done``: they are done, else dead)."""
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
+    children: LiteralString = ""
+    woken: LiteralString = ""
+    if finished is not None:
+        children = f",\n{children_settled(finished, done=done)}"
+        woken = f",\n           {children_woken()} AS woken"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 {seen_sql(params["endpoint_id"])}upd AS (
@@ -652,10 +705,10 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
-logged AS ({log_todos(verb, "upd", before=BoardState.CLAIMED, after=after, team="%(team_id)s")}),
+logged AS ({log_todos(verb, "upd", before=BoardState.CLAIMED, after=after, team="%(team_id)s")}){children},
 result AS (
     SELECT {TODO_COLUMNS},
-           (SELECT count(*) FROM closed) AS closed{ready} AS notified
+           (SELECT count(*) FROM closed) AS closed{ready} AS notified{woken}
     FROM upd
 )
 SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -723,6 +776,7 @@ def complete(
         params,
         ready_when=None,
         after=BoardState.DONE,
+        finished="upd",
     )
 
 
@@ -761,6 +815,8 @@ def fail(
             {REPORT_FIELDS}, {ERROR_FIELD}""",
         params,
         ready_when=None,
+        finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",
+        done=False,
     )
 
 
@@ -856,8 +912,9 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")})
-SELECT i.id AS item_id, i.n, u.*,
+logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")}),
+{children_settled("upd", done=True)}
+SELECT i.id AS item_id, i.n, u.*, {children_woken()} AS woken,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'
