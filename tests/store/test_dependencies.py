@@ -107,7 +107,10 @@ def test_a_dead_parent_cancels_its_cancel_children_recursively_and_counts_off_ru
     runner_of_doomed = make(agent, "rod", after=[doomed.id], on_parent_failure="run")
     kill(agent, parent.id)
     assert state(parent.id) == "dead"
-    assert state(doomed.id) == "canceled" and row(doomed.id)["result"] == {"error": "parent_failed", "parent": parent.id}
+    assert state(doomed.id) == "canceled" and row(doomed.id)["result"] == {
+        "error": "parent_failed",
+        "parent": parent.id,
+    }
     assert state(doomed_grandchild.id) == "canceled"
     assert row(doomed_grandchild.id)["result"]["parent"] == doomed.id
     assert state(runner.id) == "blocked" and row(runner.id)["parents_left"] == 1

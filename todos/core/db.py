@@ -43,7 +43,6 @@ from django.conf import settings
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
-
 from psycopg_pool.pool import AddConnection
 from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 from psycopg_pool.pool_async import MaintenanceTask as AsyncMaintenanceTask

@@ -356,7 +356,9 @@ def children_settled(finished: LiteralString, *, done: bool, name: LiteralString
     if not done:
         logs += f""",
 {name}_canceled AS ({
-            log_todos(ChangeOp.CANCEL, f"{canceled} ", before=BoardState.BLOCKED, after=BoardState.CANCELED, ended=False)
+            log_todos(
+                ChangeOp.CANCEL, f"{canceled} ", before=BoardState.BLOCKED, after=BoardState.CANCELED, ended=False
+            )
         })"""
     return f"""{name} AS MATERIALIZED (
     SELECT k.* FROM {function}(ARRAY(SELECT f.id FROM {finished} f)) k

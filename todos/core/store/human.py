@@ -26,6 +26,7 @@ from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.fragments import (
     ACTING_ROLES,
     CLAIMABLE,
+    INFINITY,
     LEASE_SEEN,
     OPERATOR_ACTS,
     audit_row,
@@ -36,7 +37,6 @@ from todos.core.store.fragments import (
     log_change,
     log_todos,
     member_of,
-    not_blocked,
     notify_ready,
     operator_miss,
     ready_message,
@@ -317,7 +317,9 @@ CANCEL_GUARD: LiteralString = (
 )
 CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
 # Run now in bulk (``waiting.run_now_many``): still pending and still waiting for a time to come.
-RUN_NOW_GUARD: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now() AND {not_blocked()}"
+RUN_NOW_GUARD: LiteralString = (
+    f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now() AND t.next_retry_at < {INFINITY}"
+)
 # What each bulk action can change: the Board's previews count with these same guards.
 BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD, "run_now": RUN_NOW_GUARD}
 

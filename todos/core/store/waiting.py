@@ -21,6 +21,7 @@ from todos.core.db import Statement
 from todos.core.errors import Conflict, Invalid
 from todos.core.store import inputs
 from todos.core.store.fragments import (
+    INFINITY,
     OPERATOR_ACTS,
     audit_row,
     board_state,
@@ -61,7 +62,7 @@ FIELD_BREAK: LiteralString = ",\n        "
 # A blocked todo is not "waiting" for these edits: its time is its parents' (docs/lifecycle.md,
 # "Dependencies"); run anyway is what unblocks it.
 WAITING: LiteralString = f"t.state = {TodoState.PENDING.sql} AND {not_blocked()}"
-SCHEDULED: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NOT NULL AND {not_blocked()}"
+SCHEDULED: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at < {INFINITY}"
 
 
 def _audited(fields: list[str], row: LiteralString) -> LiteralString:

@@ -64,7 +64,7 @@ SELECT t.created_at, t.id
 FROM todos t
 WHERE t.endpoint_id = ANY(%(eps)s::uuid[])
   AND t.state = 'pending'
-  AND t.next_retry_at IS NOT NULL AND t.next_retry_at <> 'infinity'
+  AND t.next_retry_at < 'infinity'
   AND t.kind = %(kind)s
   AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
 LIMIT %(cap)s) counted) AS "scheduled",

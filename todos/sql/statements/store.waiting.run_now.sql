@@ -11,7 +11,7 @@ WITH prior AS (
         SELECT oe.id FROM endpoints oe
         WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')))
-      AND t.state = 'pending' AND t.next_retry_at IS NOT NULL AND t.next_retry_at IS DISTINCT FROM 'infinity'
+      AND t.state = 'pending' AND t.next_retry_at < 'infinity'
     FOR UPDATE
 ),
 old AS (
@@ -22,7 +22,7 @@ upd AS (
     UPDATE todos t SET next_retry_at = CASE WHEN %(run_at)s::timestamptz > now() THEN %(run_at)s::timestamptz END,
         updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at IS NOT NULL AND t.next_retry_at IS DISTINCT FROM 'infinity'
+    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at < 'infinity'
     RETURNING t.*, p.state_before
 ),
 changed AS (
