@@ -227,3 +227,62 @@ def test_an_idempotent_hit_returns_the_existing_todo_and_writes_no_dependency_ro
     assert first.created and not again.created and again.todo.id == first.todo.id
     rows = sql("SELECT parent_id FROM todo_dependencies WHERE child_id = %s", (first.todo.id,))
     assert rows == [{"parent_id": a.id}]
+
+
+# --- create_batch: a whole graph in one call -------------------------------------------------
+
+
+def test_a_batch_writes_a_graph_by_item_index_and_it_drains_in_order(agent):
+    root = make(agent, "root")
+    items = [
+        {"queue": "default", "title": "plan", "after": [root.id]},
+        {"queue": "default", "title": "a", "after_items": [0]},
+        {"queue": "default", "title": "b", "after_items": [0]},
+        {"queue": "default", "title": "merge", "after_items": [1, 2, 2]},
+    ]
+    results = execute(agent_store.create_batch(agent, items))
+    plan, a, b, merge = (r.todo for r in results)
+    assert [t.parents_left for t in (plan, a, b, merge)] == [1, 1, 1, 2]
+    assert all(t.blocked for t in (plan, a, b, merge))
+    order = []
+    while (claim := execute(agent_store.claim_next(agent))) is not None:
+        order.append(claim.todo.title)
+        execute(agent_store.complete(agent, claim.todo.id))
+    assert order[0] == "root" and order[1] == "plan" and sorted(order[2:4]) == ["a", "b"] and order[4] == "merge"
+
+
+def test_a_batch_reference_to_a_later_item_itself_or_out_of_range_is_refused(agent):
+    for refs, index in (([1], 0), ([1], 1), ([-1], 1), ([5], 1), (["0"], 1)):
+        items = [{"queue": "default", "title": "x"}, {"queue": "default", "title": "y"}]
+        items[index]["after_items"] = refs
+        before = counts()
+        with pytest.raises(Invalid) as exc:
+            execute(agent_store.create_batch(agent, items))
+        assert exc.value.field == f"items[{index}].after_items[0]"
+        assert counts() == before
+
+
+def test_a_batch_item_naming_an_unknown_parent_refuses_the_whole_batch(agent):
+    a = make(agent, "a")
+    items = [
+        {"queue": "default", "title": "ok", "after": [a.id]},
+        {"queue": "default", "title": "bad", "after": [a.id, "td_missing"]},
+    ]
+    before = counts()
+    with pytest.raises(Invalid) as exc:
+        execute(agent_store.create_batch(agent, items))
+    assert exc.value.field == "items[1].after[1]"
+    assert counts() == before
+    with pytest.raises(Invalid) as exc:
+        execute(agent_store.create_batch(agent, [{"queue": "default", "title": "r", "on_parent_failure": "x"}]))
+    assert exc.value.field == "items[0].on_parent_failure"
+
+
+def test_a_batch_item_that_deduplicates_writes_no_dependency_rows(agent):
+    a = make(agent, "a")
+    execute(agent_store.create_batch(agent, [{"queue": "default", "title": "k", "idempotency_key": "k"}]))
+    results = execute(
+        agent_store.create_batch(agent, [{"queue": "default", "title": "k", "idempotency_key": "k", "after": [a.id]}])
+    )
+    assert not results[0].created
+    assert sql("SELECT count(*) AS n FROM todo_dependencies")[0]["n"] == 0

@@ -210,6 +210,9 @@ CREATE_FIELDS = frozenset(
         "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires",
     }
 )  # fmt: skip
+# …and what an item of create_batch may add: its parents (``after``), earlier items of the batch
+# (``after_items``) and its rule (docs/lifecycle.md, "Dependencies").
+DEPENDENCY_FIELDS = frozenset({"after", "after_items", "on_parent_failure"})
 CREATE_BATCH_MAX = 1000
 
 
@@ -251,6 +254,11 @@ def _todo_fields(
     return fields
 
 
+# A new todo's time when nothing blocks it: a time already reached is "now", claimable at once.
+BATCH_TIME: LiteralString = """-- a time already reached is "now": no schedule, claimable at once
+           CASE WHEN i.not_before > now() THEN i.not_before END"""
+
+
 def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     """Enqueue up to 1,000 todos for ``agent`` in one statement, each answered as ``create`` would.
 
@@ -268,11 +276,18 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             raise Invalid(f"items[{n}]", "must be an object")
-        unknown = set(item) - CREATE_FIELDS
+        unknown = set(item) - CREATE_FIELDS - DEPENDENCY_FIELDS
         if unknown:
             raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
+        fields = {k: v for k, v in item.items() if k not in DEPENDENCY_FIELDS}
         try:
-            rows.append(_todo_fields(agent, **{"queue": None, "title": None, **item}))
+            row = _todo_fields(agent, **{"queue": None, "title": None, **fields})
+            row["after"] = inputs.after(item.get("after"))
+            row["after_items"] = inputs.after_items(item.get("after_items"), n)
+            waits = bool(row["after"] or row["after_items"])
+            rule = inputs.on_parent_failure(item.get("on_parent_failure"))
+            row["on_parent_failure"] = rule if waits else None
+            rows.append(row)
         except Invalid as exc:
             raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
         except Forbidden as exc:
@@ -300,25 +315,36 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
+    waits = any(row["on_parent_failure"] for row in rows)
+    if waits:
+        params.update(
+            afters=[Jsonb(row["after"]) for row in rows],
+            after_items=[Jsonb(row["after_items"]) for row in rows],
+            rules=column("on_parent_failure"),
+            after=sorted({parent for row in rows for parent in row["after"]}),
+        )
     sql = f"""
 WITH item AS MATERIALIZED (
     SELECT i.*, 'td_' || replace(gen_random_uuid()::text, '-', '') AS id
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[])
+                %(requires)s::jsonb[]{dependencies.BATCH_ITEM_ARRAYS if waits else ""})
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, n)
-),
+                              not_before, concurrency_key, requires{dependencies.BATCH_ITEM_NAMES if waits else ""}, n)
+),{dependencies.BATCH_PARENTS if waits else ""}
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires{
+        dependencies.BATCH_COLUMNS if waits else ""
+    })
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
-           -- a time already reached is "now": no schedule, claimable at once
-           CASE WHEN i.not_before > now() THEN i.not_before END,
-           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires))
-    FROM item i
+           {dependencies.BATCH_TIME if waits else BATCH_TIME},
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)){
+        dependencies.BATCH_VALUES if waits else ""
+    }
+    FROM item i{dependencies.BATCH_GUARD if waits else ""}
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
         WHERE {DEDUPE_PREDICATE}
@@ -340,9 +366,9 @@ answer AS (
         WHERE i.key IS NOT NULL AND t.endpoint_id = %(endpoint_id)s AND t.idempotency_key = i.key
           AND {DEDUPE_PREDICATE}
     ) live ON mine.id IS NULL AND earlier.id IS NULL
-)
-SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*
-FROM answer a
+){dependencies.BATCH_EDGES if waits else ""}
+SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*{dependencies.BATCH_REFUSED if waits else ""}
+FROM answer a{" LEFT JOIN refused f ON true" if waits else ""}
 LEFT JOIN LATERAL (
     SELECT {TODO_COLUMNS} FROM ins WHERE ins.id = a.todo_id
     UNION ALL
@@ -353,6 +379,17 @@ LEFT JOIN LATERAL (
 ORDER BY a.n"""
 
     def finish(result_rows: list[dict]) -> list[ItemResult]:
+        if waits and result_rows and result_rows[0]["refused_item"] is not None:
+            first = result_rows[0]
+            item = rows[first["refused_item"]]
+            field = f"items[{first['refused_item']}].{first['refused_field']}"
+            if first["refused_field"] == "after":
+                raise dependencies.refusal(item["after"], first["refused_n"], first["refused_why"], field)
+            raise Invalid(
+                f"{field}[{first['refused_n']}]",
+                "that item's todo is already canceled, so it will never be done "
+                "(on_parent_failure 'run' accepts it and does not wait for it)",
+            )
         out = []
         for row in result_rows:
             if row["id"] is None:
