@@ -23,9 +23,9 @@ def test_eight_parents_completed_at_once_unblock_the_child_exactly_once(agent):
         ).todo
         assert child.blocked
 
-        def complete(i, barrier):
+        def complete(i, barrier, ids=tuple(p.id for p in parents)):
             barrier.wait()
-            return execute(agent_store.complete(agent, parents[i].id))
+            return execute(agent_store.complete(agent, ids[i]))
 
         outcomes = run_threads(PARENTS, complete)
         assert all(getattr(o, "state", None) == "done" for o in outcomes), outcomes
