@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import relayed
-from tests.store.helpers import counts, lapse, listening, row, sql
+from tests.store.helpers import audit, counts, lapse, listening, row, sql
 from todos.core.db import execute
 from todos.core.store import Conflict, Invalid
 from todos.core.store import agent as agent_store
@@ -286,3 +286,27 @@ def test_a_batch_item_that_deduplicates_writes_no_dependency_rows(agent):
     )
     assert not results[0].created
     assert sql("SELECT count(*) AS n FROM todo_dependencies")[0]["n"] == 0
+
+
+# --- run anyway ----------------------------------------------------------------------------
+
+
+def test_run_anyway_unblocks_now_keeps_the_rows_and_a_later_parent_leaves_it_alone(agent, human):
+    a = make(agent, "a")
+    child = make(agent, "child", after=[a.id])
+    done = execute(human_store.run_anyway(human, child.id, note="urgent"))
+    assert not done.blocked and done.parents_left == 0 and done.next_retry_at is None
+    assert sql("SELECT count(*) AS n FROM todo_dependencies WHERE child_id = %s", (child.id,))[0]["n"] == 1
+    assert [r["action"] for r in audit(child.id)] == ["todo.run_anyway"]
+    claim = execute(agent_store.claim(agent, child.id))
+    finish(agent, a.id)
+    assert row(claim.todo.id)["state"] == "claimed"
+
+
+def test_run_anyway_restores_the_child_s_own_time_and_refuses_a_todo_that_is_not_blocked(agent, human):
+    a = make(agent, "a")
+    child = make(agent, "child", after=[a.id], run_at=later())
+    execute(human_store.run_anyway(human, child.id))
+    assert state(child.id) == "scheduled"
+    with pytest.raises(Conflict):
+        execute(human_store.run_anyway(human, a.id))

@@ -31,6 +31,7 @@ from todos.core.store.fragments import (
     OPERATOR_ACTS,
     audit_row,
     audit_todos,
+    blocked,
     board_state,
     children_settled,
     children_woken,
@@ -355,6 +356,28 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
         attempt_set=CANCEL_ATTEMPT,
         finished="upd",
         done=False,
+    )
+
+
+# Run anyway (docs/lifecycle.md, "Dependencies"): the todo stops waiting for its parents. Its
+# dependency rows stay, for the drawer's history; the parents' later completions count off only
+# blocked children, so they leave it alone. Its own run-at time, if still ahead, comes back.
+RUN_ANYWAY_SET: LiteralString = """parents_left = 0, run_at_after_block = NULL,
+    next_retry_at = CASE WHEN t.run_at_after_block > now() THEN t.run_at_after_block END"""
+
+
+def run_anyway(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Unblock a blocked todo now, whatever its parents. Guard: blocked. Effect: no parents left
+    to wait for; its own run-at time restored (else claimable now). Attempt rows: none.
+    Log: ``blocked`` → ``pending`` or ``scheduled`` (op ``run_now``); waiting agents woken.
+    Audit: ``todo.run_anyway``."""
+    return _single(
+        ChangeOp.RUN_NOW,
+        "todo.run_anyway",
+        RUN_ANYWAY_SET,
+        blocked("t"),
+        _params(op, todo_id, note=note),
+        ready_when="next_retry_at IS NULL",
     )
 
 
