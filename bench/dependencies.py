@@ -109,7 +109,8 @@ def drain_in(conninfo: str, layers: int, width: int, k: int, *, shaped: bool) ->
         early = conn.execute(
             """SELECT count(*) AS n FROM todo_dependencies d
                JOIN todos c ON c.id = d.child_id JOIN todos p ON p.id = d.parent_id
-               WHERE c.claimed_at < p.completed_at OR c.state <> 'done'"""
+               WHERE c.endpoint_id = %s AND (c.claimed_at < p.completed_at OR c.state <> 'done')""",
+            (scope.endpoint_id,),
         ).fetchone()["n"]
     check(early == 0, f"{early} todos claimed before a parent was done")
     return {"todos": total, "seconds": seconds}
