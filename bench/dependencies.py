@@ -19,7 +19,16 @@ import sys
 import threading
 import time
 
-from bench.common import base_parser, bench_server, check, connect, make_agent, print_table, store_database
+from bench.common import (
+    base_parser,
+    bench_server,
+    check,
+    connect,
+    make_agent,
+    one_row,
+    print_table,
+    store_database,
+)
 
 QUEUE = "bench"
 
@@ -44,11 +53,13 @@ def fan_in_in(conninfo: str, children: int) -> dict:
         started = time.perf_counter()
         execute(agent.complete(scope, parent.id), conn)
         seconds = time.perf_counter() - started
-        ready = conn.execute(
-            """SELECT count(*) AS n FROM todo_dependencies d JOIN todos c ON c.id = d.child_id
+        ready = one_row(
+            conn.execute(
+                """SELECT count(*) AS n FROM todo_dependencies d JOIN todos c ON c.id = d.child_id
                WHERE d.parent_id = %s AND c.state = 'pending' AND c.next_retry_at IS NULL AND c.parents_left = 0""",
-            (parent.id,),
-        ).fetchone()["n"]
+                (parent.id,),
+            )
+        )["n"]
     check(ready == children, f"{ready} of {children} children claimable after the parent's completion")
     return {"children": children, "complete_ms": seconds * 1000}
 
@@ -106,12 +117,14 @@ def drain_in(conninfo: str, layers: int, width: int, k: int, *, shaped: bool) ->
     seconds = time.perf_counter() - started
     check(len(finished) == total, f"{len(finished)} of {total} todos done")
     with connect(conninfo) as conn:
-        early = conn.execute(
-            """SELECT count(*) AS n FROM todo_dependencies d
+        early = one_row(
+            conn.execute(
+                """SELECT count(*) AS n FROM todo_dependencies d
                JOIN todos c ON c.id = d.child_id JOIN todos p ON p.id = d.parent_id
                WHERE c.endpoint_id = %s AND (c.claimed_at < p.completed_at OR c.state <> 'done')""",
-            (scope.endpoint_id,),
-        ).fetchone()["n"]
+                (scope.endpoint_id,),
+            )
+        )["n"]
     check(early == 0, f"{early} todos claimed before a parent was done")
     return {"todos": total, "seconds": seconds}
 
