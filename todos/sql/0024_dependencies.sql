@@ -1,9 +1,10 @@
 -- Dependencies: todos that wait for other todos (docs/lifecycle.md, "Dependencies").
 --
 -- A child names its parents at creation; `todo_dependencies` holds one row per (child, parent).
--- `settled` says the parent no longer counts: it is done, or it died or was canceled and the
--- child's rule is `run`. It is set once, by the statement that settles it, so a parent that
--- an operator retries after it died is never counted off twice.
+-- `settled` says the parent no longer counts for the child although it is not done: it died or
+-- was canceled and the child's rule is `run` (or it was already done when the child was created).
+-- A parent that an operator retries after it died is then never counted off twice. A completion
+-- writes no dependency row: `done` is terminal, so it counts each child off once.
 --
 -- A child with parents still to finish is *blocked*: `pending` with `next_retry_at = 'infinity'`,
 -- scheduled for never. The claims stay as they were: fresh work needs `next_retry_at IS NULL`,
@@ -78,7 +79,7 @@ BEGIN
 END
 $$;
 
--- Parents are done: settle their dependency rows and count the children off.
+-- Parents are done: count their children off (those they still count for).
 CREATE OR REPLACE FUNCTION todo_parents_done(parents text[])
     RETURNS TABLE (id text, endpoint_id uuid, queue text, state text, next_retry_at timestamptz)
     LANGUAGE plpgsql VOLATILE AS $$
@@ -86,12 +87,9 @@ CREATE OR REPLACE FUNCTION todo_parents_done(parents text[])
 DECLARE
     children text[];
 BEGIN
-    WITH s AS (
-        UPDATE todo_dependencies d SET settled = true
-        WHERE d.parent_id = ANY(parents) AND NOT d.settled
-        RETURNING d.child_id
-    )
-    SELECT array_agg(s.child_id) INTO children FROM s;
+    SELECT array_agg(d.child_id) INTO children
+    FROM todo_dependencies d
+    WHERE d.parent_id = ANY(parents) AND NOT d.settled;
     IF children IS NULL THEN
         RETURN;
     END IF;
