@@ -13,15 +13,16 @@
 -- the parents not yet settled; the statement that settles the last one moves the child's own
 -- run-at time (`run_at_after_block`, NULL for none) into `next_retry_at`.
 --
--- On todos: three columns with no default or a constant one (catalog-only, no table rewrite)
--- and a CHECK added NOT VALID, then validated under SHARE UPDATE EXCLUSIVE (claims and writes go
--- on while it scans). The dependency table is new and empty.
-ALTER TABLE todos ADD COLUMN IF NOT EXISTS parents_left integer NOT NULL DEFAULT 0;
-ALTER TABLE todos ADD COLUMN IF NOT EXISTS on_parent_failure text;
+-- On todos: three columns with no default or a constant one (catalog-only, no table rewrite). A
+-- column's own rule is its domain (0018), added to the domain once the column exists (one read of
+-- `todos` to validate it). The dependency table is new and empty.
+CREATE DOMAIN parents_left AS integer;
+CREATE DOMAIN parent_failure_rule AS text;
+ALTER TABLE todos ADD COLUMN IF NOT EXISTS parents_left parents_left NOT NULL DEFAULT 0;
+ALTER TABLE todos ADD COLUMN IF NOT EXISTS on_parent_failure parent_failure_rule;
 ALTER TABLE todos ADD COLUMN IF NOT EXISTS run_at_after_block timestamptz;
-ALTER TABLE todos ADD CONSTRAINT todos_on_parent_failure_word
-    CHECK (on_parent_failure IN ('cancel', 'run') AND parents_left >= 0) NOT VALID;
-ALTER TABLE todos VALIDATE CONSTRAINT todos_on_parent_failure_word;
+ALTER DOMAIN parents_left ADD CONSTRAINT parents_left_not_negative CHECK (VALUE >= 0);
+ALTER DOMAIN parent_failure_rule ADD CONSTRAINT parent_failure_rule_word CHECK (VALUE IN ('cancel', 'run'));
 
 CREATE TABLE IF NOT EXISTS todo_dependencies (
     child_id   text    NOT NULL REFERENCES todos(id) ON DELETE CASCADE,
