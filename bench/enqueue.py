@@ -50,7 +50,9 @@ def producer(index: int, barrier, url: str, token: str, n: int, batch: int, run:
     ]
     if batch == 1:
         for item in items:
-            client.create_for(**item)
+            client.create_for(
+                item["queue"], item["title"], payload=item.get("payload"), idempotency_key=item.get("idempotency_key")
+            )
     else:
         for start in range(0, n, batch):
             client.create_batch(items[start : start + batch])

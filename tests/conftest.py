@@ -33,7 +33,7 @@ pytest_plugins = [
 # Everything a test can write; TRUNCATE … CASCADE in one statement (Django's own flush would
 # refuse: the schema's tables reference auth_user and Django does not know them).
 TABLES = (
-    "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
+    "audit_log, todo_attempts, todo_dependencies, todos, queue_pauses, endpoints, team_members, teams, "
     "change_log, todo_counts, todo_finished_minutes, concurrency_keys, todo_flow, todo_flow_totals, schedule_fires, "
     "schedules, person_preferences, saved_views, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
@@ -169,11 +169,11 @@ def relay_paused(conn):
 
 
 def broken_invariants() -> list[dict]:
-    from tests.support.invariants import broken_counts, broken_lifecycle, broken_slots
+    from tests.support.invariants import broken_counts, broken_dependencies, broken_lifecycle, broken_slots
     from todos.core import db
 
     with db.connect() as conn:
-        return broken_lifecycle(conn) + broken_counts(conn) + broken_slots(conn)
+        return broken_lifecycle(conn) + broken_counts(conn) + broken_slots(conn) + broken_dependencies(conn)
 
 
 @pytest.fixture

@@ -192,3 +192,12 @@ def test_compare_drain_reads_the_rate_a_checkout_prints(tmp_path):
     (fake / "drain.py").write_text("import sys\nprint('boom')\nsys.exit(3)\n")
     with pytest.raises(SystemExit, match="(?s)drain failed in .*boom"):
         drain_once(fake.parent, db.conninfo(), 10, 1)
+
+
+def test_dependencies_fan_in_and_graph_drain_smoke():
+    from bench import dependencies
+
+    fan = dependencies.fan_in_in(db.conninfo(), 30)
+    assert fan["children"] == 30 and fan["complete_ms"] > 0
+    out = dependencies.drain_in(db.conninfo(), 3, 4, 2, shaped=True)
+    assert out["todos"] == 12

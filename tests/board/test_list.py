@@ -117,6 +117,7 @@ def test_counts_per_state_are_the_relays_exact_counts(world, agent, alice_client
     counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())
     assert {k: str(v) for k, v in counts.items()} == {
         "pending": "2",
+        "blocked": "0",
         "scheduled": "0",
         "claimed": "1",
         "retry": "1",
@@ -320,6 +321,7 @@ def test_mine_is_what_is_assigned_to_me_or_leased_by_me_in_every_state_page_and_
     assert counts == {
         "all": "6",
         "pending": "1",
+        "blocked": "0",
         "scheduled": "0",
         "claimed": "2",
         "retry": "0",

@@ -175,7 +175,7 @@ def test_every_number_of_the_overview_is_a_link(world, alice_client):
     assert "Failed 1h" not in body and "Dead 1h" in body
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)[1:]:
         cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', row, re.S)
-        assert len(cells) == 7, row  # pending, scheduled, claimed, retry, dead, done, dead 1h
+        assert len(cells) == 8, row  # pending, blocked, scheduled, claimed, retry, dead, done, dead 1h
         for cell in cells:
             assert re.fullmatch(r'<a href="[^"]+">[\d,]+</a>', cell.strip()), cell
     assert re.search(r'<a href="/todos/\?state=dead&amp;queue=default&amp;team=acme">1</a></td>\s*<td', body)
@@ -195,6 +195,7 @@ def test_a_search_counts_its_results_in_the_tabs_and_above_the_list(world, alice
     expected = {
         "all": "3",
         "pending": "2",
+        "blocked": "0",
         "scheduled": "0",
         "claimed": "0",
         "retry": "0",

@@ -34,7 +34,8 @@ def test_board_states_are_the_states_the_counts_hold():
 def test_todo_board_state_returns_only_board_states():
     rows = sql(
         """SELECT DISTINCT todo_board_state(s.state, t.at) AS state
-           FROM unnest(%s::text[]) AS s(state) CROSS JOIN (VALUES (NULL::timestamptz), (now())) AS t(at)""",
+           FROM unnest(%s::text[]) AS s(state)
+           CROSS JOIN (VALUES (NULL::timestamptz), (now()), ('infinity')) AS t(at)""",
         (list(TodoState),),
     )
     assert {r["state"] for r in rows} == set(BoardState)

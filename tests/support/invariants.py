@@ -61,3 +61,32 @@ def broken_counts(conn) -> list[dict]:
     from todos.live.relay import DRIFT_SQL
 
     return conn.execute(DRIFT_SQL).fetchall()
+
+
+# Dependencies (docs/lifecycle.md, "Dependencies"), three ways to break them:
+# * a blocked todo with nothing left to wait for: no count, or every parent settled or done;
+# * a pending todo that is not blocked yet still counts parents (an unblock that lost its time);
+# * a blocked ``cancel`` child one of whose parents is dead or canceled (a cascade that missed it).
+# Each starts from the dependency rows (one index probe when a test wrote none).
+BROKEN_DEPENDENCIES_SQL: LiteralString = """
+SELECT c.id, 'blocked with nothing to wait for' AS why
+FROM todos c
+WHERE c.state = 'pending' AND c.next_retry_at = 'infinity'
+  AND (c.parents_left <= 0 OR NOT EXISTS (
+        SELECT 1 FROM todo_dependencies d JOIN todos p ON p.id = d.parent_id
+        WHERE d.child_id = c.id AND NOT d.settled AND p.state <> 'done'))
+UNION ALL
+SELECT c.id, 'unblocked but counting parents'
+FROM todos c
+WHERE c.parents_left > 0 AND c.state = 'pending' AND c.next_retry_at IS DISTINCT FROM 'infinity'
+UNION ALL
+SELECT DISTINCT c.id, 'blocked behind a dead or canceled parent'
+FROM todo_dependencies d JOIN todos c ON c.id = d.child_id JOIN todos p ON p.id = d.parent_id
+WHERE c.state = 'pending' AND c.next_retry_at = 'infinity' AND c.on_parent_failure = 'cancel'
+  AND (p.state = 'canceled' OR (p.state = 'failed' AND p.next_retry_at IS NULL))
+"""
+
+
+def broken_dependencies(conn) -> list[dict]:
+    """Every todo that breaks a dependency rule."""
+    return conn.execute(BROKEN_DEPENDENCIES_SQL).fetchall()

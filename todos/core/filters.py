@@ -24,6 +24,7 @@ from todos.core.store.inputs import PRIORITY_RANGE
 BOARD_STATES = {
     "all": "All",
     "pending": "Pending",
+    "blocked": "Blocked",
     "scheduled": "Scheduled",
     "claimed": "Claimed",
     "retry": "Retry scheduled",

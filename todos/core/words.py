@@ -31,9 +31,11 @@ class TodoState(StrEnum):
 class BoardState(StrEnum):
     """A todo's state as the Board counts and shows it (``todo_board_state()``, ``todo_counts``)
     and as the change log records it (``state_before``, ``state_after``): ``failed`` is split into
-    a scheduled retry and a dead letter, and a pending todo that waits for its time is scheduled."""
+    a scheduled retry and a dead letter, and a pending todo that waits for its time is scheduled
+    (for other todos: blocked)."""
 
     PENDING = "pending"
+    BLOCKED = "blocked"
     SCHEDULED = "scheduled"
     CLAIMED = "claimed"
     RETRY = "retry"

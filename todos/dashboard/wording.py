@@ -52,6 +52,7 @@ ACTIONS = {
     "todo.unassign": "removed its assignee",
     "todo.priority": "changed its priority",
     "todo.run_now": "made it claimable now (run now)",
+    "todo.run_anyway": "ran it without waiting for its parents (run anyway)",
     "todo.reschedule": "rescheduled it",
     "todo.edit": "edited it",
     "queue.pause": "paused the queue",

@@ -139,6 +139,32 @@ def _run_later(n: int) -> int | None:
     return 120 + (n * 397) % 1680 if n % 7 == 3 else None
 
 
+def release_items(producer: AgentScope, rng: random.Random) -> list[dict]:
+    """A release's notes as a graph: plan → parts (each after the plan) → merge (after them all)."""
+    release = f"v2.{rng.randint(0, 40)}.{rng.randint(0, 9)}"
+    parts = rng.randint(3, 6)
+
+    def item(title: str, key: str, n: int, **more) -> dict:
+        return {
+            "queue": BOUND_QUEUE,
+            "title": title,
+            "kind": "doc",
+            "source": producer.owner,
+            "payload": {"release": release, "part": n},
+            "idempotency_key": f"release-{release}-{key}",
+            **more,
+        }
+
+    return [
+        item(f"Plan the {release} release notes", "plan", 0),
+        *(
+            item(f"Summarize the {release} release notes, part {n} of {parts}", str(n), n, after_items=[0])
+            for n in range(1, parts + 1)
+        ),
+        item(f"Merge the {release} release notes", "merge", parts + 1, after_items=list(range(1, parts + 1))),
+    ]
+
+
 def _agent_scope(vended) -> AgentScope:
     ep = vended.endpoint if hasattr(vended, "endpoint") else vended
     return AgentScope(
@@ -458,23 +484,7 @@ class SimulatedAgents:
             time.sleep(0)
 
     def _release_batch(self, target: AgentScope, producer: AgentScope, rng: random.Random) -> None:
-        """A release lands: its notes go in as one ``create_batch``, a docs todo per part, one
+        """A release lands: its notes go in as one ``create_batch`` shaped as a plan, a docs todo
+        per part after it, and a merge after every part (docs/lifecycle.md, "Dependencies"); one
         idempotency key each (the same release twice answers the todos the first made)."""
-        release = f"v2.{rng.randint(0, 40)}.{rng.randint(0, 9)}"
-        parts = rng.randint(3, 6)
-        execute(
-            agent_store.create_batch(
-                target,
-                [
-                    {
-                        "queue": BOUND_QUEUE,
-                        "title": f"Summarize the {release} release notes, part {n} of {parts}",
-                        "kind": "doc",
-                        "source": producer.owner,
-                        "payload": {"release": release, "part": n},
-                        "idempotency_key": f"release-{release}-{n}",
-                    }
-                    for n in range(1, parts + 1)
-                ],
-            )
-        )
+        execute(agent_store.create_batch(target, release_items(producer, rng)))

@@ -183,6 +183,7 @@ STORE_OPERATOR = {
     "store.human.force_release": call(human.force_release, HUMAN, TODO, note="agent stuck"),
     "store.human.retry": call(human.retry, HUMAN, TODO),
     "store.human.cancel": call(human.cancel, HUMAN, TODO),
+    "store.human.run_anyway": call(human.run_anyway, HUMAN, TODO),
     "store.human.retry_many": call(human.retry_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.cancel_many": call(human.cancel_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.assign": call(human.assign, HUMAN, TODO, "human:7"),
@@ -408,6 +409,7 @@ SELECTORS = {
     "selectors.drawer.get_detail": captured(drawer.get_detail, VIEWER, TODO),
     "selectors.drawer.attempts": captured(drawer.attempts, TODO_ROW),
     "selectors.drawer.todo_audit": captured(drawer.todo_audit, VIEWER, TODO_ROW),
+    "selectors.drawer.relatives": captured(drawer.relatives, VIEWER, TODO_ROW),
     # Bulk actions.
     "selectors.bulk_targets.visible_ids": captured(bulk_targets.visible_ids, VIEWER, [TODO, OTHER_TODO]),
     "selectors.bulk_targets.count_eligible.retry": captured(

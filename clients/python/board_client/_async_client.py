@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import httpx
 
@@ -201,15 +201,20 @@ class AsyncClient:
         delay_seconds: int | None = None,
         concurrency_key: str | None = None,
         requires: list[str] | None = None,
+        after: list[str] | None = None,
+        on_parent_failure: Literal["cancel", "run"] | None = None,
         endpoint: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
+        ``after``: ids of the team's todos it waits for (blocked until they are done);
+        ``on_parent_failure``: ``cancel`` (default) or ``run`` when one dies or is canceled.
         Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
         may be False for the todo the lost try made)."""
         body = _given(
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
-            delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, endpoint=endpoint,
+            delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, after=after,
+            on_parent_failure=on_parent_failure, endpoint=endpoint,
         )  # fmt: skip
         return cast(types.Created, await self.call("create_for", body, safe=bool(idempotency_key)))
 
@@ -217,7 +222,8 @@ class AsyncClient:
         self, items: Sequence[types.NewTodo], *, endpoint: str | None = None
     ) -> list[types.BatchCreated]:
         """Enqueue up to 1,000 todos in one call (each item: ``create_for``'s fields but
-        ``endpoint``), answered in order. A bad item raises ``Invalid`` naming ``items[i].field``
+        ``endpoint``, plus ``after_items``: indexes of earlier items it waits for), answered in
+        order. A bad item raises ``Invalid`` naming ``items[i].field``
         and nothing is written. Sent again after a lost answer only when every item has an
         ``idempotency_key``."""
         safe = bool(items) and all(isinstance(item, dict) and item.get("idempotency_key") for item in items)

@@ -29,6 +29,9 @@ class Todo(TypedDict):
     next_retry_at: str | None
     dead_letter: bool
     scheduled: bool
+    blocked: bool  # waits for its parents (after); next_retry_at is None
+    parents_left: int
+    on_parent_failure: Literal["cancel", "run"] | None
     concurrency_key: str | None
     requires: list[str]
     created_at: str
@@ -255,6 +258,9 @@ class NewTodo(_NewTodo, total=False):
     delay_seconds: int | None
     concurrency_key: str | None
     requires: list[str] | None
+    after: list[str] | None
+    after_items: list[int] | None  # indexes of earlier items of the same batch
+    on_parent_failure: Literal["cancel", "run"] | None
 
 
 class NextClaim(TypedDict, total=False):

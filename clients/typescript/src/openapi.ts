@@ -518,6 +518,15 @@ export interface components {
             dead_letter: boolean;
             /** @description pending, and not claimable before next_retry_at */
             scheduled: boolean;
+            /** @description pending, and not claimable until its parents (after) are done; next_retry_at is null */
+            blocked: boolean;
+            /** @description parents (after) not yet done */
+            parents_left: number;
+            /**
+             * @description what the todo does if a parent dies or is canceled; null without parents
+             * @enum {string|null}
+             */
+            on_parent_failure: "cancel" | "run" | null;
             /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once */
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
@@ -566,6 +575,15 @@ export interface components {
             dead_letter: boolean;
             /** @description pending, and not claimable before next_retry_at */
             scheduled: boolean;
+            /** @description pending, and not claimable until its parents (after) are done; next_retry_at is null */
+            blocked: boolean;
+            /** @description parents (after) not yet done */
+            parents_left: number;
+            /**
+             * @description what the todo does if a parent dies or is canceled; null without parents
+             * @enum {string|null}
+             */
+            on_parent_failure: "cancel" | "run" | null;
             /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once */
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
@@ -878,6 +896,13 @@ export interface operations {
                     concurrency_key?: string | null;
                     /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                     requires?: string[] | null;
+                    /** @description ids of the team's todos that must be done first: until then the todo is blocked and no claim sees it (repeats are dropped; a parent already done does not block) */
+                    after?: string[] | null;
+                    /**
+                     * @description if a parent dies or is canceled: cancel (the default; this todo and its own cancel children are canceled) or run (that parent stops counting)
+                     * @enum {string|null}
+                     */
+                    on_parent_failure?: "cancel" | "run" | null;
                     /** @description slug of another endpoint of the same team to hand the todo to (default: the caller) */
                     endpoint?: string | null;
                 };
@@ -962,6 +987,15 @@ export interface operations {
                         concurrency_key?: string | null;
                         /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                         requires?: string[] | null;
+                        /** @description ids of the team's todos that must be done first: until then the todo is blocked and no claim sees it (repeats are dropped; a parent already done does not block) */
+                        after?: string[] | null;
+                        /**
+                         * @description if a parent dies or is canceled: cancel (the default; this todo and its own cancel children are canceled) or run (that parent stops counting)
+                         * @enum {string|null}
+                         */
+                        on_parent_failure?: "cancel" | "run" | null;
+                        /** @description indexes of earlier items of this batch that must be done first (each below this item's own index) */
+                        after_items?: number[] | null;
                     }[];
                     /** @description slug of another endpoint of the same team to hand the todo to (default: the caller) */
                     endpoint?: string | null;

@@ -175,6 +175,16 @@ TODO_ROW_PROPERTIES = {
     },
     "dead_letter": {"type": "boolean", "description": "failed with no retry left"},
     "scheduled": {"type": "boolean", "description": "pending, and not claimable before next_retry_at"},
+    "blocked": {
+        "type": "boolean",
+        "description": "pending, and not claimable until its parents (after) are done; next_retry_at is null",
+    },
+    "parents_left": {"type": "integer", "description": "parents (after) not yet done"},
+    "on_parent_failure": {
+        "type": ["string", "null"],
+        "enum": [*inputs.PARENT_FAILURE_RULES, None],
+        "description": "what the todo does if a parent dies or is canceled; null without parents",
+    },
     "concurrency_key": {
         **MAYBE_TEXT,
         "description": "at most the key's limit (default 1) of the team's todos with this key are claimed at once",
@@ -355,6 +365,27 @@ CREATE_FOR_IN = obj(
                 "every one of these does"
             )
         ),
+        "after": optional(
+            {
+                "type": "array",
+                "maxItems": inputs.AFTER_MAX,
+                "items": {"type": "string", "minLength": 1, "maxLength": 64},
+                "description": (
+                    "ids of the team's todos that must be done first: until then the todo is blocked and no "
+                    "claim sees it (repeats are dropped; a parent already done does not block)"
+                ),
+            }
+        ),
+        "on_parent_failure": optional(
+            {
+                "type": "string",
+                "enum": list(inputs.PARENT_FAILURE_RULES),
+                "description": (
+                    "if a parent dies or is canceled: cancel (the default; this todo and its own cancel "
+                    "children are canceled) or run (that parent stops counting)"
+                ),
+            }
+        ),
         "endpoint": optional(
             {
                 "type": "string",
@@ -376,7 +407,20 @@ CREATE_BATCH_IN = obj(
             "minItems": 1,
             "maxItems": 1000,
             "items": obj(
-                {k: v for k, v in CREATE_FOR_IN["properties"].items() if k != "endpoint"},
+                {
+                    **{k: v for k, v in CREATE_FOR_IN["properties"].items() if k != "endpoint"},
+                    "after_items": optional(
+                        {
+                            "type": "array",
+                            "maxItems": inputs.AFTER_MAX,
+                            "items": {"type": "integer", "minimum": 0, "maximum": 998},
+                            "description": (
+                                "indexes of earlier items of this batch that must be done first "
+                                "(each below this item's own index)"
+                            ),
+                        }
+                    ),
+                },
                 required=("queue", "title"),
             ),
             "description": (

@@ -53,7 +53,10 @@ ADVICE: dict[str, str] = {
         "many of your team's todos with that key are claimed at once (default 1: one deploy per "
         "environment, one sync per customer); claims skip work whose key is busy. requires "
         "(up to 16 labels such as gpu, region:eu) names capabilities a worker must present to "
-        "claim it; leave it out for work anyone can do."
+        "claim it; leave it out for work anyone can do. after (up to 100 ids of your team's "
+        "todos) makes it wait until they are done: it is blocked, no claim sees it, and the "
+        "completion of its last parent makes it claimable at once. on_parent_failure says what it "
+        "does if a parent dies or is canceled: cancel (default) or run."
     ),
     "list_todos": (
         "Read-only. To take work, use claim_next rather than listing and claiming by id: the "
@@ -110,7 +113,9 @@ ADVICE: dict[str, str] = {
     "create_batch": (
         "Use to enqueue many todos at once (up to 1,000): one call instead of one per todo. Items "
         "take create_for's fields; give each an idempotency_key when the batch may be sent twice. "
-        "Check every results[].ok; created=false means a live todo already held that key."
+        "Check every results[].ok; created=false means a live todo already held that key. To "
+        "enqueue a plan as a graph, let an item wait for earlier items with after_items "
+        "(their indexes): subtasks after the plan, the merge after every subtask, in one call."
     ),
     "get_default_lease": "Read-only. Tells the lease a claim gets when it passes no lease_ttl_seconds.",
     "set_default_lease": (

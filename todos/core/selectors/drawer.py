@@ -19,7 +19,7 @@ AUDIT_SHOWN = 100
 DETAIL_SQL: LiteralString = f"""
 SELECT {ROW_SELECT},
        {LAPSED},
-       t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
+       t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result, t.parents_left, t.on_parent_failure,
        e.team_id,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
@@ -73,3 +73,40 @@ def todo_audit(viewer: Viewer, todo: TodoRow, *, limit: int = AUDIT_SHOWN) -> li
     with read_connection() as conn:
         rows = conn.execute(AUDIT_SQL, {"id": todo.id, "teams": viewer.team_ids, "limit": limit}).fetchall()
     return [AuditRow(**row) for row in rows]
+
+
+# A todo's parents and children (docs/lifecycle.md, "Dependencies"), the viewer's only, each with
+# its Board state and whether it still counts (``settled``: done, or failed over by a ``run``
+# child). At most 100 parents a todo; children are capped for the drawer.
+RELATIVES_SHOWN = 100
+RELATIVES_SQL: LiteralString = """
+(SELECT 'parent' AS side, t.id, t.title, todo_board_state(t.state, t.next_retry_at) AS state, d.settled
+ FROM todo_dependencies d JOIN todos t ON t.id = d.parent_id
+ WHERE d.child_id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
+ ORDER BY t.created_at, t.id
+ LIMIT %(limit)s)
+UNION ALL
+(SELECT 'child', t.id, t.title, todo_board_state(t.state, t.next_retry_at), d.settled
+ FROM todo_dependencies d JOIN todos t ON t.id = d.child_id
+ WHERE d.parent_id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
+ ORDER BY t.created_at, t.id
+ LIMIT %(limit)s)"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Relative:
+    id: str
+    title: str
+    state: str
+    settled: bool
+
+
+def relatives(viewer: Viewer, todo: TodoRow, *, limit: int = RELATIVES_SHOWN) -> dict[str, list[Relative]]:
+    """``{"parents": [...], "children": [...]}``: what the todo waits for, and what waits for it."""
+    out: dict[str, list[Relative]] = {"parents": [], "children": []}
+    with read_connection() as conn:
+        rows = conn.execute(RELATIVES_SQL, {"id": todo.id, "eps": viewer.endpoint_ids, "limit": limit}).fetchall()
+    for row in rows:
+        side = "parents" if row["side"] == "parent" else "children"
+        out[side].append(Relative(row["id"], row["title"], row["state"], row["settled"]))
+    return out

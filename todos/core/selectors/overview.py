@@ -32,7 +32,8 @@ WITH visible AS (
     SELECT * FROM unnest(%(eps)s::uuid[], %(ep_teams)s::uuid[]) AS v(endpoint_id, team_id)
 ), counted AS (
     SELECT c.endpoint_id, c.queue, c.state, c.n FROM todo_counts c
-    WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'claimed', 'retry', 'dead')
+    WHERE c.endpoint_id = ANY(%(eps)s::uuid[])
+      AND c.state IN ('pending', 'blocked', 'scheduled', 'claimed', 'retry', 'dead')
 ), pair AS (
     SELECT * FROM unnest(%(scope_eps)s::uuid[], %(scope_queues)s::text[]) AS s(endpoint_id, queue)
     UNION SELECT endpoint_id, queue FROM counted WHERE n > 0
@@ -40,6 +41,7 @@ WITH visible AS (
 ), team_queue AS (
     SELECT v.team_id, p.queue, array_agg(DISTINCT p.endpoint_id) AS eps,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'blocked'), 0)::bigint AS blocked,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'claimed'), 0)::bigint AS claimed,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
@@ -89,6 +91,7 @@ class QueueStats:
     team: TeamAccess
     queue: str
     pending: int = 0
+    blocked: int = 0  # waiting for parents (docs/lifecycle.md, "Dependencies")
     scheduled: int = 0
     claimed: int = 0
     retry: int = 0
@@ -100,7 +103,7 @@ class QueueStats:
     pause: Pause | None = None
 
     def add(self, other: QueueStats) -> None:
-        for name in ("pending", "scheduled", "claimed", "retry", "dead", "done_hour", "failed_hour"):
+        for name in ("pending", "blocked", "scheduled", "claimed", "retry", "dead", "done_hour", "failed_hour"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.oldest_pending and (self.oldest_pending is None or other.oldest_pending < self.oldest_pending):
             self.oldest_pending = other.oldest_pending
@@ -160,7 +163,7 @@ def overview(viewer: Viewer) -> Overview:
     for row in counted:
         s = slot(viewer.team(row["team_id"]), row["queue"])
         s.pending, s.claimed, s.retry, s.dead = row["pending"], row["claimed"], row["retry"], row["dead"]
-        s.scheduled = row["scheduled"]
+        s.scheduled, s.blocked = row["scheduled"], row["blocked"]
         s.oldest_pending = row["oldest_pending"]
     for row in recent:
         s = slot(viewer.team_of_endpoint(row["endpoint_id"]), row["queue"])

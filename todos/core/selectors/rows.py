@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
+from todos.core.infinity import NEVER
 from todos.core.store.records import Attempt
 
 ROW_COLUMNS: tuple[LiteralString, ...] = (
@@ -80,6 +81,8 @@ class TodoRow:
         ``pending`` into scheduled (waiting for its time) and pending."""
         if self.state == "failed":
             return "retry" if self.next_retry_at is not None else "dead"
+        if self.state == "pending" and self.next_retry_at == NEVER:
+            return "blocked"
         if self.state == "pending" and self.next_retry_at is not None:
             return "scheduled"
         return self.state
@@ -106,6 +109,8 @@ class TodoDetail(TodoRow):
     result: Any
     team_id: UUID
     paused: bool
+    parents_left: int = 0  # docs/lifecycle.md, "Dependencies"
+    on_parent_failure: str | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ EXACT_COUNTS = ("claimed",)
 TAB_COLUMNS: dict[str, LiteralString] = {
     "all": '"all"',
     "pending": '"pending"',
+    "blocked": '"blocked"',
     "scheduled": '"scheduled"',
     "claimed": '"claimed"',
     "retry": '"retry"',

@@ -29,7 +29,8 @@ from todos.core.selectors.reason_filter import failed_with_predicate
 # ``pending`` on the schedule (the same column: the time the todo waits for).
 STATE_PREDICATES: dict[str, tuple[str, LiteralString | None]] = {
     "pending": ("pending", "t.next_retry_at IS NULL"),
-    "scheduled": ("pending", "t.next_retry_at IS NOT NULL"),
+    "blocked": ("pending", "t.next_retry_at = 'infinity'"),
+    "scheduled": ("pending", "t.next_retry_at < 'infinity'"),  # a time, not a blocked todo's never
     "claimed": ("claimed", None),
     "retry": ("failed", "t.next_retry_at IS NOT NULL"),
     "dead": ("failed", "t.next_retry_at IS NULL"),

@@ -16,7 +16,7 @@ from django.conf import settings
 from todos.core import compose
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
-from todos.core.store import inputs
+from todos.core.store import dependencies, inputs
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_sql
 from todos.core.store.fragments import (
@@ -27,6 +27,8 @@ from todos.core.store.fragments import (
     ROW_STATE,
     LoggedState,
     agent_miss,
+    children_settled,
+    children_woken,
     log_todos,
     notify_ready,
     queue_not_paused,
@@ -90,6 +92,8 @@ def create(
     delay_seconds: Any = None,
     concurrency_key: Any = None,
     requires: Any = None,
+    after: Any = None,
+    on_parent_failure: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
@@ -97,7 +101,9 @@ def create(
     ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
     already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
     team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
-    capability labels) limits which claims take it: only one presenting all of them.
+    capability labels) limits which claims take it: only one presenting all of them. ``after``
+    (at most 100 ids of the team's todos) blocks it until they are done; ``on_parent_failure``
+    (``cancel`` or ``run``) says what it does if one dies or is canceled first (``dependencies.py``).
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -124,32 +130,17 @@ def create(
             requires=requires,
         ),
     }
-    sql = f"""
-WITH ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
-    VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
-            %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
-            %(max_attempts)s,
-            -- a time already reached is "now": no schedule, claimable at once
-            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[])
-    ON CONFLICT (endpoint_id, idempotency_key)
-        WHERE {DEDUPE_PREDICATE}
-    DO NOTHING
-    RETURNING *
-),
-logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")})
-SELECT true AS created, {TODO_COLUMNS},
-       {notify_ready("ins", "next_retry_at IS NULL")} AS notified
-FROM ins
-UNION ALL
-SELECT false, {TODO_COLUMNS}, 0 FROM todos
-WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-  AND {DEDUPE_PREDICATE}
-  AND NOT EXISTS (SELECT 1 FROM ins)"""
+    params["after"] = inputs.after(after)
+    params["on_parent_failure"] = inputs.on_parent_failure(on_parent_failure) if params["after"] else None
+    if on_parent_failure is not None and not params["after"]:
+        inputs.on_parent_failure(on_parent_failure)  # a bad word is refused with or without parents
+    sql = _create_sql(bool(params["after"]))
 
     def finish(rows: list[dict]) -> Created:
+        if params["after"]:
+            if rows[0]["refused_n"] is not None:
+                raise dependencies.refusal(params["after"], rows[0]["refused_n"], rows[0]["refused_why"])
+            rows = [row for row in rows if row["id"] is not None]
         if not rows:
             # The conflicting row committed after this statement's snapshot: ``todos.core.db.execute``
             # runs the statement again, and the next snapshot sees it.
@@ -159,6 +150,59 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
     return Statement(sql, params, finish)
 
 
+def _create_sql(with_parents: bool) -> LiteralString:
+    """The create statement. With parents it also reads and locks them, refuses a bad one
+    (``refused``: nothing is inserted, and the one answer row names it) and writes the dependency
+    rows; without, it is the statement it always was."""
+    values: LiteralString = """VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
+            %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
+            %(max_attempts)s,
+            -- a time already reached is "now": no schedule, claimable at once
+            CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
+            %(concurrency_key)s, %(requires)s::text[])"""
+    columns: LiteralString = "concurrency_key, requires"
+    head: LiteralString = ""
+    tail: LiteralString = ""
+    if with_parents:
+        values = f"""SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
+           %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
+           %(max_attempts)s,
+           -- blocked (scheduled for never) while a parent is open; its own time waits aside
+           {dependencies.BLOCKED_TIME},
+           %(concurrency_key)s, %(requires)s::text[],
+           (SELECT n FROM open_parents), %(on_parent_failure)s,
+           {dependencies.OWN_TIME}
+    WHERE NOT EXISTS (SELECT 1 FROM refused)"""
+        columns = "concurrency_key, requires, parents_left, on_parent_failure, run_at_after_block"
+        head = f"{dependencies.PARENTS},\n"
+        tail = f",\n{dependencies.EDGES}"
+    answer: LiteralString = f"""SELECT true AS created, {TODO_COLUMNS},
+       {notify_ready("ins", "next_retry_at IS NULL")} AS notified
+FROM ins
+UNION ALL
+SELECT false, {TODO_COLUMNS}, 0 FROM todos
+WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+  AND {DEDUPE_PREDICATE}
+  AND NOT EXISTS (SELECT 1 FROM ins)"""
+    if with_parents:
+        answer = f"""SELECT a.*, f.n AS refused_n, f.why AS refused_why
+FROM (SELECT 1) one
+LEFT JOIN ({answer}) a ON true
+LEFT JOIN refused f ON true"""
+    return f"""
+WITH {head}ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       assignee, priority, max_attempts, next_retry_at, {columns})
+    {values}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")}){tail}
+{answer}"""
+
+
 # The fields of a new todo, as create_for and each item of create_batch take them.
 CREATE_FIELDS = frozenset(
     {
@@ -166,6 +210,9 @@ CREATE_FIELDS = frozenset(
         "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires",
     }
 )  # fmt: skip
+# …and what an item of create_batch may add: its parents (``after``), earlier items of the batch
+# (``after_items``) and its rule (docs/lifecycle.md, "Dependencies").
+DEPENDENCY_FIELDS = frozenset({"after", "after_items", "on_parent_failure"})
 CREATE_BATCH_MAX = 1000
 
 
@@ -207,6 +254,11 @@ def _todo_fields(
     return fields
 
 
+# A new todo's time when nothing blocks it: a time already reached is "now", claimable at once.
+BATCH_TIME: LiteralString = """-- a time already reached is "now": no schedule, claimable at once
+           CASE WHEN i.not_before > now() THEN i.not_before END"""
+
+
 def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     """Enqueue up to 1,000 todos for ``agent`` in one statement, each answered as ``create`` would.
 
@@ -224,11 +276,18 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             raise Invalid(f"items[{n}]", "must be an object")
-        unknown = set(item) - CREATE_FIELDS
+        unknown = set(item) - CREATE_FIELDS - DEPENDENCY_FIELDS
         if unknown:
             raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
+        fields = {k: v for k, v in item.items() if k not in DEPENDENCY_FIELDS}
         try:
-            rows.append(_todo_fields(agent, **{"queue": None, "title": None, **item}))
+            row = _todo_fields(agent, **{"queue": None, "title": None, **fields})
+            row["after"] = inputs.after(item.get("after"))
+            row["after_items"] = inputs.after_items(item.get("after_items"), n)
+            waits = bool(row["after"] or row["after_items"])
+            rule = inputs.on_parent_failure(item.get("on_parent_failure"))
+            row["on_parent_failure"] = rule if waits else None
+            rows.append(row)
         except Invalid as exc:
             raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
         except Forbidden as exc:
@@ -256,25 +315,36 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
+    waits = any(row["on_parent_failure"] for row in rows)
+    if waits:
+        params.update(
+            afters=[Jsonb(row["after"]) for row in rows],
+            after_items=[Jsonb(row["after_items"]) for row in rows],
+            rules=column("on_parent_failure"),
+            after=sorted({parent for row in rows for parent in row["after"]}),
+        )
     sql = f"""
 WITH item AS MATERIALIZED (
     SELECT i.*, 'td_' || replace(gen_random_uuid()::text, '-', '') AS id
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[])
+                %(requires)s::jsonb[]{dependencies.BATCH_ITEM_ARRAYS if waits else ""})
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, n)
-),
+                              not_before, concurrency_key, requires{dependencies.BATCH_ITEM_NAMES if waits else ""}, n)
+),{dependencies.BATCH_PARENTS if waits else ""}
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires{
+        dependencies.BATCH_COLUMNS if waits else ""
+    })
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
-           -- a time already reached is "now": no schedule, claimable at once
-           CASE WHEN i.not_before > now() THEN i.not_before END,
-           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires))
-    FROM item i
+           {dependencies.BATCH_TIME if waits else BATCH_TIME},
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)){
+        dependencies.BATCH_VALUES if waits else ""
+    }
+    FROM item i{dependencies.BATCH_GUARD if waits else ""}
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
         WHERE {DEDUPE_PREDICATE}
@@ -296,9 +366,9 @@ answer AS (
         WHERE i.key IS NOT NULL AND t.endpoint_id = %(endpoint_id)s AND t.idempotency_key = i.key
           AND {DEDUPE_PREDICATE}
     ) live ON mine.id IS NULL AND earlier.id IS NULL
-)
-SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*
-FROM answer a
+){dependencies.BATCH_EDGES if waits else ""}
+SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*{dependencies.BATCH_REFUSED if waits else ""}
+FROM answer a{" LEFT JOIN refused f ON true" if waits else ""}
 LEFT JOIN LATERAL (
     SELECT {TODO_COLUMNS} FROM ins WHERE ins.id = a.todo_id
     UNION ALL
@@ -309,6 +379,17 @@ LEFT JOIN LATERAL (
 ORDER BY a.n"""
 
     def finish(result_rows: list[dict]) -> list[ItemResult]:
+        if waits and result_rows and result_rows[0]["refused_item"] is not None:
+            first = result_rows[0]
+            item = rows[first["refused_item"]]
+            field = f"items[{first['refused_item']}].{first['refused_field']}"
+            if first["refused_field"] == "after":
+                raise dependencies.refusal(item["after"], first["refused_n"], first["refused_why"], field)
+            raise Invalid(
+                f"{field}[{first['refused_n']}]",
+                "that item's todo is already canceled, so it will never be done "
+                "(on_parent_failure 'run' accepts it and does not wait for it)",
+            )
         out = []
         for row in result_rows:
             if row["id"] is None:
@@ -635,10 +716,19 @@ def _report_statement(
     params: dict,
     ready_when: LiteralString | None,
     after: LoggedState = ROW_STATE,
+    finished: LiteralString | None = None,
+    done: bool = True,
 ) -> Statement[Todo]:
     """One report on a held lease. ``after`` is the Board state the report leaves, where it is
-    one constant (the log then computes nothing per row); by default it is read from the row."""
+    one constant (the log then computes nothing per row); by default it is read from the row.
+    ``finished`` (a FROM clause over ``upd``) are the todos it finished: their children are
+    settled (``fragments.children_settled``; ``done``: they are done, else dead)."""
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
+    children: LiteralString = ""
+    woken: LiteralString = ""
+    if finished is not None:
+        children = f",\n{children_settled(finished, done=done)}"
+        woken = f",\n           {children_woken()} AS woken"
     sql = f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 {seen_sql(params["endpoint_id"])}upd AS (
@@ -652,10 +742,10 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
 ),
-logged AS ({log_todos(verb, "upd", before=BoardState.CLAIMED, after=after, team="%(team_id)s")}),
+logged AS ({log_todos(verb, "upd", before=BoardState.CLAIMED, after=after, team="%(team_id)s")}){children},
 result AS (
     SELECT {TODO_COLUMNS},
-           (SELECT count(*) FROM closed) AS closed{ready} AS notified
+           (SELECT count(*) FROM closed) AS closed{ready} AS notified{woken}
     FROM upd
 )
 SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -723,6 +813,7 @@ def complete(
         params,
         ready_when=None,
         after=BoardState.DONE,
+        finished="upd",
     )
 
 
@@ -761,6 +852,8 @@ def fail(
             {REPORT_FIELDS}, {ERROR_FIELD}""",
         params,
         ready_when=None,
+        finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",
+        done=False,
     )
 
 
@@ -856,8 +949,9 @@ closed AS (
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")})
-SELECT i.id AS item_id, i.n, u.*,
+logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")}),
+{children_settled("upd", done=True)}
+SELECT i.id AS item_id, i.n, u.*, {children_woken()} AS woken,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'

@@ -12,7 +12,7 @@ from typing import LiteralString
 from django.conf import settings
 
 from todos.core.db import Statement
-from todos.core.store.fragments import board_state, log_todos, notify_ready
+from todos.core.store.fragments import board_state, children_settled, children_woken, log_todos, notify_ready
 from todos.core.store.records import SweepOutcome
 from todos.core.words import BoardState, ChangeOp, TodoState
 
@@ -32,7 +32,8 @@ def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     endpoint was revoked while the lease was held (a claim that raced the revoke), since no
     agent could ever claim it again.
     Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
-    Log: ``claimed`` → ``pending`` or ``dead``. Agents waiting on the queues of requeued todos are
+    Log: ``claimed`` → ``pending`` or ``dead``; a dead letter's blocked children follow their
+    ``on_parent_failure`` (``fragments.children_settled``). Agents waiting on the queues of requeued todos are
     woken (one ``board_ready`` per queue and sweep, not per worker commit: no line at the lock).
     """
     sql = f"""
@@ -59,9 +60,11 @@ closed AS (
     FROM reaped r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),
-logged AS ({log_todos(ChangeOp.REAP, "reaped", before=BoardState.CLAIMED)})
+logged AS ({log_todos(ChangeOp.REAP, "reaped", before=BoardState.CLAIMED)}),
+{children_settled(f"(SELECT id FROM reaped WHERE state = {TodoState.FAILED.sql})", done=False)}
 SELECT r.id,
-       {notify_ready("reaped", f"state = {TodoState.PENDING.sql}")} AS notified
+       {notify_ready("reaped", f"state = {TodoState.PENDING.sql}")} AS notified,
+       {children_woken()} AS woken
 FROM reaped r"""
     return Statement(sql, {"limit": limit}, _outcome)
 

@@ -44,6 +44,8 @@ from todos.core.store.fragments import (
     LEASE_SEEN,
     audit_row,
     board_state,
+    children_settled,
+    children_woken,
     log_endpoints,
     log_todos,
     member_of,
@@ -457,6 +459,8 @@ closed AS (
     WHERE a.todo_id = d.id AND a.seq = d.attempts_total AND a.ended_at IS NULL
 ),
 logged_todos AS ({log_todos(ChangeOp.REVOKE, "dead", before="r.state_before")}),
+{children_settled("dead", done=False)},
+children_woken AS (SELECT {children_woken()} AS n),
 logged AS ({log_endpoints(ChangeOp.REVOKE, "revoked")})"""
 
 
@@ -478,7 +482,8 @@ WITH revoked AS (
 ),{REVOKE_SQL},
 audit AS ({_audit_row("endpoint.revoke", "revoked s", REVOKE_DETAIL)}),
 result AS (
-    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids
+    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d) AS dead_ids,
+           (SELECT n FROM children_woken) AS children_woken
     FROM revoked r
 )
 SELECT x.*,
@@ -526,6 +531,7 @@ audit AS ({
         )
     })
 SELECT r.*, (SELECT coalesce(array_agg(d.id), '{{}}') FROM dead d WHERE d.endpoint_id = r.id) AS dead_ids,
+       (SELECT n FROM children_woken) AS children_woken,
        {_notify_credentials("revoked")} AS forgotten
 FROM revoked r"""
 

@@ -317,3 +317,56 @@ def operator_miss(found: LiteralString = "r.id") -> LiteralString:
         WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND {OPERATOR_ACTS})
         THEN 'forbidden'
         ELSE 'conflict' END"""
+
+
+# --- dependencies (docs/lifecycle.md, "Dependencies") -------------------------------------------
+
+# A blocked todo: pending, scheduled for never until its last parent is done.
+INFINITY: LiteralString = "'infinity'"
+
+
+def blocked(alias: LiteralString = "t") -> LiteralString:
+    """SQL: todo ``alias`` is blocked (pending, waiting for parents)."""
+    return f"{alias}.state = {TodoState.PENDING.sql} AND {alias}.next_retry_at = {INFINITY}"
+
+
+def not_blocked(alias: LiteralString = "t") -> LiteralString:
+    """SQL: todo ``alias`` is not blocked (its time, if any, is a real one)."""
+    return f"{alias}.next_retry_at IS DISTINCT FROM {INFINITY}"
+
+
+def children_settled(finished: LiteralString, *, done: bool, name: LiteralString = "kids") -> LiteralString:
+    """CTEs that settle the children of the todos this statement finished (``finished``: a FROM
+    clause with an ``id`` column, read after the statement's own UPDATE has run).
+
+    ``done``: the parents are done, each child is counted off (``todo_parents_done``, 0024);
+    else they died or were canceled, and each child follows its ``on_parent_failure``
+    (``todo_parents_failed``). A child whose last parent settles here unblocks (``blocked`` →
+    ``pending`` or ``scheduled``, logged as a ``requeue``); a canceled one is logged ``cancel``.
+    Put :func:`children_woken` in the statement's answer: it wakes agents waiting for the
+    unblocked ones. A statement whose todos have no children pays one probe of the dependency
+    index per call.
+    """
+    function: LiteralString = "todo_parents_done" if done else "todo_parents_failed"
+    unblocked: LiteralString = f"(SELECT * FROM {name} WHERE state = {TodoState.PENDING.sql})"
+    canceled: LiteralString = f"(SELECT * FROM {name} WHERE state = {TodoState.CANCELED.sql})"
+    logs: LiteralString = f"""{name}_unblocked AS ({
+        log_todos(ChangeOp.REQUEUE, f"{unblocked} ", before=BoardState.BLOCKED, ended=False)
+    })"""
+    if not done:
+        logs += f""",
+{name}_canceled AS ({
+            log_todos(
+                ChangeOp.CANCEL, f"{canceled} ", before=BoardState.BLOCKED, after=BoardState.CANCELED, ended=False
+            )
+        })"""
+    return f"""{name} AS MATERIALIZED (
+    SELECT k.* FROM {function}(ARRAY(SELECT f.id FROM {finished} f)) k
+    WHERE k.next_retry_at IS DISTINCT FROM {INFINITY}
+),
+{logs}"""
+
+
+def children_woken(name: LiteralString = "kids") -> LiteralString:
+    """The answer's column that wakes agents waiting for the children unblocked now (``notify_ready``)."""
+    return notify_ready(name, f"state = {TodoState.PENDING.sql} AND next_retry_at IS NULL")

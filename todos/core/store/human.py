@@ -26,11 +26,15 @@ from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.fragments import (
     ACTING_ROLES,
     CLAIMABLE,
+    INFINITY,
     LEASE_SEEN,
     OPERATOR_ACTS,
     audit_row,
     audit_todos,
+    blocked,
     board_state,
+    children_settled,
+    children_woken,
     log_change,
     log_todos,
     member_of,
@@ -114,10 +118,13 @@ def _single(
     *,
     attempt_set: LiteralString | None = None,
     ready_when: LiteralString | None = None,
+    finished: LiteralString | None = None,
+    done: bool = True,
 ) -> Statement[Todo]:
     """One todo, one statement: update it, update its open attempt (close it, or stamp a
     heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
-    waiting agents when ``ready_when`` says the todo became claimable."""
+    waiting agents when ``ready_when`` says the todo became claimable. ``finished`` (a FROM clause
+    over ``upd``): the todo finished, and its children are settled (``children_settled``)."""
     attempt = (
         f"""
 open_attempt AS (
@@ -129,6 +136,7 @@ open_attempt AS (
         else ""
     )
     ready = notify_ready("upd", ready_when) if ready_when else "0"
+    children, woken = _children(finished, done)
     sql = f"""
 WITH {_prior("t.id = %(id)s", guard)},
 upd AS (
@@ -138,10 +146,10 @@ upd AS (
     RETURNING t.*, p.state_before
 ),{attempt}
 audit AS ({audit_todos(action, "upd")}),
-logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+logged AS ({log_todos(verb, "upd", before="r.state_before")}){children},
 result AS (
     SELECT {TODO_COLUMNS},
-           {ready} AS notified
+           {ready} AS notified{woken}
     FROM upd
 )
 SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
@@ -152,6 +160,14 @@ SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON 
         return Todo.from_row(rows[0])
 
     return Statement(sql, params, finish)
+
+
+def _children(finished: LiteralString | None, done: bool) -> tuple[LiteralString, LiteralString]:
+    """The CTEs that settle the children of the todos a statement finished, and the answer's
+    column that wakes agents for the unblocked ones (docs/lifecycle.md, "Dependencies")."""
+    if finished is None:
+        return "", ""
+    return f",\n{children_settled(finished, done=done)}", f",\n           {children_woken()} AS woken"
 
 
 HOLDS: LiteralString = f"t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s AND {LEASE_SEEN}"
@@ -224,6 +240,7 @@ def complete(op: OperatorScope, todo_id: Any, *, note: Any = None, result: Any =
         params,
         attempt_set=f"""ended_at = now(), outcome = 'completed', disposition = 'done',
             {HUMAN_REPORT}""",
+        finished="upd",
     )
 
 
@@ -244,6 +261,8 @@ def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo
         attempt_set=f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
             {HUMAN_REPORT}""",
+        finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",
+        done=False,
     )
 
 
@@ -280,7 +299,8 @@ def force_release(op: OperatorScope, todo_id: Any, *, note: Any = None) -> State
 
 
 RETRY_SET: LiteralString = f"""state = {TodoState.PENDING.sql}, attempt = 0, result = NULL, owner = NULL,
-    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL"""
+    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL,
+    parents_left = 0, run_at_after_block = NULL"""
 # A dead letter gave up its idempotency key (docs/lifecycle.md, "Idempotency keys"). If a newer live
 # todo holds the key now, bringing the dead letter back would put two live todos on one key: the
 # retry is refused (a conflict; bulk retries skip it) instead of failing on the unique index.
@@ -298,7 +318,9 @@ CANCEL_GUARD: LiteralString = (
 )
 CANCEL_ATTEMPT: LiteralString = "ended_at = now(), outcome = 'canceled', disposition = 'canceled'"
 # Run now in bulk (``waiting.run_now_many``): still pending and still waiting for a time to come.
-RUN_NOW_GUARD: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now()"
+RUN_NOW_GUARD: LiteralString = (
+    f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now() AND t.next_retry_at < {INFINITY}"
+)
 # What each bulk action can change: the Board's previews count with these same guards.
 BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD, "run_now": RUN_NOW_GUARD}
 
@@ -332,6 +354,30 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
         CANCEL_GUARD,
         _params(op, todo_id, note=note),
         attempt_set=CANCEL_ATTEMPT,
+        finished="upd",
+        done=False,
+    )
+
+
+# Run anyway (docs/lifecycle.md, "Dependencies"): the todo stops waiting for its parents. Its
+# dependency rows stay, for the drawer's history; the parents' later completions count off only
+# blocked children, so they leave it alone. Its own run-at time, if still ahead, comes back.
+RUN_ANYWAY_SET: LiteralString = """parents_left = 0, run_at_after_block = NULL,
+    next_retry_at = CASE WHEN t.run_at_after_block > now() THEN t.run_at_after_block END"""
+
+
+def run_anyway(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
+    """Unblock a blocked todo now, whatever its parents. Guard: blocked. Effect: no parents left
+    to wait for; its own run-at time restored (else claimable now). Attempt rows: none.
+    Log: ``blocked`` → ``pending`` or ``scheduled`` (op ``run_now``); waiting agents woken.
+    Audit: ``todo.run_anyway``."""
+    return _single(
+        ChangeOp.RUN_NOW,
+        "todo.run_anyway",
+        RUN_ANYWAY_SET,
+        blocked("t"),
+        _params(op, todo_id, note=note),
+        ready_when="next_retry_at IS NULL",
     )
 
 
@@ -346,6 +392,8 @@ def _bulk(
     *,
     attempt_set: LiteralString | None = None,
     ready: bool = False,
+    finished: LiteralString | None = None,
+    done: bool = True,
 ) -> Statement[BulkOutcome]:
     todo_ids = inputs.todo_ids(ids)
     if len(todo_ids) > 1000:
@@ -362,6 +410,7 @@ open_attempt AS (
         else ""
     )
     wake = notify_ready("upd") if ready else "0"
+    children, woken = _children(finished, done)
     sql = f"""
 WITH {_prior("t.id = ANY(%(ids)s::text[])", guard, order=True)},
 upd AS (
@@ -371,9 +420,9 @@ upd AS (
     RETURNING t.*, p.state_before
 ),{attempt}
 audit AS ({audit_todos(action, "upd")}),
-logged AS ({log_todos(verb, "upd", before="r.state_before")}),
+logged AS ({log_todos(verb, "upd", before="r.state_before")}){children},
 woken AS (
-    SELECT {wake} AS n
+    SELECT {wake} AS n{woken}
 )
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u"""
 
@@ -388,7 +437,16 @@ def retry_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[Bu
 def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
     """Bulk cancel: the same guard and effect as :func:`cancel`."""
     return _bulk(
-        ChangeOp.CANCEL, "todo.cancel", CANCEL_SET, BULK_GUARDS["cancel"], op, ids, note, attempt_set=CANCEL_ATTEMPT
+        ChangeOp.CANCEL,
+        "todo.cancel",
+        CANCEL_SET,
+        BULK_GUARDS["cancel"],
+        op,
+        ids,
+        note,
+        attempt_set=CANCEL_ATTEMPT,
+        finished="upd",
+        done=False,
     )
 
 

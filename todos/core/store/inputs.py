@@ -502,3 +502,49 @@ def capability_text(field: str, text: Any) -> list[str]:
             raise
         label = int(exc.field.removeprefix(f"{field}[").rstrip("]")) + 1
         raise Invalid(field, f"label {label}: {exc.problem}") from None
+
+
+# Dependencies (docs/lifecycle.md, "Dependencies").
+AFTER_MAX = 100
+PARENT_FAILURE_RULES = ("cancel", "run")
+
+
+def after(value: Any, field: str = "after") -> list[str]:
+    """The parents a new todo waits for: at most 100 todo ids, repeats dropped (first kept)."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise Invalid(field, "must be a list of todo ids")
+    ids = [todo_id(v, f"{field}[{n}]") for n, v in enumerate(value)]
+    unique = list(dict.fromkeys(ids))
+    if len(unique) > AFTER_MAX:
+        raise Invalid(field, f"must name at most {AFTER_MAX} todos")
+    return unique
+
+
+def after_items(value: Any, own_index: int, field: str = "after_items") -> list[int]:
+    """Earlier items of the same batch a new todo waits for: indexes below its own, repeats dropped."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise Invalid(field, "must be a list of item indexes")
+    out: list[int] = []
+    for n, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise Invalid(f"{field}[{n}]", "must be an integer item index")
+        if not 0 <= v < own_index:
+            raise Invalid(f"{field}[{n}]", f"must name an earlier item of the batch (0 to {own_index - 1}), not {v}")
+        if v not in out:
+            out.append(v)
+    if len(out) > AFTER_MAX:
+        raise Invalid(field, f"must name at most {AFTER_MAX} items")
+    return out
+
+
+def on_parent_failure(value: Any) -> str:
+    """What a child does when a parent dies or is canceled: ``cancel`` (the default) or ``run``."""
+    if value is None:
+        return "cancel"
+    if value not in PARENT_FAILURE_RULES:
+        raise Invalid("on_parent_failure", "must be 'cancel' or 'run'")
+    return value

@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
+from todos.core.infinity import NEVER
+
 
 def _parse_ts(value: Any) -> datetime | None:
     if value is None or isinstance(value, datetime):
@@ -42,11 +44,18 @@ class Todo:
     completed_at: datetime | None
     concurrency_key: str | None = None
     requires: tuple[str, ...] = ()  # capability labels a claim must present (a set, sorted)
+    parents_left: int = 0  # parents not yet done (docs/lifecycle.md, "Dependencies")
+    on_parent_failure: str | None = None  # "cancel" or "run"; None without parents
+
+    @property
+    def blocked(self) -> bool:
+        """Pending, waiting for its parents: scheduled for never (``next_retry_at`` is infinity)."""
+        return self.state == "pending" and self.next_retry_at == NEVER
 
     @property
     def scheduled(self) -> bool:
         """Pending with a time not yet reached (or not yet cleared by the requeue loop)."""
-        return self.state == "pending" and self.next_retry_at is not None
+        return self.state == "pending" and self.next_retry_at is not None and not self.blocked
 
     @property
     def dead_letter(self) -> bool:
@@ -69,7 +78,7 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires"""
+           concurrency_key, requires, parents_left, on_parent_failure"""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,16 @@ from todos.core import compose
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Invalid
 from todos.core.store import inputs
-from todos.core.store.fragments import OPERATOR_ACTS, audit_row, board_state, log_todos, notify_ready, operator_miss
+from todos.core.store.fragments import (
+    INFINITY,
+    OPERATOR_ACTS,
+    audit_row,
+    board_state,
+    log_todos,
+    not_blocked,
+    notify_ready,
+    operator_miss,
+)
 from todos.core.store.human import RUN_NOW_GUARD, _params, _prior, _raise_miss
 from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Todo
 from todos.core.store.scopes import OperatorScope
@@ -50,8 +59,10 @@ AUDITED: dict[LiteralString, Callable[[LiteralString], LiteralString]] = {
 }
 # One field a line, in the SET list and in the audit's objects.
 FIELD_BREAK: LiteralString = ",\n        "
-WAITING: LiteralString = f"t.state = {TodoState.PENDING.sql}"
-SCHEDULED: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NOT NULL"
+# A blocked todo is not "waiting" for these edits: its time is its parents' (docs/lifecycle.md,
+# "Dependencies"); run anyway is what unblocks it.
+WAITING: LiteralString = f"t.state = {TodoState.PENDING.sql} AND {not_blocked()}"
+SCHEDULED: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at < {INFINITY}"
 
 
 def _audited(fields: list[str], row: LiteralString) -> LiteralString:

@@ -25,6 +25,7 @@ STATE_LABELS = {key: label for key, label in BOARD_STATES.items() if key != "all
 # A shape per state, so the state reads without colour (the text says it too).
 STATE_GLYPHS = {
     "pending": "○",
+    "blocked": "⧖",
     "scheduled": "◷",
     "claimed": "◐",
     "retry": "↻",

@@ -20,12 +20,13 @@ from todos.dashboard import form_input
 # What a todo is to the viewer, as far as actions go (``present.situation`` works it out).
 PENDING = "pending"
 SCHEDULED = "scheduled"  # pending, waiting for its time
+BLOCKED = "blocked"  # pending, waiting for its parents (docs/lifecycle.md, "Dependencies")
 HELD = "held"  # claimed, and the viewer holds the lease
 LAPSED = "lapsed"  # someone else's lease lapsed with attempts left: it can be taken over
 TAKEN = "taken"  # claimed by someone else
 RETRY = "retry"
 DEAD = "dead"
-LIVE = frozenset({PENDING, SCHEDULED, HELD, LAPSED, TAKEN, RETRY, DEAD})
+LIVE = frozenset({PENDING, BLOCKED, SCHEDULED, HELD, LAPSED, TAKEN, RETRY, DEAD})
 WAITING = frozenset({PENDING, SCHEDULED})
 
 
@@ -168,6 +169,19 @@ TABLE: tuple[TodoAction, ...] = (
         verb_phrase="run it now",
         offered_in=frozenset({SCHEDULED}),
         style="primary",
+    ),
+    TodoAction(
+        "run_anyway",
+        "Run anyway",
+        human.run_anyway,
+        _note,
+        success="{id} no longer waits for its parents.",
+        verb_phrase="run it anyway",
+        offered_in=frozenset({BLOCKED}),
+        style="primary",
+        confirm="Run this todo without waiting for its parents? Their later completions no longer concern it.",
+        confirm_yes="Run anyway",
+        confirm_no="Keep waiting",
     ),
     TodoAction(
         "retry",

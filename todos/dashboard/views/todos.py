@@ -63,7 +63,7 @@ def _list_context(request, f: TodoFilter) -> dict:
 # The tabs a bulk action can change rows of (its store guard, ``human.BULK_GUARDS``, by state).
 BULK_TABS = {
     "retry": ("retry", "dead"),
-    "cancel": ("pending", "scheduled", "claimed", "retry", "dead"),
+    "cancel": ("pending", "blocked", "scheduled", "claimed", "retry", "dead"),
     "run_now": ("scheduled",),
 }
 
@@ -215,6 +215,7 @@ def drawer_context(
         "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
         "timeline": attempt_timeline.timeline(todo.created_at, attempt_rows, attempt_timeline.now_utc()),
         "audit": audit,
+        "relatives": drawer.relatives(viewer, todo),
         "assign_choices": choices,
         "lease_choices": LEASE_CHOICES,
         "lease_default": lease_default_minutes(),

@@ -23,7 +23,7 @@ SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
        t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
        t.concurrency_key, t.requires,
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed,
-       t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
+       t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result, t.parents_left, t.on_parent_failure,
        e.team_id,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id

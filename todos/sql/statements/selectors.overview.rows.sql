@@ -21,7 +21,8 @@ WITH visible AS (
     SELECT * FROM unnest(%(eps)s::uuid[], %(ep_teams)s::uuid[]) AS v(endpoint_id, team_id)
 ), counted AS (
     SELECT c.endpoint_id, c.queue, c.state, c.n FROM todo_counts c
-    WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'claimed', 'retry', 'dead')
+    WHERE c.endpoint_id = ANY(%(eps)s::uuid[])
+      AND c.state IN ('pending', 'blocked', 'scheduled', 'claimed', 'retry', 'dead')
 ), pair AS (
     SELECT * FROM unnest(%(scope_eps)s::uuid[], %(scope_queues)s::text[]) AS s(endpoint_id, queue)
     UNION SELECT endpoint_id, queue FROM counted WHERE n > 0
@@ -29,6 +30,7 @@ WITH visible AS (
 ), team_queue AS (
     SELECT v.team_id, p.queue, array_agg(DISTINCT p.endpoint_id) AS eps,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
+           coalesce(sum(c.n) FILTER (WHERE c.state = 'blocked'), 0)::bigint AS blocked,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'claimed'), 0)::bigint AS claimed,
            coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,

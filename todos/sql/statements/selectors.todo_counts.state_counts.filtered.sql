@@ -47,11 +47,24 @@ CROSS JOIN LATERAL (
 ) x
 LIMIT %(cap)s) counted) AS "pending",
        (SELECT count(*) AS n FROM (
+SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
+CROSS JOIN LATERAL (
+    SELECT t.created_at, t.id
+    FROM todos t
+    WHERE t.endpoint_id = e.id AND t.state = 'pending'
+      AND t.next_retry_at = 'infinity'
+      AND t.kind = %(kind)s
+      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
+    ORDER BY t.created_at ASC, t.id ASC
+    LIMIT %(cap)s
+) x
+LIMIT %(cap)s) counted) AS "blocked",
+       (SELECT count(*) AS n FROM (
 SELECT t.created_at, t.id
 FROM todos t
 WHERE t.endpoint_id = ANY(%(eps)s::uuid[])
   AND t.state = 'pending'
-  AND t.next_retry_at IS NOT NULL
+  AND t.next_retry_at < 'infinity'
   AND t.kind = %(kind)s
   AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
 LIMIT %(cap)s) counted) AS "scheduled",

@@ -55,7 +55,19 @@ SELECT x.* FROM (
         SELECT t.created_at, t.id
         FROM todos t
         WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
-          AND t.next_retry_at IS NOT NULL
+          AND t.next_retry_at = 'infinity'
+        ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
+    ) y
+) x
+LIMIT %(cap)s) counted) AS "blocked",
+       (SELECT count(*) AS n FROM (
+SELECT x.* FROM (
+    SELECT y.* FROM unnest(ARRAY['pending']::text[]) AS s(state)
+    CROSS JOIN LATERAL (
+        SELECT t.created_at, t.id
+        FROM todos t
+        WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
+          AND t.next_retry_at < 'infinity'
         ORDER BY t.created_at ASC, t.id ASC LIMIT %(cap)s
     ) y
 ) x

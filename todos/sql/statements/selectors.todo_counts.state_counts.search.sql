@@ -33,7 +33,8 @@ ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(scan)s)
 SELECT (SELECT count(*) FROM window_keys) AS scanned,
        count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NULL) AS "pending",
-       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NOT NULL) AS "scheduled",
+       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at = 'infinity') AS "blocked",
+       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at < 'infinity') AS "scheduled",
        count(*) FILTER (WHERE t.state = 'claimed') AS "claimed",
        count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NOT NULL) AS "retry",
        count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NULL) AS "dead",

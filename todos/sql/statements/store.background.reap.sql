@@ -34,11 +34,38 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
            NULL,
            CASE WHEN (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
                 THEN extract(epoch FROM now() - r.claimed_at)::double precision END
-    FROM reaped r JOIN endpoints le ON le.id = r.endpoint_id)
+    FROM reaped r JOIN endpoints le ON le.id = r.endpoint_id),
+kids AS MATERIALIZED (
+    SELECT k.* FROM todo_parents_failed(ARRAY(SELECT f.id FROM (SELECT id FROM reaped WHERE state = 'failed') f)) k
+    WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
+),
+kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+           'blocked',
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
+kids_canceled AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           'blocked',
+           'canceled',
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'canceled')  r JOIN endpoints le ON le.id = r.endpoint_id)
 SELECT r.id,
        (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
                       FROM reaped WHERE state = 'pending'
-                      GROUP BY 1, 2) w) AS notified
+                      GROUP BY 1, 2) w) AS notified,
+       (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM kids WHERE state = 'pending' AND next_retry_at IS NULL
+                      GROUP BY 1, 2) w) AS woken
 FROM reaped r

@@ -54,6 +54,33 @@ logged_todos AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, o
                   AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
                 THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM dead r JOIN endpoints le ON le.id = r.endpoint_id),
+kids AS MATERIALIZED (
+    SELECT k.* FROM todo_parents_failed(ARRAY(SELECT f.id FROM dead f)) k
+    WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
+),
+kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+           'blocked',
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
+kids_canceled AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           'blocked',
+           'canceled',
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'canceled')  r JOIN endpoints le ON le.id = r.endpoint_id),
+children_woken AS (SELECT (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM kids WHERE state = 'pending' AND next_retry_at IS NULL
+                      GROUP BY 1, 2) w) AS n),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
     SELECT n.team_id, n.id, NULL, NULL, 'revoke', NULL, NULL, NULL, NULL, NULL
@@ -63,7 +90,8 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
            jsonb_build_object('dead_lettered', (SELECT count(*) FROM dead))
     FROM revoked s),
 result AS (
-    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d) AS dead_ids
+    SELECT r.*, (SELECT coalesce(array_agg(d.id), '{}') FROM dead d) AS dead_ids,
+           (SELECT n FROM children_woken) AS children_woken
     FROM revoked r
 )
 SELECT x.*,

@@ -44,7 +44,34 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
                   AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
                 THEN extract(epoch FROM now() - r.claimed_at)::double precision END
     FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
+kids AS MATERIALIZED (
+    SELECT k.* FROM todo_parents_failed(ARRAY(SELECT f.id FROM upd f)) k
+    WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
+),
+kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+           'blocked',
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
+kids_canceled AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           'blocked',
+           'canceled',
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'canceled')  r JOIN endpoints le ON le.id = r.endpoint_id),
 woken AS (
-    SELECT 0 AS n
+    SELECT 0 AS n,
+           (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM kids WHERE state = 'pending' AND next_retry_at IS NULL
+                      GROUP BY 1, 2) w) AS woken
 )
 SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u

@@ -21,7 +21,8 @@ WITH prior AS (
 ),
 upd AS (
     UPDATE todos t SET state = 'pending', attempt = 0, result = NULL, owner = NULL,
-    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL, updated_at = now()
+    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL,
+    parents_left = 0, run_at_after_block = NULL, updated_at = now()
     FROM prior p
     WHERE t.id = p.id AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (
@@ -50,7 +51,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires,
+           concurrency_key, requires, parents_left, on_parent_failure,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n

@@ -21,7 +21,8 @@ WITH prior AS (
 ),
 upd AS (
     UPDATE todos t SET state = 'pending', attempt = 0, result = NULL, owner = NULL,
-    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL, updated_at = now()
+    lease_expires_at = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL,
+    parents_left = 0, run_at_after_block = NULL, updated_at = now()
     FROM prior p
     WHERE t.id = p.id AND t.state = 'failed' AND (
     t.idempotency_key IS NULL OR t.next_retry_at IS NOT NULL OR NOT EXISTS (

@@ -12,7 +12,7 @@ WITH prior AS (
         SELECT oe.id FROM endpoints oe
         WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')))
-      AND t.state = 'pending'
+      AND t.state = 'pending' AND t.next_retry_at IS DISTINCT FROM 'infinity'
     FOR UPDATE
 ),
 old AS (
@@ -23,7 +23,7 @@ upd AS (
     UPDATE todos t SET title = %(title)s,
         updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'pending'
+    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at IS DISTINCT FROM 'infinity'
     RETURNING t.*, p.state_before
 ),
 changed AS (
@@ -55,7 +55,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires,
+           concurrency_key, requires, parents_left, on_parent_failure,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n

@@ -11,7 +11,7 @@ WITH prior AS (
         SELECT oe.id FROM endpoints oe
         WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')))
-      AND t.state = 'pending' AND t.next_retry_at IS NOT NULL
+      AND t.state = 'pending' AND t.next_retry_at < 'infinity'
     FOR UPDATE
 ),
 old AS (
@@ -22,7 +22,7 @@ upd AS (
     UPDATE todos t SET next_retry_at = CASE WHEN %(run_at)s::timestamptz > now() THEN %(run_at)s::timestamptz END,
         updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at IS NOT NULL
+    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at < 'infinity'
     RETURNING t.*, p.state_before
 ),
 changed AS (
@@ -54,7 +54,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires,
+           concurrency_key, requires, parents_left, on_parent_failure,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n

@@ -12,13 +12,13 @@ WITH prior AS (
         SELECT oe.id FROM endpoints oe
         WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
           AND m.role IN ('operator', 'admin')))
-      AND t.state = 'pending' AND t.next_retry_at > now() ORDER BY t.id
+      AND t.state = 'pending' AND t.next_retry_at > now() AND t.next_retry_at < 'infinity' ORDER BY t.id
     FOR UPDATE
 ),
 upd AS (
     UPDATE todos t SET next_retry_at = NULL, updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at > now()
+    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at > now() AND t.next_retry_at < 'infinity'
     RETURNING t.*, p.state_before, p.run_at_before
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
