@@ -88,7 +88,9 @@ WITH cand AS (
            (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
     FROM todos t
     JOIN endpoints e ON e.id = t.endpoint_id
-    CROSS JOIN LATERAL (SELECT {run_time_limit("e.team_id")} AS seconds) lim
+    CROSS JOIN LATERAL (
+        SELECT {run_time_limit("e.team_id")} AS seconds
+    ) lim
     WHERE t.state = {TodoState.CLAIMED.sql} AND t.owner LIKE 'endpoint:%%' AND t.lease_expires_at >= now()
       AND t.claimed_at + make_interval(secs => lim.seconds) < now()
     ORDER BY t.claimed_at
@@ -99,7 +101,8 @@ timed AS (
     -- the guard again on the locked row: a complete (or any report) that won the lock ended it
     UPDATE todos t SET
         state = {TodoState.FAILED.sql}, owner = NULL, lease_expires_at = NULL,
-        next_retry_at = CASE WHEN c.dead THEN NULL ELSE now() + {BACKOFF} END,
+        next_retry_at = CASE WHEN c.dead THEN NULL
+            ELSE now() + {BACKOFF} END,
         completed_at = CASE WHEN c.dead THEN now() END,
         updated_at = now()
     FROM cand c

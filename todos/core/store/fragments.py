@@ -72,13 +72,15 @@ def run_time_limit(team: LiteralString) -> LiteralString:
     else its team's default for its queue (``team``: SQL naming the team), else NULL (none). The
     queue's row is looked up only for a todo without a limit of its own (COALESCE stops early)."""
     return f"""coalesce(t.timeout_seconds, (
-        SELECT qs.timeout_seconds FROM queue_settings qs WHERE qs.team_id = {team} AND qs.queue = t.queue))"""
+            SELECT qs.timeout_seconds FROM queue_settings qs
+            WHERE qs.team_id = {team} AND qs.queue = t.queue))"""
 
 
 # The claimed todo ``t`` (an agent's: the team is ``%(team_id)s``) has not run past its run-time
 # limit: the attempt began at ``t.claimed_at`` (the claim sets both with one ``now()``).
 WITHIN_RUN_TIME_LIMIT: LiteralString = f"""coalesce(
-        t.claimed_at + make_interval(secs => {run_time_limit("%(team_id)s")}) >= now(), true)"""
+        t.claimed_at + make_interval(secs => {run_time_limit("%(team_id)s")}
+        ) >= now(), true)"""
 
 
 # The lease's open attempt is visible to this statement, so closing "the open attempt" closes it.

@@ -19,7 +19,9 @@ upd AS (
                OR fa.lease_token_hash = %(token_hash)s::bytea))
       AND coalesce(
         t.claimed_at + make_interval(secs => coalesce(t.timeout_seconds, (
-        SELECT qs.timeout_seconds FROM queue_settings qs WHERE qs.team_id = %(team_id)s AND qs.queue = t.queue))) >= now(), true)
+            SELECT qs.timeout_seconds FROM queue_settings qs
+            WHERE qs.team_id = %(team_id)s AND qs.queue = t.queue))
+        ) >= now(), true)
     RETURNING t.*
 ),
 closed AS (

@@ -7,8 +7,11 @@ WITH cand AS (
            (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
     FROM todos t
     JOIN endpoints e ON e.id = t.endpoint_id
-    CROSS JOIN LATERAL (SELECT coalesce(t.timeout_seconds, (
-        SELECT qs.timeout_seconds FROM queue_settings qs WHERE qs.team_id = e.team_id AND qs.queue = t.queue)) AS seconds) lim
+    CROSS JOIN LATERAL (
+        SELECT coalesce(t.timeout_seconds, (
+            SELECT qs.timeout_seconds FROM queue_settings qs
+            WHERE qs.team_id = e.team_id AND qs.queue = t.queue)) AS seconds
+    ) lim
     WHERE t.state = 'claimed' AND t.owner LIKE 'endpoint:%%' AND t.lease_expires_at >= now()
       AND t.claimed_at + make_interval(secs => lim.seconds) < now()
     ORDER BY t.claimed_at
@@ -19,7 +22,8 @@ timed AS (
     -- the guard again on the locked row: a complete (or any report) that won the lock ended it
     UPDATE todos t SET
         state = 'failed', owner = NULL, lease_expires_at = NULL,
-        next_retry_at = CASE WHEN c.dead THEN NULL ELSE now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
+        next_retry_at = CASE WHEN c.dead THEN NULL
+            ELSE now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
                   interval '15 minutes') END,
         completed_at = CASE WHEN c.dead THEN now() END,
         updated_at = now()
