@@ -53,7 +53,10 @@ ADVICE: dict[str, str] = {
         "many of your team's todos with that key are claimed at once (default 1: one deploy per "
         "environment, one sync per customer); claims skip work whose key is busy. requires "
         "(up to 16 labels such as gpu, region:eu) names capabilities a worker must present to "
-        "claim it; leave it out for work anyone can do."
+        "claim it; leave it out for work anyone can do. timeout_seconds (1 to 604800) bounds how "
+        "long one attempt may run even while its worker heartbeats: past it the attempt ends "
+        "timed_out and the todo is retried or dead-lettered like a failure; leave it out to use "
+        "the queue's default, if your team set one."
     ),
     "list_todos": (
         "Read-only. To take work, use claim_next rather than listing and claiming by id: the "
@@ -83,7 +86,8 @@ ADVICE: dict[str, str] = {
     "heartbeat": (
         "Call about every third of the lease (e.g. every ~100 s for a 300 s lease), with the "
         "lease_token if the claim was fenced. A conflict means the lease is no longer yours: "
-        "stop working on the todo."
+        "stop working on the todo. That includes running past the todo's timeout_seconds (or its "
+        "queue's default run-time limit): heartbeats are then refused and the attempt ends timed_out."
     ),
     "complete": (
         "Pass a short summary of what was done (shown to humans, replayed to later claimers; "
