@@ -201,15 +201,18 @@ class AsyncClient:
         delay_seconds: int | None = None,
         concurrency_key: str | None = None,
         requires: list[str] | None = None,
+        timeout_seconds: int | None = None,
         endpoint: str | None = None,
     ) -> types.Created:
-        """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
+        """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``;
+        ``timeout_seconds``: its run-time limit, else the queue's default).
         Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
         may be False for the todo the lost try made)."""
         body = _given(
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
-            delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, endpoint=endpoint,
+            delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires,
+            timeout_seconds=timeout_seconds, endpoint=endpoint,
         )  # fmt: skip
         return cast(types.Created, await self.call("create_for", body, safe=bool(idempotency_key)))
 

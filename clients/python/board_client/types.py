@@ -31,6 +31,7 @@ class Todo(TypedDict):
     scheduled: bool
     concurrency_key: str | None
     requires: list[str]
+    timeout_seconds: int | None  # its own run-time limit (None: the queue's default, if any)
     created_at: str
     updated_at: str
     payload: Any
@@ -73,7 +74,7 @@ class Attempt(TypedDict):
     last_heartbeat_at: str | None
     lease_expires_at: str | None
     ended_at: str | None
-    outcome: str | None
+    outcome: str | None  # completed, failed, released, lease_expired, reaped, canceled, revoked, timed_out
     disposition: str | None
     died: bool
     summary: str | None
@@ -255,6 +256,7 @@ class NewTodo(_NewTodo, total=False):
     delay_seconds: int | None
     concurrency_key: str | None
     requires: list[str] | None
+    timeout_seconds: int | None
 
 
 class NextClaim(TypedDict, total=False):
