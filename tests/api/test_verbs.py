@@ -34,6 +34,7 @@ TODO_KEYS = {
     "scheduled",
     "concurrency_key",
     "requires",
+    "timeout_seconds",
     "created_at",
     "updated_at",
     "payload",
