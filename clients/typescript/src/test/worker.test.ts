@@ -157,7 +157,8 @@ test("a hung handler past its todo's run-time limit has its signal aborted", { t
   const { todo } = await producer.createFor({ queue: name, title: unique("hangs"), timeout_seconds: 1 });
   assert.equal(todo.timeout_seconds, 1);
   const recorder = new Recorder();
-  const runner = worker(recorder, { leaseSeconds: 3 });
+  // a 30 s lease beats every 10 s: the todo's own limit makes the worker beat as it passes
+  const runner = worker(recorder, { leaseSeconds: 30 });
   let aborted: unknown = null;
   runner.handle(name, async (_todo, ctx) => {
     // a model call that never returns: only the signal ends it
@@ -167,7 +168,7 @@ test("a hung handler past its todo's run-time limit has its signal aborted", { t
   });
   const running = runner.run();
   // the heartbeat after the limit is refused: the lease is lost, the handler is told to stop
-  await until(() => aborted !== null, "the handler's signal to abort", 20_000);
+  await until(() => aborted !== null, "the handler's signal to abort", 8_000);
   await until(() => runner.outcomes.length > 0, "the outcome");
   await runner.stop();
   await running;
