@@ -112,3 +112,14 @@ def test_only_an_admin_sets_a_default_and_another_team_is_not_found(world, alice
     )
     assert other.status_code == 404
     assert default_of("default") is None
+
+
+def test_the_agents_page_counts_a_timed_out_attempt_as_failed_not_died(world):
+    from todos.core.selectors.access import viewer_for
+    from todos.core.selectors.agents import agents
+
+    t = make(world, "claimed", timeout_seconds=60)
+    overrun(t.id, 61)
+    assert execute(background.time_out()).ids == (t.id,)
+    acme = {a.endpoint.slug: a for a in agents(viewer_for(world.alice_user))}["acme-worker"]
+    assert (acme.completed, acme.failed, acme.died, acme.in_flight) == (0, 1, 0, 0)
