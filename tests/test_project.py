@@ -157,7 +157,10 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
         limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
         schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
         fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
+        timeouts = conn.execute("SELECT queue, timeout_seconds FROM queue_settings").fetchall()
     assert total == 200 + fired and fired == 3  # four schedules, three fired once, one paused
+    # the support queue's short run-time limit, which a hung triage worker runs into
+    assert [(r["queue"], r["timeout_seconds"]) for r in timeouts] == [("support", 30)]
     assert [r["paused"] for r in schedules] == [False, False, False, True]
     assert scheduled > 0 and keyed > 0  # some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]

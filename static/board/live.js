@@ -27,11 +27,11 @@
   var ROWS_OPS = ["pause", "resume"]; /* no ids, but every row of the queue shows the pause */
   /* Ops that cannot change a summary region (absent region: every op counts). */
   var REGION_QUIET = {
-    counts: ["heartbeat", "priority", "membership", "endpoint"],
+    counts: ["heartbeat", "priority", "membership", "endpoint", "queue_setting"],
     overview: ["heartbeat", "assign", "priority", "membership", "endpoint"],
     schedules: ["heartbeat", "assign", "priority", "membership", "seen"],
     charts: ["create", "heartbeat", "assign", "priority", "membership", "endpoint", "pause", "resume", "retry",
-             "requeue", "purge", "seen"]
+             "requeue", "purge", "seen", "queue_setting"]
   };
   /* A summary region (the state counts, the overview table) refreshes at most once a second,
    * the last change of a second included: it sums many rows, and a busy queue changes it with

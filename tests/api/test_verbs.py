@@ -37,6 +37,7 @@ TODO_KEYS = {
     "on_parent_failure",
     "concurrency_key",
     "requires",
+    "timeout_seconds",
     "created_at",
     "updated_at",
     "payload",

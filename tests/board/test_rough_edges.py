@@ -412,6 +412,7 @@ def test_outcomes_and_audit_actions_read_as_sentences_with_the_code_beside(world
         "reaped",
         "canceled",
         "revoked",
+        "timed_out",
     }
     assert set(wording.DISPOSITIONS) == {"done", "retry_scheduled", "requeued", "dead_lettered", "canceled"}
     assert wording.action("todo.something_new") == "todo.something_new"  # unworded: shown as itself

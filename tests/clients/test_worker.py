@@ -186,6 +186,52 @@ def test_a_lost_lease_is_signalled_to_the_handler_and_its_outcome_dropped(asgi_s
     execute(agent_store.release(agent, todo.id))
 
 
+def hung_until_lost(started: threading.Event, noticed: threading.Event):
+    """A handler that hangs (a model call that never returns) until it is told its lease is gone."""
+
+    def handler(job: Job):
+        started.set()
+        if job.lost.wait(30):
+            noticed.set()
+        return "finished anyway"
+
+    return handler
+
+
+def test_a_hung_handler_past_its_todos_run_time_limit_is_stopped(asgi_server, endpoint):
+    """The lease (30 s) would beat every 10 s; the todo's own limit (1 s) makes the worker beat as
+    it passes, the server refuses the beat, and the handler is told to stop at once."""
+    vended, agent = endpoint
+    todo = create(agent, "hangs", timeout_seconds=1, max_attempts=2)
+    started, noticed = threading.Event(), threading.Event()
+    worker = make_worker(asgi_server.url, vended.token, lease=30)
+    worker.add_handler("default", hung_until_lost(started, noticed))
+    began = time.monotonic()
+    run(worker, todos=1)
+    assert noticed.is_set() and time.monotonic() - began < 8
+    assert [(o.todo_id, o.verdict) for o in worker.outcomes] == [(todo.id, "lost")]
+    assert execute(background.time_out()).ids == (todo.id,)
+    got = detail(agent, todo.id)
+    assert got.todo.state == "failed" and got.todo.next_retry_at is not None
+    assert [(a.outcome, a.disposition) for a in got.attempts] == [("timed_out", "retry_scheduled")]
+
+
+def test_a_hung_handler_past_its_queues_default_limit_is_stopped_by_the_refused_heartbeat(asgi_server, endpoint):
+    vended, agent = endpoint
+    from todos.core.store import queue_settings
+
+    execute(queue_settings.set_timeout(None, agent.team_id, "default", 1))
+    todo = create(agent, "hangs")
+    started, noticed = threading.Event(), threading.Event()
+    worker = make_worker(asgi_server.url, vended.token, lease=3)
+    worker.add_handler("default", hung_until_lost(started, noticed))
+    run(worker, todos=1)
+    assert noticed.is_set()
+    assert [(o.todo_id, o.verdict) for o in worker.outcomes] == [(todo.id, "lost")]
+    assert execute(background.time_out()).ids == (todo.id,)
+    assert [a.outcome for a in detail(agent, todo.id).attempts] == ["timed_out"]
+
+
 def test_stopping_lets_a_handler_finish_within_the_grace_and_releases_one_past_it(asgi_server, endpoint):
     vended, agent = endpoint
     quick = create(agent, "quick")

@@ -70,6 +70,8 @@ class ChangeOp(StrEnum):
     EDIT = "edit"
     # the background work
     REAP = "reap"
+    # an attempt ran past its run-time limit while its holder still heartbeated
+    TIMEOUT = "timeout"
     REQUEUE = "requeue"
     PURGE = "purge"
     # an endpoint's revocation or expiry (its live todos become dead letters)
@@ -78,6 +80,8 @@ class ChangeOp(StrEnum):
     PAUSE = "pause"
     RESUME = "resume"
     CONCURRENCY = "concurrency"
+    # a queue's default run-time limit set or cleared
+    QUEUE_SETTING = "queue_setting"
     # an endpoint vended, changed or deleted; its once-a-minute "last seen" stamp
     ENDPOINT = "endpoint"
     SEEN = "seen"

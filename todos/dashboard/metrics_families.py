@@ -23,7 +23,7 @@ from todos.core.selectors.metrics import QueueTotals, snapshot
 
 QUEUE_LABELS_MAX = 50
 OTHER_QUEUES = "_other"
-OUTCOMES = ("completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked")
+OUTCOMES = ("completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked", "timed_out")
 # The relay's count states, and the names /metrics has always given them.
 QUEUE_STATES = (("pending", "pending"), ("claimed", "claimed"), ("retry", "retry_scheduled"), ("dead", "dead_letter"))
 

@@ -16,14 +16,17 @@ OUTCOMES = {
     "reaped": "Died: its lease lapsed and the reaper took the todo back",
     "canceled": "Canceled while it ran",
     "revoked": "Ended: its endpoint was revoked",
+    "timed_out": "Timed out: the worker was still heartbeating",
 }
 # A dead letter's reason, as a screen reader hears it, by how its last attempt ended: the worker
-# reported a failure, or the attempt died (its lease lapsed), or no attempt ran at all.
+# reported a failure, the attempt died (its lease lapsed) or ran past its run-time limit, or no
+# attempt ran at all.
 DEAD_REASON_LABELS = {
     "failed": "Failed:",
     "lease_expired": "Died:",
     "reaped": "Died:",
     "revoked": "Ended:",
+    "timed_out": "Timed out:",
 }
 # A force release closes the attempt as ``released`` with ``ended_by`` set (0009).
 FORCED = "Force-released by {who}: the lease was taken away"
@@ -68,6 +71,7 @@ ACTIONS = {
     "endpoint.delete": "deleted a revoked endpoint",
     "endpoint.capabilities": "changed an endpoint's default capabilities",
     "concurrency.limit": "set a concurrency key's limit",
+    "queue.timeout": "set the queue's default run-time limit",
     "team.create": "created a team",
     "member.set": "added a member or changed a role",
     "member.remove": "removed a member",
@@ -84,9 +88,21 @@ ACTIONS = {
 }
 
 
-def outcome(code: str | None, disposition: str | None = None, *, forced_by: str | None = None) -> str:
-    """An ended attempt in words: "Died: its lease lapsed … — it went back to pending"."""
-    head = FORCED.format(who=forced_by) if forced_by else OUTCOMES.get(code or "", code or "")
+# A timed-out attempt, when how long it ran is known.
+TIMED_OUT_AFTER = "Timed out after {ran}: the worker was still heartbeating"
+
+
+def outcome(
+    code: str | None, disposition: str | None = None, *, forced_by: str | None = None, ran: str | None = None
+) -> str:
+    """An ended attempt in words: "Died: its lease lapsed … — it went back to pending". ``ran``
+    (a duration in words) says how long a timed-out attempt ran."""
+    if forced_by:
+        head = FORCED.format(who=forced_by)
+    elif code == "timed_out" and ran:
+        head = TIMED_OUT_AFTER.format(ran=ran)
+    else:
+        head = OUTCOMES.get(code or "", code or "")
     if not disposition:
         return head
     return f"{head}; {DISPOSITIONS.get(disposition, disposition)}"

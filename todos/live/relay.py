@@ -80,9 +80,10 @@ NOTIFY_TAKEN: LiteralString = f"""(SELECT count({_TAKEN_MESSAGE})
 def flow_upsert(source: LiteralString) -> LiteralString:
     """The charts' rollup (``todo_flow``, migration 0012) of the log rows of CTE ``source``: each
     row counts toward its queue and toward the team's every-queue row (queue ''), at the minute and
-    the hour of its ``at``. completed: the todo became ``done``; failed: an attempt failed, or the
-    todo became a dead letter another way; died: a lapsed lease was reaped or taken over. The
-    timings go into their histograms (``flow_bucket``). Rows of a team deleted meanwhile are dropped.
+    the hour of its ``at``. completed: the todo became ``done``; failed: an attempt failed (its
+    holder's fail, or a run past its run-time limit), or the todo became a dead letter another way;
+    died: a lapsed lease was reaped or taken over. The timings go into their histograms
+    (``flow_bucket``). Rows of a team deleted meanwhile are dropped.
     """
     return f"""INSERT INTO todo_flow AS f (team_id, grain, queue, at, completed, failed, died, waited, ran)
     SELECT s.team_id, g.grain, q.queue, date_trunc(g.grain, s.at),
@@ -92,8 +93,8 @@ def flow_upsert(source: LiteralString) -> LiteralString:
            flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
     FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
                  fs.state_after = {_DONE} AND fs.state_before IS DISTINCT FROM {_DONE} AS completed,
-                 fs.op = {ChangeOp.FAIL.sql} OR (fs.state_after = {_DEAD} AND fs.state_before IS DISTINCT FROM {_DEAD})
-                   AS failed,
+                 fs.op IN ({ChangeOp.FAIL.sql}, {ChangeOp.TIMEOUT.sql})
+                   OR (fs.state_after = {_DEAD} AND fs.state_before IS DISTINCT FROM {_DEAD}) AS failed,
                  fs.op = {ChangeOp.REAP.sql}
                    OR (fs.op = {ChangeOp.CLAIM.sql} AND fs.state_before = {BoardState.CLAIMED.sql}) AS died
           FROM {source} fs

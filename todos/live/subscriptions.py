@@ -36,6 +36,7 @@ TODO_OPS = frozenset(
         ChangeOp.RESCHEDULE,
         ChangeOp.EDIT,
         ChangeOp.REAP,
+        ChangeOp.TIMEOUT,
         ChangeOp.REQUEUE,
         ChangeOp.PURGE,
         ChangeOp.REVOKE,
@@ -43,7 +44,7 @@ TODO_OPS = frozenset(
 )
 
 # A team's queue or concurrency-key settings changed (no todo did).
-QUEUE_OPS = frozenset({ChangeOp.PAUSE, ChangeOp.RESUME, ChangeOp.CONCURRENCY})
+QUEUE_OPS = frozenset({ChangeOp.PAUSE, ChangeOp.RESUME, ChangeOp.CONCURRENCY, ChangeOp.QUEUE_SETTING})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
 COUNT_OPS = frozenset({RECOUNT})
 # What can make waiting work claimable or not (todos/core/selectors/claimability.py): an endpoint's
@@ -77,6 +78,7 @@ PAGE_OPS: dict[str, frozenset[str]] = {
             ChangeOp.FORCE_RELEASE,
             ChangeOp.CANCEL,
             ChangeOp.REAP,
+            ChangeOp.TIMEOUT,
             ChangeOp.REVOKE,
         }
     )

@@ -22,6 +22,7 @@ from todos.core.store import agent as agent_store
 from todos.core.store import concurrency as concurrency_store
 from todos.core.store import endpoints as endpoint_store
 from todos.core.store import human as operator_store
+from todos.core.store import queue_settings
 from todos.core.store import schedules as schedule_store
 from todos.core.store import teams as team_store
 from todos.core.store.scopes import AgentScope, OperatorScope
@@ -48,6 +49,9 @@ class DemoAgent:
     # simulated workers presents on its claims (by worker number; none: the defaults).
     defaults: tuple[str, ...] = ()
     presents: tuple[tuple[str, ...], ...] = ()
+    # How often a worker "hangs": it keeps heartbeating but never finishes, until its queue's
+    # run-time limit ends the attempt (the heartbeat is refused; the todo is retried or dead).
+    hang_rate: float = 0.0
 
 
 # The summarizer is a mixed pool: its endpoint's default capabilities say it has a GPU (so a plain
@@ -56,11 +60,14 @@ class DemoAgent:
 # docs work that needs nothing.
 AGENTS = (
     DemoAgent("ci-fixer", "CI fixer", ("ci-failures",), (2, 8), 0.2, 0.05),
-    DemoAgent("triage-bot", "Support triage", ("support", "triage"), (1, 4), 0.1, 0.03),
+    DemoAgent("triage-bot", "Support triage", ("support", "triage"), (1, 4), 0.1, 0.03, hang_rate=0.05),
     DemoAgent(
         "summarizer", "Doc summarizer", ("docs",), (3, 10), 0.05, 0.08, defaults=("gpu",), presents=(("gpu",), ("cpu",))
     ),
 )
+# The support queue's default run-time limit: short, so a hung triage worker is timed out while
+# one watches (docs/lifecycle.md, "Run-time limits").
+HANG_QUEUE, HANG_LIMIT_SECONDS = "support", 30
 # Docs work that needs the large model (about one in three, decided from the todo's number).
 BOUND_QUEUE, BOUND_NEEDS = "docs", ["gpu"]
 PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
@@ -252,6 +259,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         scopes[spec.slug] = _agent_scope(vended)
     human = OperatorScope(user_id=admin.id, username=admin.username)
     execute(concurrency_store.set_limit(None, team.id, WIDER_KEY, WIDER_LIMIT))
+    execute(queue_settings.set_timeout(None, team.id, HANG_QUEUE, HANG_LIMIT_SECONDS))
     owners = {q: scopes[a.slug] for a in AGENTS for q in a.queues}
     for n in range(todos):
         if todos >= 10 * STRAYS and n >= todos - STRAYS:
@@ -420,6 +428,8 @@ class SimulatedAgents:
             if roll < spec.die_rate:
                 continue  # the worker "crashes": no heartbeat, no report; the reaper will notice
             remaining = rng.uniform(*spec.work_seconds)
+            if claim.todo.queue == HANG_QUEUE and roll > 1 - spec.hang_rate:
+                remaining = 3600  # hangs: heartbeats until the run-time limit refuses one
             try:
                 while remaining > 0:
                     step = min(remaining, 6)
@@ -451,7 +461,7 @@ class SimulatedAgents:
                         )
                     )
             except Conflict:
-                pass  # lost the lease (an operator force-released or canceled it): move on
+                pass  # lost the lease (force-released, canceled, or past its run-time limit): move on
 
     def _produce(self) -> None:
         scope = self.scopes[PRODUCER.slug]

@@ -1,5 +1,6 @@
-"""The background loops: reaper, due-retry requeue, retention, endpoint expiry, bulk jobs, schedules, and the
-change log's cap (for when no relay drains it; the relay itself runs in ``todos/live/relay.py``).
+"""The background loops: reaper, run-time limits, due-retry requeue, retention, endpoint expiry, bulk
+jobs, schedules, and the change log's cap (for when no relay drains it; the relay itself runs in
+``todos/live/relay.py``).
 
 Each loop runs one store sweep on its own interval (settings ``BOARD_*_INTERVAL``) in a daemon
 thread. Sweeps take rows with ``FOR UPDATE SKIP LOCKED``, so every Board process can run the loops
@@ -45,6 +46,10 @@ def _reap() -> int:
     return execute(background.reap(background.SWEEP_LIMIT)).count
 
 
+def _time_out() -> int:
+    return execute(background.time_out(background.SWEEP_LIMIT)).count
+
+
 def _requeue() -> int:
     return execute(background.requeue_due_retries(background.SWEEP_LIMIT)).count
 
@@ -73,6 +78,9 @@ def _cap_change_log() -> int:
 
 SWEEPS = (
     Sweep("reaper", lambda: settings.BOARD_REAPER_INTERVAL, _reap, background.SWEEP_LIMIT),
+    # Run-time limits ride on the reaper's interval: both end attempts, one for a silent holder, one
+    # for a holder that heartbeats past its limit (docs/lifecycle.md, "Run-time limits").
+    Sweep("run-time limits", lambda: settings.BOARD_REAPER_INTERVAL, _time_out, background.SWEEP_LIMIT),
     Sweep("requeue", lambda: settings.BOARD_REQUEUE_INTERVAL, _requeue, background.SWEEP_LIMIT),
     Sweep("retention", lambda: settings.BOARD_RETENTION_INTERVAL, _purge, background.SWEEP_LIMIT),
     Sweep("expiry", lambda: settings.BOARD_EXPIRY_INTERVAL, _expire, 100),

@@ -40,6 +40,7 @@ from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
 from todos.core.selectors import people as people_reads
 from todos.core.selectors import preferences as preference_reads
+from todos.core.selectors import queue_settings as queue_setting_reads
 from todos.core.selectors import saved_views as saved_view_reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors import teams as team_reads
@@ -56,6 +57,7 @@ from todos.core.store import (
     mcp_sessions,
     people,
     preferences,
+    queue_settings,
     saved_views,
     schedules,
     teams,
@@ -212,6 +214,8 @@ STORE_OPERATOR = {
     "store.waiting.edit.title": call(waiting.edit, HUMAN, TODO, {"title": "Renamed"}),
     "store.concurrency.set_limit": call(concurrency.set_limit, HUMAN, TEAM, "deploy:prod", 2),
     "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
+    "store.queue_settings.set_timeout": call(queue_settings.set_timeout, HUMAN, TEAM, "default", 300),
+    "store.queue_settings.set_timeout.by_command": call(queue_settings.set_timeout, None, TEAM, "default", None),
 }
 
 SCHEDULE = UUID("00000000-0000-4000-8000-00000000c001")
@@ -245,6 +249,7 @@ STORE_SCHEDULES = {
 
 STORE_BACKGROUND = {
     "store.background.reap": call(background.reap),
+    "store.background.time_out": call(background.time_out),
     "store.background.requeue_due_retries": call(background.requeue_due_retries),
     "store.background.purge_terminal": call(background.purge_terminal, older_than_days=30),
 }
@@ -354,6 +359,8 @@ SELECTORS = {
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
     "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
+    "selectors.queue_settings.team_timeouts": captured(queue_setting_reads.team_timeouts, TEAM),
+    "selectors.queue_settings.viewer_timeouts": captured(queue_setting_reads.viewer_timeouts, VIEWER),
     "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
     "selectors.flow.queues": captured(flow.queues, VIEWER),
     "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),

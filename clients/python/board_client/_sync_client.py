@@ -176,18 +176,20 @@ class Client:
         requires: list[str] | None = None,
         after: list[str] | None = None,
         on_parent_failure: Literal["cancel", "run"] | None = None,
+        timeout_seconds: int | None = None,
         endpoint: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
         ``after``: ids of the team's todos it waits for (blocked until they are done);
-        ``on_parent_failure``: ``cancel`` (default) or ``run`` when one dies or is canceled.
+        ``on_parent_failure``: ``cancel`` (default) or ``run`` when one dies or is canceled;
+        ``timeout_seconds``: its run-time limit, else the queue's default.
         Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
         may be False for the todo the lost try made)."""
         body = _given(
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, after=after,
-            on_parent_failure=on_parent_failure, endpoint=endpoint,
+            on_parent_failure=on_parent_failure, timeout_seconds=timeout_seconds, endpoint=endpoint,
         )  # fmt: skip
         return cast(types.Created, self.call("create_for", body, safe=bool(idempotency_key)))
 

@@ -34,6 +34,7 @@ class Todo(TypedDict):
     on_parent_failure: Literal["cancel", "run"] | None
     concurrency_key: str | None
     requires: list[str]
+    timeout_seconds: int | None  # its own run-time limit (None: the queue's default, if any)
     created_at: str
     updated_at: str
     payload: Any
@@ -76,7 +77,7 @@ class Attempt(TypedDict):
     last_heartbeat_at: str | None
     lease_expires_at: str | None
     ended_at: str | None
-    outcome: str | None
+    outcome: str | None  # completed, failed, released, lease_expired, reaped, canceled, revoked, timed_out
     disposition: str | None
     died: bool
     summary: str | None
@@ -261,6 +262,7 @@ class NewTodo(_NewTodo, total=False):
     after: list[str] | None
     after_items: list[int] | None  # indexes of earlier items of the same batch
     on_parent_failure: Literal["cancel", "run"] | None
+    timeout_seconds: int | None
 
 
 class NextClaim(TypedDict, total=False):

@@ -26,7 +26,9 @@ How it runs (docs/clients.md has the whole of it):
 * the report carries ``next`` (the same claim's arguments), so a busy slot makes **one request
   per job**: it sends the result and gets its next todo in the same answer;
 * one heartbeat thread extends every running lease each ``lease/3`` seconds; a lost lease (the
-  todo was reaped or taken over) sets :attr:`Job.lost` and the handler's outcome is dropped;
+  todo was reaped or taken over, or ran past its run-time limit: the server refuses the heartbeat,
+  and one is sent as the todo's own ``timeout_seconds`` passes) sets :attr:`Job.lost` and the
+  handler's outcome is dropped;
 * the server being out of reach (connection errors, ``503 unavailable`` with its ``Retry-After``,
   5xx) is ridden out: claims back off (1 s doubling to 30 s), heartbeats are tried again within
   the lease, a finished todo's report is tried for two minutes, again **without** ``next`` (a
@@ -81,6 +83,14 @@ FATAL = (errors.Unauthorized, errors.Forbidden, errors.Invalid, errors.NotFound)
 Handler = Callable[["Job"], Any]
 
 
+def _beat_due(job: Job, now: float) -> bool:
+    return job.next_beat <= now or (job.deadline is not None and job.deadline <= now)
+
+
+def _next_look(job: Job) -> float:
+    return job.next_beat if job.deadline is None else min(job.next_beat, job.deadline)
+
+
 @dataclasses.dataclass(frozen=True)
 class Done:
     """A handler's answer with more than a summary: all three are optional."""
@@ -116,6 +126,10 @@ class Job:
         self.lost = threading.Event()  # the lease is gone: stop, the outcome will not be reported
         self.stopping = threading.Event()  # the worker is stopping: finish soon or be released
         self.next_beat = 0.0
+        # The todo's own run-time limit, on this process's clock: a heartbeat is sent when it
+        # passes, which the server refuses (the lease is lost) and the handler is told to stop.
+        limit = self.todo.get("timeout_seconds")
+        self.deadline: float | None = time.monotonic() + limit if limit else None
         self.abandoned = False  # released after the grace period: the handler's outcome is dropped
 
     @property
@@ -527,12 +541,13 @@ class Worker:
         return max(self.lease / 3, 0.5)
 
     def _heartbeats(self) -> None:
-        """Extend each running lease every lease/3 s; a lost lease marks its job lost."""
+        """Extend each running lease every lease/3 s, and once a job's run-time limit passes; a lost
+        lease (reaped, taken over, or past the limit) marks its job lost."""
         while True:
             now = time.monotonic()
             with self._lock:
-                due = [job for job in self._running.values() if job.next_beat <= now and not job.lost.is_set()]
-                soonest = min((job.next_beat for job in self._running.values()), default=now + 0.5)
+                due = [job for job in self._running.values() if _beat_due(job, now) and not job.lost.is_set()]
+                soonest = min((_next_look(job) for job in self._running.values()), default=now + 0.5)
             for job in due:
                 self._beat(job)
             if due:
@@ -541,6 +556,10 @@ class Worker:
 
     def _beat(self, job: Job) -> None:
         interval = self._beat_interval()
+        if job.deadline is not None and job.deadline <= time.monotonic():
+            # past the run-time limit: this beat is the check; if the server still took it (its
+            # clock is a little behind), look again shortly
+            job.deadline += 0.5
         try:
             self.client.heartbeat(job.id, lease_ttl_seconds=self.lease, lease_token=job.lease_token)
             job.next_beat = time.monotonic() + interval

@@ -531,6 +531,8 @@ export interface components {
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
             requires: string[];
+            /** @description its own run-time limit in seconds: an attempt that runs longer ends timed_out and the todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one) */
+            timeout_seconds: number | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -588,6 +590,8 @@ export interface components {
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
             requires: string[];
+            /** @description its own run-time limit in seconds: an attempt that runs longer ends timed_out and the todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one) */
+            timeout_seconds: number | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -630,7 +634,7 @@ export interface components {
              */
             ended_at: string | null;
             /** @enum {string|null} */
-            outcome: "completed" | "failed" | "released" | "lease_expired" | "reaped" | "canceled" | "revoked" | null;
+            outcome: "completed" | "failed" | "released" | "lease_expired" | "reaped" | "canceled" | "revoked" | "timed_out" | null;
             /** @enum {string|null} */
             disposition: "done" | "retry_scheduled" | "requeued" | "dead_lettered" | "canceled" | null;
             /** @description the lease lapsed (lease_expired or reaped) */
@@ -903,6 +907,8 @@ export interface operations {
                      * @enum {string|null}
                      */
                     on_parent_failure?: "cancel" | "run" | null;
+                    /** @description run-time limit of one attempt, in seconds (up to 7 days): past it a heartbeat answers a conflict (the lease is lost) and the attempt ends timed_out, retried or dead-lettered like a failure. Default: the queue's default, if the team set one; else none */
+                    timeout_seconds?: number | null;
                     /** @description slug of another endpoint of the same team to hand the todo to (default: the caller) */
                     endpoint?: string | null;
                 };
@@ -994,6 +1000,8 @@ export interface operations {
                          * @enum {string|null}
                          */
                         on_parent_failure?: "cancel" | "run" | null;
+                        /** @description run-time limit of one attempt, in seconds (up to 7 days): past it a heartbeat answers a conflict (the lease is lost) and the attempt ends timed_out, retried or dead-lettered like a failure. Default: the queue's default, if the team set one; else none */
+                        timeout_seconds?: number | null;
                         /** @description indexes of earlier items of this batch that must be done first (each below this item's own index) */
                         after_items?: number[] | null;
                     }[];

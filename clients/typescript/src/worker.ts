@@ -27,7 +27,8 @@
  * - the report carries `next` (the same claim's arguments), so a busy slot makes **one request
  *   per job**: it sends the outcome and gets its next todo in the same answer;
  * - while a handler runs its lease is extended every lease/3; a lost lease (the todo was reaped
- *   or taken over) aborts `ctx.signal`, and the todo is dropped without a report;
+ *   or taken over, or ran past its run-time limit: a heartbeat is also sent as the todo's own
+ *   `timeout_seconds` passes) aborts `ctx.signal`, and the todo is dropped without a report;
  * - the client's retries apply to every call (a 503 is sent again after `Retry-After`); beyond
  *   them, claims back off (1 s doubling to 30 s), heartbeats are tried again within the lease,
  *   and a finished todo's report is tried for two minutes, again **without** `next` (a report
@@ -503,6 +504,7 @@ export class Worker {
     this.#log("info", `claimed ${job.id} (attempt ${job.todo.attempt}): ${job.todo.title}`);
     this.#running.set(job.id, job);
     this.#heartbeat(job, this.#beatInterval());
+    this.#beatAtLimit(job);
     let report: Report | null;
     try {
       report = await Promise.race([outcome(handler, job), job.abandonment]);
@@ -640,8 +642,24 @@ export class Worker {
     }
   }
 
-  async #beat(job: Job): Promise<void> {
-    if (job.finished.signal.aborted) {
+  /**
+   * One extra heartbeat as the todo's own run-time limit passes on this process's clock: the
+   * server refuses it (the lease is lost), so a hung handler's signal is aborted at once rather
+   * than at the next regular heartbeat. A queue's default limit is not in the claim: the regular
+   * heartbeats catch it.
+   */
+  #beatAtLimit(job: Job): void {
+    const limit = job.todo.timeout_seconds;
+    if (!limit) {
+      return;
+    }
+    const check = setTimeout(() => void this.#beat(job, false), limit * 1000 + 100);
+    job.finished.signal.addEventListener("abort", () => clearTimeout(check), { once: true });
+  }
+
+  /** A heartbeat; `chain`: schedule the next one (the regular beats), else a one-off check. */
+  async #beat(job: Job, chain = true): Promise<void> {
+    if (job.finished.signal.aborted || job.lostBecause !== null) {
       return;
     }
     const interval = this.#beatInterval();
@@ -650,10 +668,15 @@ export class Worker {
         { id: job.id, lease_ttl_seconds: this.leaseSeconds, lease_token: job.leaseToken },
         { signal: job.finished.signal },
       );
-      this.#heartbeat(job, interval);
+      if (chain) {
+        this.#heartbeat(job, interval);
+      }
     } catch (error) {
-      if (job.finished.signal.aborted) {
-        return; // the handler is done: the report settles the lease
+      if (job.finished.signal.aborted || job.lostBecause !== null) {
+        return; // the handler is done (the report settles the lease), or the loss is known
+      }
+      if (!chain && (error instanceof Unavailable || error instanceof ServerError)) {
+        return; // the regular heartbeats try again
       }
       if (error instanceof Unavailable || error instanceof ServerError) {
         // Again soon: never later than the regular interval, so the lease is not let go for a hint.

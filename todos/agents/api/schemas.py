@@ -18,7 +18,7 @@ from todos.core.selectors.schedules import LIST_LIMIT_MAX as SCHEDULES_LIMIT_MAX
 from todos.core.store import inputs
 from todos.core.store.endpoints import SLUG_RE
 
-OUTCOMES = ["completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked"]
+OUTCOMES = ["completed", "failed", "released", "lease_expired", "reaped", "canceled", "revoked", "timed_out"]
 DISPOSITIONS = ["done", "retry_scheduled", "requeued", "dead_lettered", "canceled"]
 ERROR_CODES = [
     "invalid",
@@ -193,6 +193,11 @@ TODO_ROW_PROPERTIES = {
         "type": "array",
         "items": {"type": "string"},
         "description": "capability labels a claim must present to take it (sorted; empty: anyone may)",
+    },
+    "timeout_seconds": {
+        "type": ["integer", "null"],
+        "description": "its own run-time limit in seconds: an attempt that runs longer ends timed_out and the "
+        "todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one)",
     },
     "created_at": TIMESTAMP,
     "updated_at": TIMESTAMP,
@@ -383,6 +388,18 @@ CREATE_FOR_IN = obj(
                 "description": (
                     "if a parent dies or is canceled: cancel (the default; this todo and its own cancel "
                     "children are canceled) or run (that parent stops counting)"
+                ),
+            }
+        ),
+        "timeout_seconds": optional(
+            {
+                "type": "integer",
+                "minimum": inputs.RUN_TIME_LIMIT_RANGE[0],
+                "maximum": inputs.RUN_TIME_LIMIT_RANGE[1],
+                "description": (
+                    "run-time limit of one attempt, in seconds (up to 7 days): past it a heartbeat answers a "
+                    "conflict (the lease is lost) and the attempt ends timed_out, retried or dead-lettered like a "
+                    "failure. Default: the queue's default, if the team set one; else none"
                 ),
             }
         ),

@@ -42,6 +42,7 @@ def todo_row(todo: Todo) -> dict:
         "on_parent_failure": todo.on_parent_failure,
         "concurrency_key": todo.concurrency_key,
         "requires": list(todo.requires),
+        "timeout_seconds": todo.timeout_seconds,
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,

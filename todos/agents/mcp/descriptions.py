@@ -57,6 +57,10 @@ ADVICE: dict[str, str] = {
         "todos) makes it wait until they are done: it is blocked, no claim sees it, and the "
         "completion of its last parent makes it claimable at once. on_parent_failure says what it "
         "does if a parent dies or is canceled: cancel (default) or run."
+        " timeout_seconds (1 to 604800) bounds how "
+        "long one attempt may run even while its worker heartbeats: past it the attempt ends "
+        "timed_out and the todo is retried or dead-lettered like a failure; leave it out to use "
+        "the queue's default, if your team set one."
     ),
     "list_todos": (
         "Read-only. To take work, use claim_next rather than listing and claiming by id: the "
@@ -86,7 +90,8 @@ ADVICE: dict[str, str] = {
     "heartbeat": (
         "Call about every third of the lease (e.g. every ~100 s for a 300 s lease), with the "
         "lease_token if the claim was fenced. A conflict means the lease is no longer yours: "
-        "stop working on the todo."
+        "stop working on the todo. That includes running past the todo's timeout_seconds (or its "
+        "queue's default run-time limit): heartbeats are then refused and the attempt ends timed_out."
     ),
     "complete": (
         "Pass a short summary of what was done (shown to humans, replayed to later claimers; "

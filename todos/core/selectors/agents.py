@@ -142,7 +142,7 @@ def agents(viewer: Viewer) -> list[AgentStatus]:
         outcome = row["outcome"]
         if outcome == "completed":
             s.completed += row["n"]
-        elif outcome == "failed":
+        elif outcome in ("failed", "timed_out"):  # a timeout is a failure: the holder was alive
             s.failed += row["n"]
         elif outcome in ("lease_expired", "reaped"):
             s.died += row["n"]

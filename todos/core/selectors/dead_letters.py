@@ -161,8 +161,9 @@ WHERE d.id = ANY(%(ids)s::text[])"""
 @dataclass(frozen=True)
 class DeadReason:
     text: str
-    # the last attempt's outcome: ``failed`` when the worker reported the failure, a lapse
-    # (``lease_expired``, ``reaped``) when it died; None when no attempt ran (a revoked endpoint)
+    # the last attempt's outcome: ``failed`` when the worker reported the failure, ``timed_out``
+    # when it ran past its run-time limit, a lapse (``lease_expired``, ``reaped``) when it died;
+    # None when no attempt ran (a revoked endpoint)
     outcome: str | None
 
 

@@ -21,8 +21,16 @@ SELECT {ROW_SELECT},
        {LAPSED},
        t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result, t.parents_left, t.on_parent_failure,
        e.team_id,
-       EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
+       EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused,
+       t.timeout_seconds, lim.seconds AS run_time_limit,
+       CASE WHEN t.state = 'claimed' THEN t.claimed_at + make_interval(secs => lim.seconds) END AS run_time_ends_at
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
+-- the limit that applies: the todo's own, else its team's default for the queue
+CROSS JOIN LATERAL (
+    SELECT coalesce(t.timeout_seconds, (
+        SELECT qs.timeout_seconds FROM queue_settings qs
+        WHERE qs.team_id = e.team_id AND qs.queue = t.queue)) AS seconds
+) lim
 WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])"""
 
 

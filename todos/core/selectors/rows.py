@@ -111,6 +111,11 @@ class TodoDetail(TodoRow):
     paused: bool
     parents_left: int = 0  # docs/lifecycle.md, "Dependencies"
     on_parent_failure: str | None = None
+    # the run-time limit (docs/lifecycle.md, "Run-time limits"): the todo's own, the one that
+    # applies (its own, else its queue's default; None: none), and when a running attempt reaches it
+    timeout_seconds: int | None = None
+    run_time_limit: int | None = None
+    run_time_ends_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ from todos.core.store import dependencies, inputs
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.endpoint_gate import CLAIMS_OPEN, seen_sql
 from todos.core.store.fragments import (
+    BACKOFF,
     CLAIMABLE,
     FENCE,
     KEY_HAS_ROOM,
     NOT_PAUSED,
     ROW_STATE,
+    WITHIN_RUN_TIME_LIMIT,
     LoggedState,
     agent_miss,
     children_settled,
@@ -94,6 +96,7 @@ def create(
     requires: Any = None,
     after: Any = None,
     on_parent_failure: Any = None,
+    timeout_seconds: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
@@ -104,6 +107,9 @@ def create(
     capability labels) limits which claims take it: only one presenting all of them. ``after``
     (at most 100 ids of the team's todos) blocks it until they are done; ``on_parent_failure``
     (``cancel`` or ``run``) says what it does if one dies or is canceled first (``dependencies.py``).
+    ``timeout_seconds`` (1 s..7 days) is its run-time limit: an attempt that runs longer is ended
+    ``timed_out`` by the background sweep (``background.time_out``); none falls back to the team's
+    default for the queue.
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -128,6 +134,7 @@ def create(
             delay_seconds=delay_seconds,
             concurrency_key=concurrency_key,
             requires=requires,
+            timeout_seconds=timeout_seconds,
         ),
     }
     params["after"] = inputs.after(after)
@@ -159,8 +166,8 @@ def _create_sql(with_parents: bool) -> LiteralString:
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[])"""
-    columns: LiteralString = "concurrency_key, requires"
+            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s)"""
+    columns: LiteralString = "concurrency_key, requires, timeout_seconds"
     head: LiteralString = ""
     tail: LiteralString = ""
     if with_parents:
@@ -169,11 +176,11 @@ def _create_sql(with_parents: bool) -> LiteralString:
            %(max_attempts)s,
            -- blocked (scheduled for never) while a parent is open; its own time waits aside
            {dependencies.BLOCKED_TIME},
-           %(concurrency_key)s, %(requires)s::text[],
+           %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s,
            (SELECT n FROM open_parents), %(on_parent_failure)s,
            {dependencies.OWN_TIME}
     WHERE NOT EXISTS (SELECT 1 FROM refused)"""
-        columns = "concurrency_key, requires, parents_left, on_parent_failure, run_at_after_block"
+        columns = "concurrency_key, requires, timeout_seconds, parents_left, on_parent_failure, run_at_after_block"
         head = f"{dependencies.PARENTS},\n"
         tail = f",\n{dependencies.EDGES}"
     answer: LiteralString = f"""SELECT true AS created, {TODO_COLUMNS},
@@ -207,7 +214,7 @@ logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")})
 CREATE_FIELDS = frozenset(
     {
         "queue", "title", "kind", "source", "payload", "idempotency_key", "assignee", "priority",
-        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires",
+        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires", "timeout_seconds",
     }
 )  # fmt: skip
 # …and what an item of create_batch may add: its parents (``after``), earlier items of the batch
@@ -232,6 +239,7 @@ def _todo_fields(
     delay_seconds: Any = None,
     concurrency_key: Any = None,
     requires: Any = None,
+    timeout_seconds: Any = None,
 ) -> dict:
     """A new todo's fields, checked (``Invalid`` naming the field; ``Forbidden`` for a queue outside
     the agent's scope)."""
@@ -248,6 +256,7 @@ def _todo_fields(
         "not_before": inputs.not_before(run_at, delay_seconds),
         "concurrency_key": inputs.concurrency_key(concurrency_key),
         "requires": inputs.capability_labels("requires", requires),
+        "timeout_seconds": inputs.timeout_seconds(timeout_seconds),
     }
     if fields["queue"] not in agent.queues:
         raise Forbidden(f"queue {fields['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
@@ -312,6 +321,7 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         "max_attempts": column("max_attempts"),
         "not_befores": column("not_before"),
         "concurrency_keys": column("concurrency_key"),
+        "timeouts": column("timeout_seconds"),
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
@@ -329,19 +339,21 @@ WITH item AS MATERIALIZED (
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[]{dependencies.BATCH_ITEM_ARRAYS if waits else ""})
+                %(requires)s::jsonb[], %(timeouts)s::integer[]{dependencies.BATCH_ITEM_ARRAYS if waits else ""})
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires{dependencies.BATCH_ITEM_NAMES if waits else ""}, n)
+                              not_before, concurrency_key, requires, timeout_seconds{
+        dependencies.BATCH_ITEM_NAMES if waits else ""
+    }, n)
 ),{dependencies.BATCH_PARENTS if waits else ""}
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires{
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds{
         dependencies.BATCH_COLUMNS if waits else ""
     })
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
            {dependencies.BATCH_TIME if waits else BATCH_TIME},
-           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)){
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.timeout_seconds{
         dependencies.BATCH_VALUES if waits else ""
     }
     FROM item i{dependencies.BATCH_GUARD if waits else ""}
@@ -718,11 +730,13 @@ def _report_statement(
     after: LoggedState = ROW_STATE,
     finished: LiteralString | None = None,
     done: bool = True,
+    guard: LiteralString = "",
 ) -> Statement[Todo]:
     """One report on a held lease. ``after`` is the Board state the report leaves, where it is
     one constant (the log then computes nothing per row); by default it is read from the row.
     ``finished`` (a FROM clause over ``upd``) are the todos it finished: their children are
-    settled (``fragments.children_settled``; ``done``: they are done, else dead)."""
+    settled (``fragments.children_settled``; ``done``: they are done, else dead). ``guard`` is SQL
+    the held todo ``t`` must also pass (``AND …``)."""
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     children: LiteralString = ""
     woken: LiteralString = ""
@@ -733,7 +747,7 @@ def _report_statement(
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 {seen_sql(params["endpoint_id"])}upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
-    WHERE {AGENT_HOLDS}
+    WHERE {AGENT_HOLDS}{guard}
     RETURNING t.*
 ),
 closed AS (
@@ -762,7 +776,9 @@ SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON tru
 def heartbeat(
     agent: AgentScope, todo_id: Any, *, lease_ttl_seconds: Any = None, lease_token: Any = None
 ) -> Statement[Todo]:
-    """Extend the lease. Guard: claimed, held by this endpoint, fence.
+    """Extend the lease. Guard: claimed, held by this endpoint, fence, and the attempt has not run
+    past its run-time limit (docs/lifecycle.md, "Run-time limits": past it, the lease is lost and
+    the sweep ends the attempt ``timed_out``; a miss writes nothing).
     Attempt row: stamps ``last_heartbeat_at`` and the new ``lease_expires_at`` (it stays open).
     Writes no indexed column, so the todo's update is HOT. Log: ``claimed`` → ``claimed``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, with_result=False)
@@ -774,6 +790,7 @@ def heartbeat(
         params,
         ready_when=None,
         after=BoardState.CLAIMED,
+        guard=f"\n      AND {WITHIN_RUN_TIME_LIMIT}",
     )
 
 
@@ -815,13 +832,6 @@ def complete(
         after=BoardState.DONE,
         finished="upd",
     )
-
-
-# Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
-# clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
-# PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
-BACKOFF: LiteralString = """least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
-                  interval '15 minutes')"""
 
 
 def fail(

@@ -12,7 +12,15 @@ from typing import LiteralString
 from django.conf import settings
 
 from todos.core.db import Statement
-from todos.core.store.fragments import board_state, children_settled, children_woken, log_todos, notify_ready
+from todos.core.store.fragments import (
+    BACKOFF,
+    board_state,
+    children_settled,
+    children_woken,
+    log_todos,
+    notify_ready,
+    run_time_limit,
+)
 from todos.core.store.records import SweepOutcome
 from todos.core.words import BoardState, ChangeOp, TodoState
 
@@ -66,6 +74,67 @@ SELECT r.id,
        {notify_ready("reaped", f"state = {TodoState.PENDING.sql}")} AS notified,
        {children_woken()} AS woken
 FROM reaped r"""
+    return Statement(sql, {"limit": limit}, _outcome)
+
+
+def time_out(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
+    """Attempts that ran past their run-time limit while their holder still heartbeated
+    (docs/lifecycle.md, "Run-time limits"): the worker is alive but the work is stuck.
+
+    Guard: ``claimed`` by an agent (``endpoint:`` owner) whose lease has not lapsed (a lapsed one
+    is the reaper's: the holder went silent), and ``claimed_at`` + the limit (the todo's own, else
+    its team's default for the queue, ``fragments.run_time_limit``) ``< now()``; a todo with no
+    limit is never a candidate. Found among the claimed todos only (the ``todos_claimed`` index);
+    the claim statements are untouched. Effect, as a failure reported by ``fail``: ``failed`` with
+    the same backoff (``fragments.BACKOFF``) below the attempt cap, else a dead letter
+    (``completed_at = now()``; so too when the endpoint was revoked, as the reaper does); owner and
+    lease cleared, ``result`` kept. Attempt row: closed ``timed_out``/``retry_scheduled`` or
+    ``timed_out``/``dead_lettered``, its error naming the limit. Log: ``timeout``: ``claimed`` →
+    ``retry`` or ``dead``; a dead letter's blocked children follow their ``on_parent_failure``
+    (``fragments.children_settled``; those it unblocks wake their queues). Otherwise wakes nobody:
+    the backoff is never zero, so no retry is due at once (the requeue sweep wakes the waiters).
+    """
+    sql = f"""
+WITH cand AS (
+    SELECT t.id, lim.seconds,
+           (t.attempt >= t.max_attempts OR e.state = 'revoked') AS dead
+    FROM todos t
+    JOIN endpoints e ON e.id = t.endpoint_id
+    CROSS JOIN LATERAL (
+        SELECT {run_time_limit("e.team_id")} AS seconds
+    ) lim
+    WHERE t.state = {TodoState.CLAIMED.sql} AND t.owner LIKE 'endpoint:%%' AND t.lease_expires_at >= now()
+      AND t.claimed_at + make_interval(secs => lim.seconds) < now()
+    ORDER BY t.claimed_at
+    LIMIT %(limit)s
+    FOR UPDATE OF t SKIP LOCKED
+),
+timed AS (
+    -- the guard again on the locked row: a complete (or any report) that won the lock ended it
+    UPDATE todos t SET
+        state = {TodoState.FAILED.sql}, owner = NULL, lease_expires_at = NULL,
+        next_retry_at = CASE WHEN c.dead THEN NULL
+            ELSE now() + {BACKOFF} END,
+        completed_at = CASE WHEN c.dead THEN now() END,
+        updated_at = now()
+    FROM cand c
+    WHERE t.id = c.id AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at >= now()
+      AND t.claimed_at + make_interval(secs => c.seconds) < now()
+    RETURNING t.*, c.seconds
+),
+closed AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'timed_out',
+        disposition = CASE WHEN r.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
+        error = jsonb_build_object(
+            'type', 'timed_out',
+            'message', format('ran past its run-time limit of %%s seconds', r.seconds),
+            'truncated', false)
+    FROM timed r
+    WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
+),
+logged AS ({log_todos(ChangeOp.TIMEOUT, "timed", before=BoardState.CLAIMED)}),
+{children_settled("(SELECT id FROM timed WHERE next_retry_at IS NULL)", done=False)}
+SELECT r.id, {children_woken()} AS woken FROM timed r"""
     return Statement(sql, {"limit": limit}, _outcome)
 
 

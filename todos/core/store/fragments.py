@@ -37,6 +37,13 @@ CLAIMABLE: LiteralString = f"""(
      OR (t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now() AND t.attempt < t.max_attempts)
      OR (t.state = {TodoState.FAILED.sql} AND {DUE} AND t.attempt < t.max_attempts))"""
 
+# Backoff after a reported failure: 30 s · 2^(attempt−1), at most 15 minutes. The exponent is
+# clamped before the power: least() evaluates both arguments, and 30 s · 2^48 already overflows
+# PostgreSQL's interval (max_attempts may be 100). 2^10 is far past the 15-minute cap.
+BACKOFF: LiteralString = """least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
+                  interval '15 minutes')"""
+
+
 # The fragments below that name ``%(team_id)s`` are the agent's: every todo an agent statement
 # touches is its own endpoint's (``t.endpoint_id = %(endpoint_id)s``), so the team is the one its
 # credential resolved to (``AgentScope.team_id``, an endpoint never changes team), bound rather
@@ -58,6 +65,23 @@ FENCE: LiteralString = """EXISTS (
         WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
           AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
                OR fa.lease_token_hash = %(token_hash)s::bytea))"""
+
+
+def run_time_limit(team: LiteralString) -> LiteralString:
+    """The run-time limit of todo ``t`` in seconds (docs/lifecycle.md, "Run-time limits"): its own,
+    else its team's default for its queue (``team``: SQL naming the team), else NULL (none). The
+    queue's row is looked up only for a todo without a limit of its own (COALESCE stops early)."""
+    return f"""coalesce(t.timeout_seconds, (
+            SELECT qs.timeout_seconds FROM queue_settings qs
+            WHERE qs.team_id = {team} AND qs.queue = t.queue))"""
+
+
+# The claimed todo ``t`` (an agent's: the team is ``%(team_id)s``) has not run past its run-time
+# limit: the attempt began at ``t.claimed_at`` (the claim sets both with one ``now()``).
+WITHIN_RUN_TIME_LIMIT: LiteralString = f"""coalesce(
+        t.claimed_at + make_interval(secs => {run_time_limit("%(team_id)s")}
+        ) >= now(), true)"""
+
 
 # The lease's open attempt is visible to this statement, so closing "the open attempt" closes it.
 # A claim that committed while this statement waited on the todo's row lock is seen through the

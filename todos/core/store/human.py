@@ -21,10 +21,11 @@ from psycopg.types.json import Jsonb
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
 from todos.core.store import inputs
-from todos.core.store.agent import BACKOFF, DEDUPE_PREDICATE
+from todos.core.store.agent import DEDUPE_PREDICATE
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.fragments import (
     ACTING_ROLES,
+    BACKOFF,
     CLAIMABLE,
     INFINITY,
     LEASE_SEEN,

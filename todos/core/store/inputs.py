@@ -197,6 +197,15 @@ def max_attempts(value: Any) -> int:
     return 5 if value is None else require_int("max_attempts", value, *MAX_ATTEMPTS_RANGE)
 
 
+# A run-time limit (docs/lifecycle.md, "Run-time limits"): one second to seven days.
+RUN_TIME_LIMIT_RANGE = (1, 604800)
+
+
+def timeout_seconds(value: Any, field: str = "timeout_seconds") -> int | None:
+    """A todo's run-time limit, or a queue's default one; None is no limit."""
+    return optional_int(field, value, *RUN_TIME_LIMIT_RANGE)
+
+
 def lease_ttl(value: Any, endpoint_default: int | None = None) -> int:
     """Per call wins (1..86400), then the endpoint's default, then the server's."""
     if value is not None:

@@ -226,7 +226,18 @@ def outcome_words(attempt, forced_by=None):
     """An ended attempt as a sentence (``todos/dashboard/wording.py``)."""
     from todos.dashboard import wording
 
-    return wording.outcome(attempt.outcome, attempt.disposition, forced_by=forced_by if attempt.forced else None)
+    ran = None
+    if attempt.outcome == "timed_out" and attempt.ended_at and attempt.claimed_at:
+        ran = duration_text((attempt.ended_at - attempt.claimed_at).total_seconds())
+    return wording.outcome(
+        attempt.outcome, attempt.disposition, forced_by=forced_by if attempt.forced else None, ran=ran
+    )
+
+
+@register.filter
+def duration(seconds):
+    """A number of seconds in words: "5m 00s", "2h 00m" (a run-time limit)."""
+    return "" if seconds is None else duration_text(seconds)
 
 
 @register.filter

@@ -21,7 +21,7 @@ from todos.core.db import execute
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.selectors import todo_list
 from todos.core.selectors.rows import short_id
-from todos.core.store import concurrency, human, inputs
+from todos.core.store import concurrency, human, inputs, queue_settings
 from todos.core.store.scopes import OperatorScope
 from todos.dashboard import clock, form_input
 from todos.dashboard.templatetags.board import STATE_LABELS, duration_text
@@ -245,3 +245,31 @@ def concurrency_limit(request):
     return _queue_reply(
         request, 200, "success", f"{changed.key} may now have {changed.max_claimed} claimed at once in {team.name}."
     )
+
+
+# --- queues' default run-time limits ------------------------------------------------------------
+
+
+@require_POST
+@board_view
+@store_refusals(
+    forbidden_text="Only an admin of the team may set a queue's run-time limit.",
+    invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message),
+)
+def queue_timeout(request):
+    """Set or clear a team's default run-time limit for a queue (``queue_settings.set_timeout``;
+    an empty field clears it); answers the overview."""
+    viewer = request.viewer
+    team = viewer.team_by_slug(request.POST.get("team") or "")
+    if team is None:
+        return not_found()
+    queue = request.POST.get("queue") or ""
+    seconds = form_input.integer(request.POST, "timeout_seconds", *inputs.RUN_TIME_LIMIT_RANGE, required=False)
+    changed = execute(queue_settings.set_timeout(operator_scope(viewer), team.id, queue, seconds))
+    message = (
+        f"{changed.queue} in {team.name} has no default run-time limit now."
+        if changed.timeout_seconds is None
+        else f"An attempt on {changed.queue} in {team.name} may now run {changed.timeout_seconds} s "
+        "unless its todo sets its own limit."
+    )
+    return _queue_reply(request, 200, "success", message)

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 from todos.core.selectors.claimability import stuck_work
 from todos.core.selectors.concurrency import busy_keys
 from todos.core.selectors.overview import overview
+from todos.core.selectors.queue_settings import viewer_timeouts
 from todos.dashboard.views.charts import overview_chart_context
 from todos.dashboard.views.common import board_view
 
@@ -18,9 +19,20 @@ def overview_table_context(request) -> dict:
         "overview": overview(viewer),
         "stuck": stuck_work(viewer),
         "busy_keys": busy_keys(viewer),
+        "timeouts": _timeouts_by_team(viewer),
         "viewer": viewer,
         "here": request.get_full_path(),
     }
+
+
+def _timeouts_by_team(viewer) -> dict[str, dict[str, int]]:
+    """The queues' default run-time limits, by team slug then queue (for the table's rows)."""
+    slugs = {team.id: team.slug for team in viewer.teams}
+    out: dict[str, dict[str, int]] = {}
+    for (team_id, queue), seconds in viewer_timeouts(viewer).items():
+        if team_id in slugs:
+            out.setdefault(slugs[team_id], {})[queue] = seconds
+    return out
 
 
 @require_GET

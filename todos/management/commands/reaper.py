@@ -1,5 +1,5 @@
-"""``manage.py reaper``: run the background loops (reaper, requeue, retention, expiry, the change
-log's cap) alone, and stand as a change-log relay candidate.
+"""``manage.py reaper``: run the background loops (reaper, run-time limits, requeue, retention,
+expiry, the change log's cap) alone, and stand as a change-log relay candidate.
 
 For deployments that keep them out of the web processes; ``manage.py up`` runs them too, and
 running both (or several of either) is safe.
@@ -15,7 +15,10 @@ from todos.ops.loops import SWEEPS, run_sweep_once, start_loops
 
 
 class Command(BaseCommand):
-    help = "Run the background loops (reaper, due-retry requeue, retention, endpoint expiry) until stopped."
+    help = (
+        "Run the background loops (reaper, run-time limits, due-retry requeue, retention, endpoint expiry) "
+        "until stopped."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="Run every sweep once and exit.")

@@ -11,8 +11,8 @@ WITH taken AS (DELETE FROM change_log RETURNING *),
            flow_histogram(array_agg(flow_bucket(s.ran)) FILTER (WHERE s.ran IS NOT NULL))
     FROM (SELECT fs.team_id, fs.queue, fs.at, fs.waited, fs.ran,
                  fs.state_after = 'done' AND fs.state_before IS DISTINCT FROM 'done' AS completed,
-                 fs.op = 'fail' OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead')
-                   AS failed,
+                 fs.op IN ('fail', 'timeout')
+                   OR (fs.state_after = 'dead' AND fs.state_before IS DISTINCT FROM 'dead') AS failed,
                  fs.op = 'reap'
                    OR (fs.op = 'claim' AND fs.state_before = 'claimed') AS died
           FROM taken fs

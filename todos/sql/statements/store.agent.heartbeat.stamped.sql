@@ -30,6 +30,11 @@ upd AS (
         WHERE fa.todo_id = t.id AND fa.seq = t.attempts_total AND fa.ended_at IS NULL
           AND ((fa.lease_token_hash IS NULL AND %(token_hash)s::bytea IS NULL)
                OR fa.lease_token_hash = %(token_hash)s::bytea))
+      AND coalesce(
+        t.claimed_at + make_interval(secs => coalesce(t.timeout_seconds, (
+            SELECT qs.timeout_seconds FROM queue_settings qs
+            WHERE qs.team_id = %(team_id)s AND qs.queue = t.queue))
+        ) >= now(), true)
     RETURNING t.*
 ),
 closed AS (
@@ -51,7 +56,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure,
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds,
            (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
