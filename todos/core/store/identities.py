@@ -27,9 +27,8 @@ SIGN_IN_ACTOR = "single sign-on"
 # The highest of several roles one person's groups grant in one team.
 ROLE_RANK: LiteralString = "array_position(ARRAY['viewer', 'operator', 'admin'], m.role)"
 
-MAPPING_DETAIL: LiteralString = (
-    "jsonb_build_object('group', c.group_value, 'role', c.role, 'team', (SELECT slug FROM teams WHERE id = c.team_id))"
-)
+MAPPING_DETAIL: LiteralString = """jsonb_build_object('group', c.group_value, 'role', c.role,
+                              'team', (SELECT slug FROM teams WHERE id = c.team_id))"""
 
 
 @dataclass(frozen=True)
@@ -179,7 +178,8 @@ def apply_mappings(*, user_id: Any, groups: Any) -> Statement[MappingOutcome]:
     }
     sql = f"""
 WITH wanted AS (
-    SELECT m.team_id, (array_agg(m.role ORDER BY {ROLE_RANK} DESC))[1] AS role
+    SELECT m.team_id,
+           (array_agg(m.role ORDER BY {ROLE_RANK} DESC))[1] AS role
     FROM oidc_role_mappings m
     WHERE m.group_value = ANY(%(groups)s::text[])
     GROUP BY m.team_id
@@ -230,10 +230,8 @@ set_audit AS ({
             "set_rows s",
             team="s.team_id",
             user="NULL",
-            detail=(
-                "jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = s.user_id), "
-                "'from', s.before, 'to', s.role, 'via', 'single sign-on')"
-            ),
+            detail='''jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = s.user_id),
+                              'from', s.before, 'to', s.role, 'via', 'single sign-on')''',
         )
     }),
 remove_audit AS ({
@@ -242,10 +240,8 @@ remove_audit AS ({
             "removed g",
             team="g.team_id",
             user="NULL",
-            detail=(
-                "jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), "
-                "'role', g.role, 'via', 'single sign-on')"
-            ),
+            detail='''jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id),
+                              'role', g.role, 'via', 'single sign-on')''',
         )
     }),
 logged_set AS ({log_change(ChangeOp.MEMBERSHIP, "set_rows s", team="s.team_id", user="s.user_id")}),

@@ -16,7 +16,8 @@ WITH ins AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT c.team_id, %(by_id)s, %(actor)s, 'sign_in.mapping_add', NULL, NULL, NULL, NULL,
-           jsonb_build_object('group', c.group_value, 'role', c.role, 'team', (SELECT slug FROM teams WHERE id = c.team_id))
+           jsonb_build_object('group', c.group_value, 'role', c.role,
+                              'team', (SELECT slug FROM teams WHERE id = c.team_id))
     FROM ins c)
 SELECT ins.*, true AS team_exists FROM ins
 UNION ALL

@@ -6,7 +6,8 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH wanted AS (
-    SELECT m.team_id, (array_agg(m.role ORDER BY array_position(ARRAY['viewer', 'operator', 'admin'], m.role) DESC))[1] AS role
+    SELECT m.team_id,
+           (array_agg(m.role ORDER BY array_position(ARRAY['viewer', 'operator', 'admin'], m.role) DESC))[1] AS role
     FROM oidc_role_mappings m
     WHERE m.group_value = ANY(%(groups)s::text[])
     GROUP BY m.team_id
@@ -53,11 +54,13 @@ set_rows AS (
 ),
 set_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT s.team_id, NULL, %(actor)s, 'member.set', NULL, NULL, NULL, NULL,
-           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = s.user_id), 'from', s.before, 'to', s.role, 'via', 'single sign-on')
+           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = s.user_id),
+                              'from', s.before, 'to', s.role, 'via', 'single sign-on')
     FROM set_rows s),
 remove_audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT g.team_id, NULL, %(actor)s, 'member.remove', NULL, NULL, NULL, NULL,
-           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id), 'role', g.role, 'via', 'single sign-on')
+           jsonb_build_object('user', (SELECT username FROM auth_user WHERE id = g.user_id),
+                              'role', g.role, 'via', 'single sign-on')
     FROM removed g),
 logged_set AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)

@@ -11,6 +11,7 @@ WITH gone AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT c.team_id, %(by_id)s, %(actor)s, 'sign_in.mapping_remove', NULL, NULL, NULL, NULL,
-           jsonb_build_object('group', c.group_value, 'role', c.role, 'team', (SELECT slug FROM teams WHERE id = c.team_id))
+           jsonb_build_object('group', c.group_value, 'role', c.role,
+                              'team', (SELECT slug FROM teams WHERE id = c.team_id))
     FROM gone c)
 SELECT * FROM gone
