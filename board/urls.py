@@ -1,6 +1,15 @@
 from django.urls import include, path
 
+from todos.dashboard.views import sign_in
+
 urlpatterns = [
     path("api/v1/", include("todos.agents.api.urls")),
+    # Sign-in and sign-out with single sign-on (docs/sign-in.md); before todos.urls, whose
+    # accounts/ routes these replace.
+    path("accounts/login/", sign_in.LoginView.as_view(), name="login"),
+    path("accounts/logout/", sign_in.sign_out, name="logout"),
+    path("accounts/password_change/", sign_in.PasswordChangeView.as_view(), name="password_change"),
+    path("oidc/authenticate/", sign_in.SignInStart.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", sign_in.SignInCallback.as_view(), name="oidc_authentication_callback"),
     path("", include("todos.urls")),
 ]

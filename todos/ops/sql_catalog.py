@@ -48,13 +48,13 @@ from todos.core.selectors.access import EndpointRef, TeamAccess, Viewer
 from todos.core.selectors.activity import ActivityFilter
 from todos.core.selectors.rows import TodoRow
 from todos.core.store import (
-    identities,
     agent,
     background,
     bulk_jobs,
     concurrency,
     endpoints,
     human,
+    identities,
     mcp_sessions,
     people,
     preferences,

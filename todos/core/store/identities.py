@@ -285,7 +285,8 @@ WITH ins AS (
 audit AS ({audit_row("sign_in.mapping_add", "ins c", team="c.team_id", user="%(by_id)s", detail=MAPPING_DETAIL)})
 SELECT ins.*, true AS team_exists FROM ins
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) WHERE NOT EXISTS (SELECT 1 FROM ins)"""
+SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+WHERE NOT EXISTS (SELECT 1 FROM ins)"""
 
     def finish(rows: list[dict]) -> MappingRecord:
         row = rows[0]

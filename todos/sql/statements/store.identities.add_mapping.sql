@@ -21,4 +21,5 @@ audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
     FROM ins c)
 SELECT ins.*, true AS team_exists FROM ins
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s) WHERE NOT EXISTS (SELECT 1 FROM ins)
+SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+WHERE NOT EXISTS (SELECT 1 FROM ins)
