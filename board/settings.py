@@ -379,3 +379,12 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+if BOARD_OIDC_ISSUER:
+    # Signing out posts to Board, which redirects to the provider's end-session endpoint: a
+    # form's redirect must be allowed by form-action (docs/sign-in.md, "Signing out").
+    from urllib.parse import urlsplit
+
+    _issuer = urlsplit(BOARD_OIDC_ISSUER)
+    CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
+        "form-action 'self'", f"form-action 'self' {_issuer.scheme}://{_issuer.netloc}"
+    )
