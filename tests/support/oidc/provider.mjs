@@ -4,6 +4,7 @@
 // so a test changes a person's groups between two sign-ins), devInteractions for the login and
 // consent screens (any password), and RP-initiated logout. Prints "listening <issuer>" once it
 // accepts connections.
+import fs from 'node:fs';
 import Provider from 'oidc-provider';
 
 const port = Number(process.env.PORT);
