@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 
 import pytest
+from django.core.exceptions import SuspiciousOperation
 from django.test import Client, override_settings
 
 from tests import factories
 from todos.dashboard.sign_in import discovery
-from todos.dashboard.sign_in.backends import ProviderBackend, SignInRefused
+from todos.dashboard.sign_in.backends import ProviderBackend, SignInRefused, check_issuer_and_audience
 
 pytestmark = pytest.mark.usefixtures("store_db")
 
@@ -115,3 +116,12 @@ def test_sign_out_without_a_provider_session_returns_to_the_sign_in_page():
     response = client.post("/accounts/logout/")
     assert response.status_code == 302 and response["Location"] == "/accounts/login/"
     assert client.get("/").status_code == 302  # signed out
+
+
+@override_settings(**SSO)
+def test_an_id_token_from_another_issuer_or_for_another_client_is_refused():
+    check_issuer_and_audience({"iss": "http://127.0.0.1:9/", "aud": ["board", "other"]})
+    with pytest.raises(SuspiciousOperation, match="issuer"):
+        check_issuer_and_audience({"iss": "https://evil.example", "aud": "board"})
+    with pytest.raises(SuspiciousOperation, match="not for this client"):
+        check_issuer_and_audience({"iss": "http://127.0.0.1:9", "aud": "someone-else"})

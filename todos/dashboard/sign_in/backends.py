@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import SuspiciousOperation
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from todos.core.db import execute
@@ -53,6 +54,16 @@ def domain_allowed(email: str) -> bool:
     return not allowed or email.rpartition("@")[2].lower() in allowed
 
 
+def check_issuer_and_audience(payload: dict[str, Any]) -> None:
+    issuer = settings.BOARD_OIDC_ISSUER
+    if str(payload.get("iss", "")).rstrip("/") != issuer:
+        raise SuspiciousOperation(f"the ID token's issuer {payload.get('iss')!r} is not {issuer!r}")
+    audience = payload.get("aud")
+    audiences = audience if isinstance(audience, list) else [audience]
+    if settings.BOARD_OIDC_CLIENT_ID not in audiences:
+        raise SuspiciousOperation("the ID token is not for this client (aud)")
+
+
 class ProviderBackend(OIDCAuthenticationBackend):
     """A sign-in through the configured provider (the code flow's callback calls it)."""
 
@@ -73,6 +84,14 @@ class ProviderBackend(OIDCAuthenticationBackend):
         self.OIDC_OP_USER_ENDPOINT = doc.get("userinfo_endpoint")
         self.OIDC_OP_JWKS_ENDPOINT = doc["jwks_uri"]
         return super().authenticate(request, **kwargs)
+
+    def verify_token(self, token, **kwargs):
+        """The library checks the ID token's signature and nonce; Board also checks that the
+        token is from the configured issuer and for this client (``iss`` and ``aud``)."""
+        payload = super().verify_token(token, **kwargs)
+        if "nonce" in kwargs:  # the ID token (a signed userinfo answer has no nonce to check)
+            check_issuer_and_audience(payload)
+        return payload
 
     def get_user(self, user_id):
         return ModelBackend.get_user(self, user_id)  # a deactivated person's session ends
