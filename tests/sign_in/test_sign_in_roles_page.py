@@ -34,6 +34,8 @@ def test_a_site_admin_adds_lists_and_removes_a_mapping(root_client):
     assert root_client.post(f"/people/sign-in-roles/{mapping_id}/remove/").status_code == 302
     assert mappings() == []
     assert root_client.post(f"/people/sign-in-roles/{mapping_id}/remove/").status_code == 404
+    assert root_client.post("/people/sign-in-roles/99999999999999999999/remove/").status_code == 404
+    assert root_client.post("/people/sign-in-roles/x/remove/").status_code == 404
 
 
 def test_bad_input_names_the_field_and_writes_nothing(root_client):

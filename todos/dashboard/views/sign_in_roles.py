@@ -69,7 +69,7 @@ def sign_in_role_add(request):
 def sign_in_role_remove(request, mapping_id: int):
     try:
         gone = execute(store.remove_mapping(_scope(request.viewer), mapping_id=mapping_id))
-    except NotFound:
+    except (NotFound, Invalid):  # Invalid: an id no mapping can have
         return not_found()
     messages.success(request, f"Group {gone.group_value} no longer grants a role; it applies at each next sign-in.")
     return HttpResponseRedirect(reverse("sign_in_roles"))
