@@ -214,6 +214,42 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 
+# --- Single sign-on (OpenID Connect; docs/sign-in.md) -----------------------------------------
+
+# The provider's issuer URL; its endpoints come from <issuer>/.well-known/openid-configuration at
+# first use. Empty: no single sign-on, the sign-in page as without it.
+BOARD_OIDC_ISSUER = env_str("BOARD_OIDC_ISSUER").strip().rstrip("/")
+BOARD_OIDC_CLIENT_ID = env_str("BOARD_OIDC_CLIENT_ID")
+BOARD_OIDC_CLIENT_SECRET = env_str("BOARD_OIDC_CLIENT_SECRET")
+BOARD_OIDC_SCOPES = env_str("BOARD_OIDC_SCOPES", "openid email profile").strip() or "openid email profile"
+# The name on the sign-in button: "Sign in with <name>".
+BOARD_OIDC_PROVIDER_NAME = env_str("BOARD_OIDC_PROVIDER_NAME").strip() or "single sign-on"
+# Email domains allowed to sign in (empty: any); the claim whose values the role mappings match.
+BOARD_OIDC_ALLOWED_DOMAINS = [domain.lower().lstrip("@") for domain in env_list("BOARD_OIDC_ALLOWED_DOMAINS")]
+BOARD_OIDC_GROUPS_CLAIM = env_str("BOARD_OIDC_GROUPS_CLAIM").strip() or "groups"
+# Local passwords off for everyone but site admins (the break-glass accounts).
+BOARD_OIDC_ONLY = env_bool("BOARD_OIDC_ONLY", False)
+if BOARD_OIDC_ISSUER:
+    if not BOARD_OIDC_ISSUER.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(f"BOARD_OIDC_ISSUER must be an http(s) URL, got {BOARD_OIDC_ISSUER!r}")
+    if not BOARD_OIDC_CLIENT_ID or not BOARD_OIDC_CLIENT_SECRET:
+        raise ImproperlyConfigured(
+            "BOARD_OIDC_ISSUER is set: set BOARD_OIDC_CLIENT_ID and BOARD_OIDC_CLIENT_SECRET too"
+        )
+elif BOARD_OIDC_ONLY:
+    raise ImproperlyConfigured("BOARD_OIDC_ONLY=1 needs BOARD_OIDC_ISSUER: nobody but site admins could sign in")
+AUTHENTICATION_BACKENDS = ["todos.dashboard.sign_in.backends.PasswordBackend"]
+if BOARD_OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS.append("todos.dashboard.sign_in.backends.ProviderBackend")
+# mozilla-django-oidc's own settings, derived from the above (the endpoints come from discovery).
+OIDC_RP_CLIENT_ID = BOARD_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = BOARD_OIDC_CLIENT_SECRET
+OIDC_RP_SCOPES = BOARD_OIDC_SCOPES
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of signing out at the provider
+OIDC_TIMEOUT = 5
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -343,3 +379,12 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+if BOARD_OIDC_ISSUER:
+    # Signing out posts to Board, which redirects to the provider's end-session endpoint: a
+    # form's redirect must be allowed by form-action (docs/sign-in.md, "Signing out").
+    from urllib.parse import urlsplit
+
+    _issuer = urlsplit(BOARD_OIDC_ISSUER)
+    CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
+        "form-action 'self'", f"form-action 'self' {_issuer.scheme}://{_issuer.netloc}"
+    )

@@ -24,6 +24,8 @@ from todos.dashboard.views import (
     preferences,
     saved_views,
     schedules,
+    sign_in,
+    sign_in_roles,
     teams,
     todo_export,
     todos,
@@ -36,10 +38,10 @@ register_converter(RowId, "row_id")
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.metrics, name="metrics"),
-    # sign-in (Django's views, the Board's templates)
-    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    # sign-in (Django's views with single sign-on beside them, the Board's templates; docs/sign-in.md)
+    path("accounts/login/", sign_in.LoginView.as_view(), name="login"),
+    path("accounts/logout/", sign_in.sign_out, name="logout"),
+    path("accounts/password_change/", sign_in.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     # overview, agents, activity
     path("", overview.overview_page, name="overview"),
@@ -101,6 +103,13 @@ urlpatterns = [
     path("people/<row_id:user_id>/deactivate/", people.person_deactivate, name="person_deactivate"),
     path("people/<row_id:user_id>/reactivate/", people.person_reactivate, name="person_reactivate"),
     path("people/<row_id:user_id>/password/", people.person_password_reset, name="person_password_reset"),
+    path("people/sign-in-roles/", sign_in_roles.sign_in_roles, name="sign_in_roles"),
+    path("people/sign-in-roles/new/", sign_in_roles.sign_in_role_add, name="sign_in_role_add"),
+    path(
+        "people/sign-in-roles/<row_id:mapping_id>/remove/",
+        sign_in_roles.sign_in_role_remove,
+        name="sign_in_role_remove",
+    ),
     # endpoints (agent credentials)
     path("endpoints/", endpoints.endpoint_list, name="endpoints"),
     path("endpoints/panel/", endpoints.endpoint_panel, name="endpoints_panel"),

@@ -152,6 +152,7 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
         ("teams", "/teams/"),
         ("team", "/teams/acme/"),
         ("people", "/people/"),
+        ("sign-in roles", "/people/sign-in-roles/"),
         ("change password", "/accounts/password_change/"),
     ):
         page.goto(path)

@@ -105,6 +105,10 @@ ROUTES = {
     "person_deactivate": ("POST", None, "own"),
     "person_reactivate": ("POST", None, "own"),
     "person_password_reset": ("POST", None, "own"),
+    # the group → team role mappings are installation-wide too (tests/sign_in/test_sign_in_roles_page.py)
+    "sign_in_roles": ("GET", None, "own"),
+    "sign_in_role_add": ("POST", None, "own"),
+    "sign_in_role_remove": ("POST", None, "own"),
     "time_zone": ("POST", None, "own"),  # the person's own zone: their row only (tests/board/test_clock.py)
     "schedules": ("GET", {}, "listing"),
     "schedules_panel": ("GET", {}, "listing"),

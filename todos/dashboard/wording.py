@@ -79,6 +79,8 @@ ACTIONS = {
     "person.deactivate": "deactivated a person",
     "person.reactivate": "reactivated a person",
     "person.password_reset": "reset a person's password",
+    "sign_in.mapping_add": "mapped a provider group to a team role",
+    "sign_in.mapping_remove": "removed a provider group's team role",
     "schedule.create": "created a schedule",
     "schedule.edit": "edited a schedule",
     "schedule.pause": "paused a schedule",

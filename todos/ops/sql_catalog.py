@@ -38,6 +38,7 @@ from todos.core.selectors import agent_api as agent_reads
 from todos.core.selectors import bulk_jobs as bulk_job_reads
 from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
+from todos.core.selectors import identities as identity_reads
 from todos.core.selectors import people as people_reads
 from todos.core.selectors import preferences as preference_reads
 from todos.core.selectors import queue_settings as queue_setting_reads
@@ -54,6 +55,7 @@ from todos.core.store import (
     concurrency,
     endpoints,
     human,
+    identities,
     mcp_sessions,
     people,
     preferences,
@@ -293,6 +295,21 @@ STORE_PEOPLE = {
     "store.preferences.set_time_zone": call(preferences.set_time_zone, user_id=8, time_zone="Europe/Paris"),
 }
 
+STORE_IDENTITIES = {
+    "store.identities.sign_in": call(
+        identities.sign_in,
+        issuer="https://id.example.com",
+        subject="abc123",
+        email="Pat@Example.com",
+        email_verified=True,
+    ),
+    "store.identities.apply_mappings": call(identities.apply_mappings, user_id=8, groups=["ops", "devs"]),
+    "store.identities.add_mapping": call(
+        identities.add_mapping, HUMAN, group_value="ops", team_id=TEAM, role="operator"
+    ),
+    "store.identities.remove_mapping": call(identities.remove_mapping, HUMAN, mapping_id=3),
+}
+
 STORE_SAVED_VIEWS = {
     "store.saved_views.save": call(saved_views.save, HUMAN, name="Dead mail", query="state=dead&queue=email"),
     "store.saved_views.rename": call(saved_views.rename, HUMAN, 12, name="Dead email"),
@@ -464,6 +481,7 @@ SELECTORS = {
     "selectors.people.person": captured(people_reads.person, 8),
     "selectors.people.recent_changes": captured(people_reads.recent_changes),
     "selectors.people.person_by_username": captured(people_reads.person_by_username, "olive"),
+    "selectors.identities.role_mappings": captured(identity_reads.role_mappings),
     "selectors.preferences.time_zone_choice": captured(preference_reads.time_zone_choice, 8),
     "selectors.claimability.stuck_work": captured(claimability.stuck_work, VIEWER, nth=0),
     "selectors.claimability.stuck_work.assigned": captured(claimability.stuck_work, VIEWER, nth=1),
@@ -499,6 +517,7 @@ CATALOG: dict[str, Call | Constant] = {
     **STORE_ENDPOINTS,
     **STORE_TEAMS,
     **STORE_PEOPLE,
+    **STORE_IDENTITIES,
     **STORE_SAVED_VIEWS,
     **STORE_BULK_JOBS,
     **STORE_MCP_SESSIONS,
@@ -514,6 +533,7 @@ STATEMENT_MODULES = (
     endpoints,
     teams,
     people,
+    identities,
     preferences,
     saved_views,
     bulk_jobs,

@@ -1,0 +1,1 @@
+"""Single sign-on through an OpenID Connect provider (docs/sign-in.md)."""
