@@ -510,7 +510,9 @@ GROUP_BY = "SELECT state, count(*) FROM todos GROUP BY state"
 SLOW_MS = 2_000
 
 
-def time_pages(conninfo: str, users: dict, team_ids: list, runs: int, *, warmups: int = 2, log=print) -> dict:
+def time_pages(
+    conninfo: str, users: dict, team_ids: list, runs: int, *, warmups: int = 2, only: str = "", log=print
+) -> dict:
     """Per (human, page): the render times in ms; plus the plain GROUP BY's, in the same runs."""
     from django.test import Client
 
@@ -522,7 +524,7 @@ def time_pages(conninfo: str, users: dict, team_ids: list, runs: int, *, warmups
             client = Client()
             client.force_login(user)
             clients[label] = client
-            pages[label] = pages_for(conn, user, team_ids)
+            pages[label] = [p for p in pages_for(conn, user, team_ids) if only in p.name]
     times: dict[tuple[str, str], list[float]] = {}
     group_by: list[float] = []
     plan = [(label, page) for label in clients for page in pages[label]]
@@ -665,6 +667,8 @@ def report(result: dict, users: dict) -> bool:
     count_rows = []
     for label in users:
         for name in COUNT_PAGES:
+            if (label, name) not in times:
+                continue  # left out by --only
             values = times[(label, name)]
             p95 = percentile(values, 95)
             count_rows.append(
@@ -695,6 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         "--data-dir", type=Path, default=DEFAULT_DIR, help=f"the kept data directory (default {DEFAULT_DIR})"
     )
     parser.add_argument("--reload", action="store_true", help="load the data again even if a load of --n rows is there")
+    parser.add_argument("--only", default="", help="time only the pages whose name holds this text")
     parser.add_argument(
         "--load-only", action="store_true", help="load (if needed) and stop: time later, on a quieter machine"
     )
@@ -712,13 +717,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     conninfo = use_database(args.data_dir)
     with LoadSampler() as load_avg:
-        result = run_scale_in(conninfo, args.n, runs=0 if args.load_only else args.runs, reload=args.reload)
+        result = run_scale_in(
+            conninfo, args.n, runs=0 if args.load_only else args.runs, reload=args.reload, only=args.only
+        )
     print(f"\nload average during the timing: {load_avg.summary()}")
     return 0 if result["ok"] else 1
 
 
 def run_scale_in(
-    conninfo: str, rows: int, *, runs: int, reload: bool = False, drop_indexes: bool = True, log=None
+    conninfo: str,
+    rows: int,
+    *,
+    runs: int,
+    reload: bool = False,
+    drop_indexes: bool = True,
+    only: str = "",
+    log=None,
 ) -> dict:
     """Load (unless ``rows`` are already there) and time; print the tables. The smoke test's entry."""
     from bench.common import connect
@@ -737,7 +751,7 @@ def run_scale_in(
     print_table(["state", "todos"], distribution(conninfo), title="The data")
     if runs == 0:
         return {"ok": True}
-    result = time_pages(conninfo, tenancy["users"], tenancy["teams"], runs, log=log)
+    result = time_pages(conninfo, tenancy["users"], tenancy["teams"], runs, only=only, log=log)
     result["exact"] = counts_are_exact(conninfo, tenancy["users"])
     result["ok"] = report(result, tenancy["users"])
     return result
