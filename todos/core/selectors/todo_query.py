@@ -115,6 +115,10 @@ def build_query(viewer: Viewer, f: TodoFilter, *, endpoints: list[UUID] | None =
     if f.mine:
         params.bind("me", viewer.owner)
     predicates += row_predicates(f, params)
+    if f.failed_with and states in (None, TODO_STATES):
+        # Only failed todos have a reason group: each branch walks the endpoint's failed rows
+        # (todos_endpoint_state_created) instead of its whole history.
+        states = ("failed",)
     search = None
     if f.q:
         search, exact = search_predicate(f.q, viewer, params)

@@ -30,7 +30,7 @@ CROSS JOIN LATERAL (
        t.concurrency_key, t.requires,
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
     FROM todos t
-    WHERE t.endpoint_id = e.id
+    WHERE t.endpoint_id = e.id AND t.state = 'failed'
       AND t.kind = %(kind)s
       AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
       AND t.created_at >= %(created_from)s
