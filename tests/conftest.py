@@ -35,7 +35,7 @@ pytest_plugins = [
 TABLES = (
     "audit_log, todo_attempts, todos, queue_pauses, endpoints, team_members, teams, "
     "change_log, todo_counts, todo_finished_minutes, concurrency_keys, todo_flow, todo_flow_totals, schedule_fires, "
-    "schedules, person_preferences, saved_views, "
+    "schedules, person_preferences, saved_views, rate_limits, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
 )
 

@@ -76,6 +76,8 @@ class ChangeOp(StrEnum):
     PAUSE = "pause"
     RESUME = "resume"
     CONCURRENCY = "concurrency"
+    # a rate key's limit set, changed or removed
+    RATE = "rate"
     # an endpoint vended, changed or deleted; its once-a-minute "last seen" stamp
     ENDPOINT = "endpoint"
     SEEN = "seen"

@@ -67,6 +67,8 @@ ACTIONS = {
     "endpoint.delete": "deleted a revoked endpoint",
     "endpoint.capabilities": "changed an endpoint's default capabilities",
     "concurrency.limit": "set a concurrency key's limit",
+    "rate.limit": "set a rate key's limit",
+    "rate.remove": "removed a rate key's limit",
     "team.create": "created a team",
     "member.set": "added a member or changed a role",
     "member.remove": "removed a member",

@@ -56,6 +56,7 @@ from todos.core.store import (
     mcp_sessions,
     people,
     preferences,
+    rate_limits,
     saved_views,
     schedules,
     teams,
@@ -211,6 +212,9 @@ STORE_OPERATOR = {
     "store.waiting.edit.title": call(waiting.edit, HUMAN, TODO, {"title": "Renamed"}),
     "store.concurrency.set_limit": call(concurrency.set_limit, HUMAN, TEAM, "deploy:prod", 2),
     "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
+    "store.rate_limits.set_limit": call(rate_limits.set_limit, HUMAN, TEAM, "crawl:upstream", 60, "minute"),
+    "store.rate_limits.set_limit.by_command": call(rate_limits.set_limit, None, TEAM, "crawl:upstream", 60, "minute"),
+    "store.rate_limits.remove_limit": call(rate_limits.remove_limit, HUMAN, TEAM, "crawl:upstream"),
 }
 
 SCHEDULE = UUID("00000000-0000-4000-8000-00000000c001")

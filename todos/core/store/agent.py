@@ -24,6 +24,7 @@ from todos.core.store.fragments import (
     FENCE,
     KEY_HAS_ROOM,
     NOT_PAUSED,
+    RATE_HAS_ROOM,
     ROW_STATE,
     LoggedState,
     agent_miss,
@@ -90,13 +91,15 @@ def create(
     delay_seconds: Any = None,
     concurrency_key: Any = None,
     requires: Any = None,
+    rate_key: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
     ``run_at`` (RFC 3339) or ``delay_seconds`` schedules it: it stays ``pending`` with
     ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
     already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
-    team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
+    team with that key are claimed at once (``concurrency_keys``, default 1); ``rate_key`` counts its
+    claims against the team's rate limit of that key (``rate_limits``, none: unlimited). ``requires`` (at most 16
     capability labels) limits which claims take it: only one presenting all of them.
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
@@ -122,18 +125,20 @@ def create(
             delay_seconds=delay_seconds,
             concurrency_key=concurrency_key,
             requires=requires,
+            rate_key=rate_key,
         ),
     }
     sql = f"""
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires,
+                       rate_key)
     VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
             %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[])
+            %(concurrency_key)s, %(requires)s::text[], %(rate_key)s)
     ON CONFLICT (endpoint_id, idempotency_key)
         WHERE {DEDUPE_PREDICATE}
     DO NOTHING
@@ -163,7 +168,7 @@ WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotenc
 CREATE_FIELDS = frozenset(
     {
         "queue", "title", "kind", "source", "payload", "idempotency_key", "assignee", "priority",
-        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires",
+        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires", "rate_key",
     }
 )  # fmt: skip
 CREATE_BATCH_MAX = 1000
@@ -185,6 +190,7 @@ def _todo_fields(
     delay_seconds: Any = None,
     concurrency_key: Any = None,
     requires: Any = None,
+    rate_key: Any = None,
 ) -> dict:
     """A new todo's fields, checked (``Invalid`` naming the field; ``Forbidden`` for a queue outside
     the agent's scope)."""
@@ -201,6 +207,7 @@ def _todo_fields(
         "not_before": inputs.not_before(run_at, delay_seconds),
         "concurrency_key": inputs.concurrency_key(concurrency_key),
         "requires": inputs.capability_labels("requires", requires),
+        "rate_key": inputs.rate_key(rate_key),
     }
     if fields["queue"] not in agent.queues:
         raise Forbidden(f"queue {fields['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
@@ -253,6 +260,7 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         "max_attempts": column("max_attempts"),
         "not_befores": column("not_before"),
         "concurrency_keys": column("concurrency_key"),
+        "rate_keys": column("rate_key"),
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
@@ -262,18 +270,19 @@ WITH item AS MATERIALIZED (
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[])
+                %(requires)s::jsonb[], %(rate_keys)s::text[])
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, n)
+                              not_before, concurrency_key, requires, rate_key, n)
 ),
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires,
+                       rate_key)
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
            -- a time already reached is "now": no schedule, claimable at once
            CASE WHEN i.not_before > now() THEN i.not_before END,
-           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires))
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.rate_key
     FROM item i
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
@@ -382,7 +391,7 @@ def capable(params: dict) -> LiteralString:
 # What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
 # and numbers them; one list, so the three scans' UNION cannot drift apart.
 CANDIDATE_COLUMNS: LiteralString = (
-    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at"
+    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key, t.priority, t.created_at"
 )
 
 
@@ -409,7 +418,7 @@ queue_order AS (
       AND {CLAIMS_OPEN}
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
         SELECT {CANDIDATE_COLUMNS}
@@ -418,6 +427,7 @@ fresh AS (
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {capable}
           AND {KEY_HAS_ROOM}
+          AND {RATE_HAS_ROOM}
         ORDER BY t.priority, t.created_at
         LIMIT {limit}
         FOR UPDATE SKIP LOCKED
@@ -432,6 +442,7 @@ lapsed AS (
       AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
+      AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
       AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
@@ -446,6 +457,7 @@ due AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
       AND {KEY_HAS_ROOM}
+      AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
       AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
@@ -454,7 +466,7 @@ due AS (
 ),
 cand AS (
     SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
-           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           concurrency_key, rate_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
     ORDER BY priority, created_at, id
@@ -552,7 +564,7 @@ def claim(
 target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
-           t.concurrency_key, 1 AS ord, %(team_id)s::uuid AS team_id
+           t.concurrency_key, t.rate_key, 1 AS ord, %(team_id)s::uuid AS team_id
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}

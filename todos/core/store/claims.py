@@ -2,7 +2,7 @@
 
 A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
 wraps a candidate CTE (``cand(id, prior_state, prior_not_before, prior_claimed_at,
-concurrency_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
+concurrency_key, rate_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
 agent's claim binds and a person's reads) in the rest of the statement:
 
 * a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
@@ -94,15 +94,18 @@ WITH {cand},
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
     -- order, so two claims never wait on each other's key rows in opposite orders (a batch
     -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
-    -- MATERIALIZED, so each candidate asks once.
+    -- MATERIALIZED, so each candidate asks once. A rate-keyed candidate (a takeover too: it runs
+    -- the work again) first takes an allowance of its key (take_rate_allowance, 0025), in the
+    -- CASE so that one without an allowance never takes a concurrency slot it would not use.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = {TodoState.FAILED.sql} THEN {BoardState.RETRY.sql}
                 WHEN c.prior_state = {TodoState.PENDING.sql} AND c.prior_not_before IS NOT NULL
                 THEN {BoardState.SCHEDULED.sql}
                 ELSE c.prior_state END AS prior_board_state
-    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
-    WHERE c.concurrency_key IS NULL OR c.prior_state = {TodoState.CLAIMED.sql}
-       OR take_concurrency_slot(c.team_id, c.concurrency_key)
+    FROM (SELECT * FROM cand ORDER BY team_id, rate_key, concurrency_key, ord) c
+    WHERE CASE WHEN c.rate_key IS NOT NULL AND NOT take_rate_allowance(c.team_id, c.rate_key) THEN false
+               ELSE c.concurrency_key IS NULL OR c.prior_state = {TodoState.CLAIMED.sql}
+                    OR take_concurrency_slot(c.team_id, c.concurrency_key) END
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued

@@ -42,6 +42,7 @@ class Todo:
     completed_at: datetime | None
     concurrency_key: str | None = None
     requires: tuple[str, ...] = ()  # capability labels a claim must present (a set, sorted)
+    rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
 
     @property
     def scheduled(self) -> bool:
@@ -69,7 +70,7 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires"""
+           concurrency_key, requires, rate_key"""
 
 
 @dataclass(frozen=True)
