@@ -105,10 +105,13 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
     agent = call.agent
     # The first statement is built now; each retry builds a fresh one (a fenced claim needs a
     # fresh lease token).
-    first = [store.claim_next(agent, **args)]
+    first = [store.claim_next_or_refill(agent, **args)]
+    refill: list[float | None] = [None]  # this request's last miss: when a throttled rate key refills
 
     async def attempt():
-        return await aexecute(first.pop() if first else store.claim_next(agent, **args))
+        found = await aexecute(first.pop() if first else store.claim_next_or_refill(agent, **args))
+        refill[0] = found.refill_in
+        return found.claim
 
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
     # A claim presenting capabilities (its own or the endpoint's) always looks (longpoll.py).
@@ -116,7 +119,13 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
 
     async def run() -> dict:
         found = await claim_with_wait(
-            attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone, plain=plain
+            attempt,
+            endpoint_id=agent.endpoint_id,
+            queues=queues,
+            wait_seconds=wait,
+            gone=call.gone,
+            plain=plain,
+            refill=lambda: refill[0],
         )
         if found is None:
             return {"empty": True}

@@ -39,6 +39,7 @@ def todo_row(todo: Todo) -> dict:
         "scheduled": todo.scheduled,
         "concurrency_key": todo.concurrency_key,
         "requires": list(todo.requires),
+        "rate_key": todo.rate_key,
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,

@@ -51,7 +51,10 @@ ADVICE: dict[str, str] = {
         "later pass run_at (RFC 3339 with an offset, at most a year ahead) or delay_seconds, not "
         "both; it stays scheduled (pending, not claimable) until then. concurrency_key caps how "
         "many of your team's todos with that key are claimed at once (default 1: one deploy per "
-        "environment, one sync per customer); claims skip work whose key is busy. requires "
+        "environment, one sync per customer); claims skip work whose key is busy. rate_key "
+        "counts its claims against your team's rate limit of that key (an upstream API that allows "
+        "60 calls a minute: give every call's todo the same rate_key; a team admin sets the limit); "
+        "claims skip it while the key has no allowance left. requires "
         "(up to 16 labels such as gpu, region:eu) names capabilities a worker must present to "
         "claim it; leave it out for work anyone can do."
     ),

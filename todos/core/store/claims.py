@@ -31,6 +31,15 @@ from todos.core.words import BoardState, ChangeOp, TodoState
 
 PRIOR_ATTEMPTS_LIMIT = 5
 
+# An endpoint's claim that took nothing also says in how many seconds the soonest throttled rate
+# key with pending work of the endpoint gets an allowance back (NULL: none is throttled), so a long
+# poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss.
+REFILL_IN: LiteralString = f"""CASE WHEN r.id IS NULL THEN (
+           SELECT extract(epoch FROM min(rl.refills_at) - clock_timestamp())::float8 FROM rate_limits rl
+           WHERE rl.team_id = %(team_id)s AND rl.refills_at > now()
+             AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = {TodoState.PENDING.sql}
+                                                  AND rt.endpoint_id = %(endpoint_id)s)) END"""
+
 
 def claim_sql(
     cand: LiteralString,
@@ -47,11 +56,12 @@ def claim_sql(
 
     ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which always answers at least one
     row: the claims, or one row with ``id`` NULL whose ``paused`` says who paused the endpoint's
-    claims (NULL: nothing was claimable). ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
+    claims (NULL: nothing was claimable) and ``refill_in`` when a throttled rate key refills. ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
     ``seen`` is ``endpoint_gate.seen_sql``, the ``last_seen_at`` stamp when one is due."""
     columns: LiteralString = ""  # more columns, each on its own line
     if endpoint:
         columns += f",\n       {paused_by()} AS paused"
+        columns += f",\n       {REFILL_IN} AS refill_in"
     if extra:
         columns += f",\n       {extra}"
     if miss is not None:
