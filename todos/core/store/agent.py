@@ -392,7 +392,7 @@ def capable(params: dict) -> LiteralString:
 # What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
 # and numbers them; one list, so the three scans' UNION cannot drift apart.
 CANDIDATE_COLUMNS: LiteralString = (
-    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key, t.priority, t.created_at"
+    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,\n           t.priority, t.created_at"
 )
 
 

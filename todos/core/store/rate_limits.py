@@ -68,6 +68,10 @@ def _refused(row: dict, team_id: UUID) -> None:
     raise Forbidden("only a team admin may set or remove rate limits")
 
 
+SET_DETAIL: LiteralString = """jsonb_build_object('key', c.key, 'old', (SELECT limit_text FROM before),
+                              'new', c.allowance || ' per ' || c.per)"""
+
+
 def set_limit(op: OperatorScope | None, team_id: Any, key: Any, allowance: Any, per: Any) -> Statement[RateLimit]:
     """Set ``key``'s limit for a team to ``allowance`` claims per ``per`` (``op`` None: the system).
 
@@ -93,7 +97,8 @@ WITH before AS (
 ),
 changed AS (
     INSERT INTO rate_limits AS r (team_id, key, allowance, per, taken)
-    SELECT %(team_id)s, %(key)s, %(allowance)s, %(per)s, array_fill(NULL::timestamptz, ARRAY[%(allowance)s::int])
+    SELECT %(team_id)s, %(key)s, %(allowance)s, %(per)s,
+           array_fill(NULL::timestamptz, ARRAY[%(allowance)s::int])
     WHERE {allowed} AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
     ON CONFLICT (team_id, key) DO UPDATE SET
         allowance = excluded.allowance,
@@ -110,13 +115,13 @@ audit AS ({
             "changed c",
             team="c.team_id",
             note="c.key",
-            detail="jsonb_build_object('key', c.key, 'old', (SELECT limit_text FROM before), "
-            "'new', c.allowance || ' per ' || c.per)",
+            detail=SET_DETAIL,
         )
     }),
 logged AS ({log_change(ChangeOp.RATE, "changed c", team="c.team_id")}),
 woken AS ({_woken("changed")})
-SELECT c.*, (SELECT limit_text FROM before) AS previous, {sees} AS sees,
+SELECT c.*, (SELECT limit_text FROM before) AS previous,
+       {sees} AS sees,
        (SELECT count({ready_message("w.endpoint_id", "w.queue")}) FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 
@@ -146,7 +151,8 @@ def remove_limit(op: OperatorScope | None, team_id: Any, key: Any) -> Statement[
     sql = f"""
 WITH changed AS (
     DELETE FROM rate_limits r
-    WHERE r.team_id = %(team_id)s AND r.key = %(key)s AND {allowed}
+    WHERE r.team_id = %(team_id)s AND r.key = %(key)s
+      AND {allowed}
     RETURNING r.team_id, r.key, r.allowance, r.per, r.refills_at
 ),
 audit AS ({
@@ -160,7 +166,9 @@ audit AS ({
     }),
 logged AS ({log_change(ChangeOp.RATE, "changed c", team="c.team_id")}),
 woken AS ({_woken("changed")})
-SELECT c.*, NULL::text AS previous, {sees} AS sees, {allowed} AS acts,
+SELECT c.*, NULL::text AS previous,
+       {sees} AS sees,
+       {allowed} AS acts,
        (SELECT count({ready_message("w.endpoint_id", "w.queue")}) FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 

@@ -27,7 +27,8 @@ fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key, t.priority, t.created_at
+        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at
         FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -47,7 +48,8 @@ fresh AS (
 lapsed AS (
     -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
     -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -65,7 +67,8 @@ lapsed AS (
 ),
 due AS (
     -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at FROM todos t
     WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)

@@ -8,7 +8,8 @@
 
 WITH changed AS (
     DELETE FROM rate_limits r
-    WHERE r.team_id = %(team_id)s AND r.key = %(key)s AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+    WHERE r.team_id = %(team_id)s AND r.key = %(key)s
+      AND EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
           AND m.role IN ('admin'))
     RETURNING r.team_id, r.key, r.allowance, r.per, r.refills_at
 ),
@@ -23,7 +24,9 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
 woken AS (SELECT DISTINCT t.endpoint_id, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
     WHERE t.rate_key = %(key)s AND t.state = 'pending' AND e.team_id = %(team_id)s
       AND EXISTS (SELECT 1 FROM changed))
-SELECT c.*, NULL::text AS previous, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
+SELECT c.*, NULL::text AS previous,
+       EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees,
+       EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
           AND m.role IN ('admin')) AS acts,
        (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text)) FROM woken w) AS notified

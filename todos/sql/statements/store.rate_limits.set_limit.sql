@@ -14,7 +14,8 @@ WITH before AS (
 ),
 changed AS (
     INSERT INTO rate_limits AS r (team_id, key, allowance, per, taken)
-    SELECT %(team_id)s, %(key)s, %(allowance)s, %(per)s, array_fill(NULL::timestamptz, ARRAY[%(allowance)s::int])
+    SELECT %(team_id)s, %(key)s, %(allowance)s, %(per)s,
+           array_fill(NULL::timestamptz, ARRAY[%(allowance)s::int])
     WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s
           AND m.role IN ('admin')) AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
     ON CONFLICT (team_id, key) DO UPDATE SET
@@ -28,7 +29,8 @@ changed AS (
 ),
 audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
     SELECT c.team_id, %(user_id)s, %(actor)s, 'rate.limit', NULL, NULL, NULL, c.key,
-           jsonb_build_object('key', c.key, 'old', (SELECT limit_text FROM before), 'new', c.allowance || ' per ' || c.per)
+           jsonb_build_object('key', c.key, 'old', (SELECT limit_text FROM before),
+                              'new', c.allowance || ' per ' || c.per)
     FROM changed c),
 logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
@@ -37,7 +39,8 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
 woken AS (SELECT DISTINCT t.endpoint_id, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
     WHERE t.rate_key = %(key)s AND t.state = 'pending' AND e.team_id = %(team_id)s
       AND EXISTS (SELECT 1 FROM changed))
-SELECT c.*, (SELECT limit_text FROM before) AS previous, EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees,
+SELECT c.*, (SELECT limit_text FROM before) AS previous,
+       EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = %(team_id)s AND m.user_id = %(user_id)s) AS sees,
        (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue)::text)) FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true
