@@ -175,6 +175,7 @@ class Client:
         concurrency_key: str | None = None,
         requires: list[str] | None = None,
         endpoint: str | None = None,
+        rate_key: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
         Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
@@ -183,6 +184,7 @@ class Client:
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, endpoint=endpoint,
+            rate_key=rate_key,
         )  # fmt: skip
         return cast(types.Created, self.call("create_for", body, safe=bool(idempotency_key)))
 

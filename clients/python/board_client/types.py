@@ -31,6 +31,7 @@ class Todo(TypedDict):
     scheduled: bool
     concurrency_key: str | None
     requires: list[str]
+    rate_key: str | None
     created_at: str
     updated_at: str
     payload: Any
@@ -255,6 +256,7 @@ class NewTodo(_NewTodo, total=False):
     delay_seconds: int | None
     concurrency_key: str | None
     requires: list[str] | None
+    rate_key: str | None
 
 
 class NextClaim(TypedDict, total=False):

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue a todo.
-         * @description Enqueue a todo. Idempotent by idempotency_key while a live todo holds the key (200 with created=false); 201 when created. The todo belongs to the caller, and only the endpoint a todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team (a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds schedules it for later; concurrency_key caps how many of the team's todos with that key are claimed at once; requires names capabilities a claim must present to take it.
+         * @description Enqueue a todo. Idempotent by idempotency_key while a live todo holds the key (200 with created=false); 201 when created. The todo belongs to the caller, and only the endpoint a todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team (a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds schedules it for later; concurrency_key caps how many of the team's todos with that key are claimed at once; rate_key counts its claims against the team's rate limit of that key (N per second, minute or hour); requires names capabilities a claim must present to take it.
          *
          *     Requires the scope verb `create_for`.
          */
@@ -522,6 +522,8 @@ export interface components {
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
             requires: string[];
+            /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
+            rate_key: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -570,6 +572,8 @@ export interface components {
             concurrency_key: string | null;
             /** @description capability labels a claim must present to take it (sorted; empty: anyone may) */
             requires: string[];
+            /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
+            rate_key: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -876,6 +880,8 @@ export interface operations {
                     delay_seconds?: number | null;
                     /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once; claims skip a todo whose key is at its limit */
                     concurrency_key?: string | null;
+                    /** @description its claims count against the team's rate limit of this key (at most N claims per second, minute or hour, set by a team admin; a key without a limit is unlimited); claims skip a todo whose key has no allowance left */
+                    rate_key?: string | null;
                     /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                     requires?: string[] | null;
                     /** @description slug of another endpoint of the same team to hand the todo to (default: the caller) */
@@ -960,6 +966,8 @@ export interface operations {
                         delay_seconds?: number | null;
                         /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once; claims skip a todo whose key is at its limit */
                         concurrency_key?: string | null;
+                        /** @description its claims count against the team's rate limit of this key (at most N claims per second, minute or hour, set by a team admin; a key without a limit is unlimited); claims skip a todo whose key has no allowance left */
+                        rate_key?: string | null;
                         /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                         requires?: string[] | null;
                     }[];
