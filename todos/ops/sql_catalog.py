@@ -39,6 +39,7 @@ from todos.core.selectors import bulk_jobs as bulk_job_reads
 from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
 from todos.core.selectors import people as people_reads
+from todos.core.selectors import rate_limits as rate_reads
 from todos.core.selectors import preferences as preference_reads
 from todos.core.selectors import saved_views as saved_view_reads
 from todos.core.selectors import schedules as schedule_reads
@@ -358,6 +359,8 @@ SELECTORS = {
     "selectors.overview.pauses": captured(overview.overview, VIEWER, nth=2),
     "selectors.concurrency.busy_keys": captured(concurrency_reads.busy_keys, VIEWER),
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
+    "selectors.rate_limits.rate_limits": captured(rate_reads.rate_limits, VIEWER),
+    "selectors.rate_limits.team_limits": captured(rate_reads.team_limits, TEAM),
     "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
     "selectors.flow.queues": captured(flow.queues, VIEWER),
     "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),

@@ -106,6 +106,8 @@ class TodoDetail(TodoRow):
     result: Any
     team_id: UUID
     paused: bool
+    rate_key: str | None = None
+    rate_limit: str | None = None  # its key's limit, "60 per minute" (None: the key is unlimited)
 
 
 @dataclass(frozen=True)

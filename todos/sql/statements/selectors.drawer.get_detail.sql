@@ -25,6 +25,9 @@ SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed,
        t.source, t.payload, t.idempotency_key, t.attempts_pruned, t.result,
        e.team_id,
-       EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused
+       EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused,
+       t.rate_key,
+       (SELECT rl.allowance || ' per ' || rl.per FROM rate_limits rl
+        WHERE rl.team_id = e.team_id AND rl.key = t.rate_key) AS rate_limit
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 WHERE t.id = %(id)s AND t.endpoint_id = ANY(%(eps)s::uuid[])
