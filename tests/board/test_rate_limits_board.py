@@ -80,3 +80,18 @@ def test_refusals_name_the_field_and_change_nothing(world, alice_client, vera_cl
 def test_another_team_s_limits_are_not_shown(world, bob_client):
     execute(rate_limits.set_limit(None, world.acme.id, "acme-secret-key", 1, "hour"))
     assert "acme-secret-key" not in bob_client.get(reverse("overview")).content.decode()
+
+
+def test_hostile_text_in_any_field_never_answers_500_and_writes_nothing(world):
+    from tests.board.test_hostile_input import CONTROL_TEXTS, HUGE
+
+    admin = login(world.adam_user)
+    base = {"team": "acme", "key": "k", "limit": "2", "interval": "second"}
+    for text in [*CONTROL_TEXTS.values(), HUGE]:
+        for field in base:
+            for headers in ({}, htmx()):
+                response = admin.post(reverse("rate_limit"), {**base, field: text}, **headers)
+                assert response.status_code < 500, (field, response.status_code)
+    assert limits() == {}
+    admin.post(reverse("rate_limit"), base)
+    assert limits() == {"k": "2 per second"}
