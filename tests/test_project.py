@@ -166,7 +166,9 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
     assert scheduled > 0 and keyed > 0  # some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
     # triage goes through a rate-limited API: its key is throttled with work waiting
-    assert [(r["key"], r["allowance"], r["per"], r["throttled"]) for r in rates] == [("api:code-host", 10, "hour", True)]
+    assert [(r["key"], r["allowance"], r["per"], r["throttled"]) for r in rates] == [
+        ("api:code-host", 10, "hour", True)
+    ]
     assert rate_waiting > 0
     # some docs work needs a GPU, and the summarizer endpoint has one by default
     assert [(r["queue"], r["requires"]) for r in bound] == [("docs", ["gpu"])]

@@ -48,7 +48,9 @@ def test_the_drawer_says_an_unlimited_key_is_unlimited(world, alice_client):
 def test_an_admin_sets_changes_and_removes_a_limit(world):
     admin = login(world.adam_user)
     response = admin.post(
-        reverse("rate_limit"), {"team": "acme", "key": "crawl", "limit": "60", "interval": "minute"}, **htmx("overview-table")
+        reverse("rate_limit"),
+        {"team": "acme", "key": "crawl", "limit": "60", "interval": "minute"},
+        **htmx("overview-table"),
     )
     assert response.status_code == 200
     assert "60 times per minute" in json.dumps(json.loads(response["HX-Trigger"]))

@@ -12,10 +12,9 @@ import pytest
 from tests.store.helpers import audit, lapse, listening, one, run_threads, sql
 from todos.core import db
 from todos.core.db import execute
-from todos.core.store import Conflict, Forbidden, Invalid, NotFound
+from todos.core.store import Conflict, Forbidden, Invalid, NotFound, rate_limits
 from todos.core.store import agent as agent_store
 from todos.core.store import human as human_store
-from todos.core.store import rate_limits
 
 
 def new(agent, rate_key=None, queue="default", **kw) -> str:
@@ -227,7 +226,11 @@ def test_a_bad_rate_key_on_create_is_refused_naming_the_field(agent):
 
 
 def test_create_batch_carries_rate_keys(agent):
-    made = execute(agent_store.create_batch(agent, [{"queue": "default", "title": "a", "rate_key": "api"}, {"queue": "default", "title": "b"}]))
+    made = execute(
+        agent_store.create_batch(
+            agent, [{"queue": "default", "title": "a", "rate_key": "api"}, {"queue": "default", "title": "b"}]
+        )
+    )
     assert [m.todo.rate_key for m in made] == ["api", None]
 
 

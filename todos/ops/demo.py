@@ -20,9 +20,9 @@ from todos.core.db import execute
 from todos.core.errors import Conflict, Paused, StoreError
 from todos.core.store import agent as agent_store
 from todos.core.store import concurrency as concurrency_store
-from todos.core.store import rate_limits as rate_store
 from todos.core.store import endpoints as endpoint_store
 from todos.core.store import human as operator_store
+from todos.core.store import rate_limits as rate_store
 from todos.core.store import schedules as schedule_store
 from todos.core.store import teams as team_store
 from todos.core.store.scopes import AgentScope, OperatorScope

@@ -39,8 +39,8 @@ from todos.core.selectors import bulk_jobs as bulk_job_reads
 from todos.core.selectors import concurrency as concurrency_reads
 from todos.core.selectors import endpoints as endpoint_reads
 from todos.core.selectors import people as people_reads
-from todos.core.selectors import rate_limits as rate_reads
 from todos.core.selectors import preferences as preference_reads
+from todos.core.selectors import rate_limits as rate_reads
 from todos.core.selectors import saved_views as saved_view_reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors import teams as team_reads

@@ -40,7 +40,6 @@ SELECT r.team_id, r.key, r.allowance, r.per, r.refills_at, coalesce(r.refills_at
 FROM rate_limits r WHERE r.team_id = %(team)s ORDER BY r.key"""
 
 
-
 @dataclass(frozen=True)
 class KeyRate:
     team_id: UUID
@@ -90,4 +89,3 @@ def team_limits(team_id: UUID) -> list[KeyRate]:
     with read_connection() as conn:
         rows = conn.execute(TEAM_LIMITS_SQL, {"team": team_id}).fetchall()
     return [KeyRate(**row) for row in rows]
-

@@ -56,7 +56,8 @@ def claim_sql(
 
     ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which always answers at least one
     row: the claims, or one row with ``id`` NULL whose ``paused`` says who paused the endpoint's
-    claims (NULL: nothing was claimable) and ``refill_in`` when a throttled rate key refills. ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
+    claims (NULL: nothing was claimable) and ``refill_in`` when a throttled rate key refills.
+    ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
     ``seen`` is ``endpoint_gate.seen_sql``, the ``last_seen_at`` stamp when one is due."""
     columns: LiteralString = ""  # more columns, each on its own line
     if endpoint:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Any, LiteralString, NoReturn
 from uuid import UUID
 
 from todos.core.db import Statement
@@ -62,7 +62,7 @@ def _woken(changed: LiteralString) -> LiteralString:
       AND EXISTS (SELECT 1 FROM {changed})"""
 
 
-def _refused(row: dict, team_id: UUID) -> None:
+def _refused(row: dict, team_id: UUID) -> NoReturn:
     if not row["sees"]:
         raise NotFound(f"no such team: {team_id}")
     raise Forbidden("only a team admin may set or remove rate limits")

@@ -253,7 +253,9 @@ def concurrency_limit(request):
 
 @require_POST
 @board_view
-@store_refusals(forbidden_text=ADMINS_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message))
+@store_refusals(
+    forbidden_text=ADMINS_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message)
+)
 def rate_limit(request):
     """Set or remove (``remove`` given) a team's rate limit of one key (``rate_limits``, a team
     admin's); answers the overview."""

@@ -55,9 +55,7 @@ class Command(BaseCommand):
             try:
                 limit = int(options["limit"])
             except ValueError:
-                raise CommandError(
-                    f"limit: must be a whole number from 1 to 10000, got {options['limit']!r}"
-                ) from None
+                raise CommandError(f"limit: must be a whole number from 1 to 10000, got {options['limit']!r}") from None
             changed = execute(rate_limits.set_limit(None, team_id, options["key"], limit, options["interval"]))
         except StoreError as exc:
             raise CommandError(exc.message) from None
