@@ -34,6 +34,7 @@ TODO_KEYS = {
     "scheduled",
     "concurrency_key",
     "requires",
+    "rate_key",
     "created_at",
     "updated_at",
     "payload",
