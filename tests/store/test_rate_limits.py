@@ -272,3 +272,22 @@ def test_sixteen_claimers_never_exceed_n_in_any_window(world, agent):
     # ~3 s at 5 a second: between 3 windows' worth and 4 (the first window is full at once)
     assert 3 * n <= len(times) <= 4 * n + 1, len(times)
     assert one("SELECT count(*) AS n FROM todos WHERE state = 'claimed'")["n"] == len(times)
+
+
+def test_a_miss_says_when_the_soonest_limited_key_refills(world, agent):
+    assert execute(agent_store.claim_next_or_refill(agent)).refill_in is None  # nothing limited
+    limit(world, "api", 1, "hour")
+    new(agent, "api"), new(agent, "api")
+    took = execute(agent_store.claim_next_or_refill(agent))
+    assert took.claim is not None and took.refill_in is None
+    missed = execute(agent_store.claim_next_or_refill(agent))
+    assert missed.claim is None and 3590 < missed.refill_in <= 3600
+
+
+def test_a_miss_with_a_limited_key_that_has_room_says_look_again_soon(world, agent):
+    limit(world, "api", 5, "hour")
+    todo = new(agent, "api")
+    with db.connect() as holder, holder.transaction():
+        holder.execute("SELECT 1 FROM todos WHERE id = %s FOR UPDATE", (todo,))
+        missed = execute(agent_store.claim_next_or_refill(agent))
+    assert missed.claim is None and missed.refill_in == 0

@@ -31,12 +31,15 @@ from todos.core.words import BoardState, ChangeOp, TodoState
 
 PRIOR_ATTEMPTS_LIMIT = 5
 
-# An endpoint's claim that took nothing also says in how many seconds the soonest throttled rate
-# key with pending work of the endpoint gets an allowance back (NULL: none is throttled), so a long
-# poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss.
+# An endpoint's claim that took nothing also says in how many seconds the soonest rate key with
+# pending work of the endpoint gets an allowance back (NULL: no limited key holds its work), so a
+# long poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss.
+# 0 (or less) when the statement's snapshot shows the key with room: the claim lost the allowance (or the
+# rows) to a concurrent one, whose ring this snapshot does not see; the long poll looks again soon.
 REFILL_IN: LiteralString = f"""CASE WHEN r.id IS NULL THEN (
-           SELECT extract(epoch FROM min(rl.refills_at) - clock_timestamp())::float8 FROM rate_limits rl
-           WHERE rl.team_id = %(team_id)s AND rl.refills_at > now()
+           SELECT extract(epoch FROM min(coalesce(rl.refills_at, clock_timestamp())) - clock_timestamp())::float8
+           FROM rate_limits rl
+           WHERE rl.team_id = %(team_id)s
              AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = {TodoState.PENDING.sql}
                                                   AND rt.endpoint_id = %(endpoint_id)s)) END"""
 
