@@ -37,6 +37,7 @@ TABLES = (
     "change_log, todo_counts, todo_finished_minutes, concurrency_keys, todo_flow, todo_flow_totals, schedule_fires, "
     "schedules, person_preferences, saved_views, queue_settings, "
     "person_identities, oidc_role_mappings, oidc_memberships, "
+    "rate_limits, "
     "auth_user_groups, auth_user_user_permissions, auth_user, django_session"
 )
 

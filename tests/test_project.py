@@ -155,6 +155,10 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
         bound = conn.execute("SELECT DISTINCT queue, requires FROM todos WHERE requires <> '{}'").fetchall()
         defaults = conn.execute("SELECT slug, capabilities FROM endpoints WHERE capabilities <> '{}'").fetchall()
         limits = conn.execute("SELECT key, max_claimed FROM concurrency_keys WHERE max_claimed > 1").fetchall()
+        rates = conn.execute("SELECT key, allowance, per, refills_at > now() AS throttled FROM rate_limits").fetchall()
+        rate_waiting = conn.execute(
+            "SELECT count(*) AS n FROM todos WHERE rate_key = 'api:code-host' AND state = 'pending'"
+        ).fetchone()["n"]
         schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
         fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
         timeouts = conn.execute("SELECT queue, timeout_seconds FROM queue_settings").fetchall()
@@ -164,6 +168,11 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
     assert [r["paused"] for r in schedules] == [False, False, False, True]
     assert scheduled > 0 and keyed > 0  # some work runs later, CI fixes go one per repository
     assert [(r["key"], r["max_claimed"]) for r in limits] == [("repo:acme/billing", 2)]
+    # triage goes through a rate-limited API: its key is throttled with work waiting
+    assert [(r["key"], r["allowance"], r["per"], r["throttled"]) for r in rates] == [
+        ("api:code-host", 10, "hour", True)
+    ]
+    assert rate_waiting > 0
     # some docs work needs a GPU, and the summarizer endpoint has one by default
     assert [(r["queue"], r["requires"]) for r in bound] == [("docs", ["gpu"])]
     assert [(r["slug"], r["capabilities"]) for r in defaults] == [("summarizer", ["gpu"])]

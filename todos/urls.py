@@ -50,6 +50,7 @@ urlpatterns = [
     path("queues/resume/", actions.queue_resume, name="queue_resume"),
     path("concurrency/limit/", actions.concurrency_limit, name="concurrency_limit"),
     path("queues/timeout/", actions.queue_timeout, name="queue_timeout"),
+    path("rate/limit/", actions.rate_limit, name="rate_limit"),
     path("agents/", agents.agents_page, name="agents"),
     path("agents/panel/", agents.agents_panel, name="agents_panel"),
     path("agents/<slug:slug>/pause/", agents.agent_pause, name="agent_pause"),

@@ -38,6 +38,7 @@ TODO_KEYS = {
     "concurrency_key",
     "requires",
     "timeout_seconds",
+    "rate_key",
     "created_at",
     "updated_at",
     "payload",

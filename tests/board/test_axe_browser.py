@@ -24,6 +24,7 @@ from tests.support.board import make
 from todos.core.db import execute
 from todos.core.store import agent as agent_store
 from todos.core.store import human as human_store
+from todos.core.store import rate_limits
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
 
@@ -88,7 +89,7 @@ LONG_PAYLOAD = {"rows": [{"line": n, "text": "a payload long enough to scroll in
 
 def seed(world):
     """Something on every page: todos in each state, a paused queue, a schedule, a viewer, work
-    no agent can claim (the overview's notice), a payload long enough to scroll."""
+    no agent can claim (the overview's notice), a throttled rate key, a payload long enough to scroll."""
     todos = {
         state: make(world, state, title=f"An example {state} todo")
         for state in ("pending", "scheduled", "claimed", "retry", "dead", "done", "canceled", "mine")
@@ -101,6 +102,10 @@ def seed(world):
     execute(human_store.pause_queue(world.alice, world.acme.id, "email"))
     make(world, "pending", title="Waiting in a paused queue", queue="email")
     schedule = acme_schedule(world)
+    # a throttled rate key with work waiting: the overview's "Rate limits" with its forms
+    execute(rate_limits.set_limit(None, world.acme.id, "api:upstream", 1, "hour"))
+    make(world, "claimed", title="Took the hour's allowance", rate_key="api:upstream")
+    make(world, "pending", title="Waits for the rate limit", rate_key="api:upstream")
     sue = factories.user("sue", superuser=True)
     factories.member(world.acme, sue, "admin")
     return todos, schedule

@@ -86,6 +86,7 @@ ROUTES = {
     "queue_resume": ("POST", "team_form", "object"),
     "concurrency_limit": ("POST", "team_form", "object"),
     "queue_timeout": ("POST", "team_form", "object"),
+    "rate_limit": ("POST", "team_form", "object"),
     "team_detail": ("GET", "team", "object"),
     "team_member_set": ("POST", "team", "object"),
     "team_member_remove": ("POST", "team_member", "object"),

@@ -82,6 +82,8 @@ class ChangeOp(StrEnum):
     CONCURRENCY = "concurrency"
     # a queue's default run-time limit set or cleared
     QUEUE_SETTING = "queue_setting"
+    # a rate key's limit set, changed or removed
+    RATE = "rate"
     # an endpoint vended, changed or deleted; its once-a-minute "last seen" stamp
     ENDPOINT = "endpoint"
     SEEN = "seen"

@@ -72,6 +72,8 @@ ACTIONS = {
     "endpoint.capabilities": "changed an endpoint's default capabilities",
     "concurrency.limit": "set a concurrency key's limit",
     "queue.timeout": "set the queue's default run-time limit",
+    "rate.limit": "set a rate key's limit",
+    "rate.remove": "removed a rate key's limit",
     "team.create": "created a team",
     "member.set": "added a member or changed a role",
     "member.remove": "removed a member",

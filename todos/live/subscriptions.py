@@ -43,8 +43,8 @@ TODO_OPS = frozenset(
     }
 )
 
-# A team's queue or concurrency-key settings changed (no todo did).
-QUEUE_OPS = frozenset({ChangeOp.PAUSE, ChangeOp.RESUME, ChangeOp.CONCURRENCY, ChangeOp.QUEUE_SETTING})
+# A team's queue, concurrency-key, run-time-limit or rate-limit settings changed (no todo did).
+QUEUE_OPS = frozenset({ChangeOp.PAUSE, ChangeOp.RESUME, ChangeOp.CONCURRENCY, ChangeOp.QUEUE_SETTING, ChangeOp.RATE})
 # The relay rebuilt the counts (todos/live/relay.py): every number may have moved.
 COUNT_OPS = frozenset({RECOUNT})
 # What can make waiting work claimable or not (todos/core/selectors/claimability.py): an endpoint's

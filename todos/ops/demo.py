@@ -23,6 +23,7 @@ from todos.core.store import concurrency as concurrency_store
 from todos.core.store import endpoints as endpoint_store
 from todos.core.store import human as operator_store
 from todos.core.store import queue_settings
+from todos.core.store import rate_limits as rate_store
 from todos.core.store import schedules as schedule_store
 from todos.core.store import teams as team_store
 from todos.core.store.scopes import AgentScope, OperatorScope
@@ -133,8 +134,31 @@ KEYED_QUEUE = "ci-failures"
 WIDER_KEY, WIDER_LIMIT = "repo:acme/billing", 2
 
 
+# Rate limits: triage labels issues through the code host's API, which allows so many calls an
+# hour: every triage todo carries its rate key, so the overview's "Rate limits" shows it throttled
+# with work waiting once the seed's claims have used the hour's allowance.
+RATED_QUEUE = "triage"
+RATE_KEY, RATE_LIMIT, RATE_PER = "api:code-host", 10, "hour"
+
+
 def _key(queue: str, payload: dict) -> str | None:
     return f"repo:{payload['repo']}" if queue == KEYED_QUEUE else None
+
+
+def _rate_key(queue: str) -> str | None:
+    return RATE_KEY if queue == RATED_QUEUE else None
+
+
+def _use_rate_allowance(team_id, scope: AgentScope) -> None:
+    """Set the rated key's limit once the seed's own history is written, then use its allowance
+    with claims as a triage worker would, so the rest of the key's work waits for the next one."""
+    execute(rate_store.set_limit(None, team_id, RATE_KEY, RATE_LIMIT, RATE_PER))
+    for _ in range(RATE_LIMIT):
+        try:
+            if execute(agent_store.claim_next(scope, queue=RATED_QUEUE, claimant="triager/seed")) is None:
+                return
+        except StoreError:
+            return
 
 
 def _requires(queue: str, n: int) -> list[str] | None:
@@ -297,6 +321,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 delay_seconds=later,
                 concurrency_key=_key(queue, payload),
                 requires=_requires(queue, n),
+                rate_key=_rate_key(queue),
             )
         ).todo
         if 0.12 <= fate < 0.45:
@@ -323,6 +348,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             execute(operator_store.cancel(human, created.id, note="not needed any more"))
         # else: left claimed; its 60 s lease lapses and the reaper shows a death
         del claim
+    _use_rate_allowance(team.id, owners[RATED_QUEUE])
     _seed_schedules(team.id, scopes, human)
     return scopes
 
@@ -489,6 +515,7 @@ class SimulatedAgents:
                     delay_seconds=_run_later(payload["n"]),
                     concurrency_key=_key(queue, payload),
                     requires=_requires(queue, payload["n"]),
+                    rate_key=_rate_key(queue),
                 )
             )
             time.sleep(0)

@@ -42,6 +42,7 @@ from todos.core.selectors import identities as identity_reads
 from todos.core.selectors import people as people_reads
 from todos.core.selectors import preferences as preference_reads
 from todos.core.selectors import queue_settings as queue_setting_reads
+from todos.core.selectors import rate_limits as rate_reads
 from todos.core.selectors import saved_views as saved_view_reads
 from todos.core.selectors import schedules as schedule_reads
 from todos.core.selectors import teams as team_reads
@@ -60,6 +61,7 @@ from todos.core.store import (
     people,
     preferences,
     queue_settings,
+    rate_limits,
     saved_views,
     schedules,
     teams,
@@ -146,6 +148,7 @@ STORE_AGENT = {
         ],
     ),
     "store.agent.claim_next": call(agent.claim_next, AGENT),
+    "store.agent.claim_next_or_refill": call(agent.claim_next_or_refill, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
     "store.agent.claim": call(agent.claim, AGENT, TODO),
     # a claim presenting capabilities (its own, or its endpoint's defaults): `requires <@ …`
@@ -218,6 +221,9 @@ STORE_OPERATOR = {
     "store.concurrency.set_limit.by_command": call(concurrency.set_limit, None, TEAM, "deploy:prod", 2),
     "store.queue_settings.set_timeout": call(queue_settings.set_timeout, HUMAN, TEAM, "default", 300),
     "store.queue_settings.set_timeout.by_command": call(queue_settings.set_timeout, None, TEAM, "default", None),
+    "store.rate_limits.set_limit": call(rate_limits.set_limit, HUMAN, TEAM, "crawl:upstream", 60, "minute"),
+    "store.rate_limits.set_limit.by_command": call(rate_limits.set_limit, None, TEAM, "crawl:upstream", 60, "minute"),
+    "store.rate_limits.remove_limit": call(rate_limits.remove_limit, HUMAN, TEAM, "crawl:upstream"),
 }
 
 SCHEDULE = UUID("00000000-0000-4000-8000-00000000c001")
@@ -378,6 +384,8 @@ SELECTORS = {
     "selectors.concurrency.team_keys": captured(concurrency_reads.team_keys, TEAM),
     "selectors.queue_settings.team_timeouts": captured(queue_setting_reads.team_timeouts, TEAM),
     "selectors.queue_settings.viewer_timeouts": captured(queue_setting_reads.viewer_timeouts, VIEWER),
+    "selectors.rate_limits.rate_limits": captured(rate_reads.rate_limits, VIEWER),
+    "selectors.rate_limits.team_limits": captured(rate_reads.team_limits, TEAM),
     "selectors.flow.flow": captured(flow.flow, VIEWER, range_key="24h", queue="default"),
     "selectors.flow.queues": captured(flow.queues, VIEWER),
     "selectors.schedules.schedules_of": captured(schedule_reads.schedules_of, [TEAM, OTHER_TEAM]),

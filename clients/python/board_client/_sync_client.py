@@ -178,6 +178,7 @@ class Client:
         on_parent_failure: Literal["cancel", "run"] | None = None,
         timeout_seconds: int | None = None,
         endpoint: str | None = None,
+        rate_key: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
         ``after``: ids of the team's todos it waits for (blocked until they are done);
@@ -189,7 +190,8 @@ class Client:
             queue=queue, title=title, kind=kind, source=source, payload=payload, idempotency_key=idempotency_key,
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, after=after,
-            on_parent_failure=on_parent_failure, timeout_seconds=timeout_seconds, endpoint=endpoint,
+            on_parent_failure=on_parent_failure, timeout_seconds=timeout_seconds, rate_key=rate_key,
+            endpoint=endpoint,
         )  # fmt: skip
         return cast(types.Created, self.call("create_for", body, safe=bool(idempotency_key)))
 

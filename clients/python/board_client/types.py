@@ -35,6 +35,7 @@ class Todo(TypedDict):
     concurrency_key: str | None
     requires: list[str]
     timeout_seconds: int | None  # its own run-time limit (None: the queue's default, if any)
+    rate_key: str | None
     created_at: str
     updated_at: str
     payload: Any
@@ -263,6 +264,7 @@ class NewTodo(_NewTodo, total=False):
     after_items: list[int] | None  # indexes of earlier items of the same batch
     on_parent_failure: Literal["cancel", "run"] | None
     timeout_seconds: int | None
+    rate_key: str | None
 
 
 class NextClaim(TypedDict, total=False):

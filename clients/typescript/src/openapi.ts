@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue a todo.
-         * @description Enqueue a todo. Idempotent by idempotency_key while a live todo holds the key (200 with created=false); 201 when created. The todo belongs to the caller, and only the endpoint a todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team (a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds schedules it for later; concurrency_key caps how many of the team's todos with that key are claimed at once; requires names capabilities a claim must present to take it.
+         * @description Enqueue a todo. Idempotent by idempotency_key while a live todo holds the key (200 with created=false); 201 when created. The todo belongs to the caller, and only the endpoint a todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team (a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds schedules it for later; concurrency_key caps how many of the team's todos with that key are claimed at once; rate_key counts its claims against the team's rate limit of that key (N per second, minute or hour); requires names capabilities a claim must present to take it.
          *
          *     Requires the scope verb `create_for`.
          */
@@ -533,6 +533,8 @@ export interface components {
             requires: string[];
             /** @description its own run-time limit in seconds: an attempt that runs longer ends timed_out and the todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one) */
             timeout_seconds: number | null;
+            /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
+            rate_key: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -592,6 +594,8 @@ export interface components {
             requires: string[];
             /** @description its own run-time limit in seconds: an attempt that runs longer ends timed_out and the todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one) */
             timeout_seconds: number | null;
+            /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
+            rate_key: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -898,6 +902,8 @@ export interface operations {
                     delay_seconds?: number | null;
                     /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once; claims skip a todo whose key is at its limit */
                     concurrency_key?: string | null;
+                    /** @description its claims count against the team's rate limit of this key (at most N claims per second, minute or hour, set by a team admin; a key without a limit is unlimited); claims skip a todo whose key has no allowance left */
+                    rate_key?: string | null;
                     /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                     requires?: string[] | null;
                     /** @description ids of the team's todos that must be done first: until then the todo is blocked and no claim sees it (repeats are dropped; a parent already done does not block) */
@@ -991,6 +997,8 @@ export interface operations {
                         delay_seconds?: number | null;
                         /** @description at most the key's limit (default 1) of the team's todos with this key are claimed at once; claims skip a todo whose key is at its limit */
                         concurrency_key?: string | null;
+                        /** @description its claims count against the team's rate limit of this key (at most N claims per second, minute or hour, set by a team admin; a key without a limit is unlimited); claims skip a todo whose key has no allowance left */
+                        rate_key?: string | null;
                         /** @description capabilities a claim must present to take it: only a claim whose capabilities include every one of these does (at most 16 labels; repeats count once) */
                         requires?: string[] | null;
                         /** @description ids of the team's todos that must be done first: until then the todo is blocked and no claim sees it (repeats are dropped; a parent already done does not block) */

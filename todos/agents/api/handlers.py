@@ -29,6 +29,9 @@ from todos.core.store import agent as store
 from todos.core.store import endpoints, inputs, schedules
 from todos.core.store.scopes import AgentScope
 
+# How soon a long poll looks again after a look lost a rate key's allowance to a concurrent claim.
+REFILL_RETRY_SECONDS = 0.05
+
 # The scope verbs that grant a report's ``next`` (the claim it makes is claim_next's).
 CLAIM_NEXT_GRANTED_BY = frozenset({"claim_next"})
 
@@ -105,10 +108,18 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
     agent = call.agent
     # The first statement is built now; each retry builds a fresh one (a fenced claim needs a
     # fresh lease token).
-    first = [store.claim_next(agent, **args)]
+    first = [store.claim_next_or_refill(agent, **args)]
+    refill: list[float | None] = [None]  # this request's last miss: when a throttled rate key refills
 
     async def attempt():
-        return await aexecute(first.pop() if first else store.claim_next(agent, **args))
+        found = await aexecute(first.pop() if first else store.claim_next_or_refill(agent, **args))
+        # "0": a limited key had room as this look saw it, yet nothing was taken (a concurrent claim
+        # took it): look again soon, once; a second such look waits as any other would
+        soon = found.refill_in == 0
+        refill[0] = None if soon and refill[0] == REFILL_RETRY_SECONDS else found.refill_in
+        if soon and refill[0] is not None:
+            refill[0] = REFILL_RETRY_SECONDS
+        return found.claim
 
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
     # A claim presenting capabilities (its own or the endpoint's) always looks (longpoll.py).
@@ -116,7 +127,13 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
 
     async def run() -> dict:
         found = await claim_with_wait(
-            attempt, endpoint_id=agent.endpoint_id, queues=queues, wait_seconds=wait, gone=call.gone, plain=plain
+            attempt,
+            endpoint_id=agent.endpoint_id,
+            queues=queues,
+            wait_seconds=wait,
+            gone=call.gone,
+            plain=plain,
+            refill=lambda: refill[0],
         )
         if found is None:
             return {"empty": True}

@@ -54,6 +54,8 @@ DOWN_RECHECK_SECONDS = 0.5
 QUIET_SECONDS = 1.0
 # Past this many queues remembered, the marks and spoils are forgotten (every arrival looks once).
 REMEMBERED_MAX = 10_000
+# A wait for a rate key's refill ends this much after it (the database's clock and ours differ).
+REFILL_SLACK_SECONDS = 0.002
 # How long a first long poll waits for the LISTEN connection before it claims anyway.
 CONNECT_WAIT_SECONDS = 2.0
 
@@ -213,12 +215,17 @@ async def claim_with_wait(
     wait_seconds: float,
     gone: asyncio.Event | None = None,
     plain: bool = True,
+    refill: Callable[[], float | None] = lambda: None,
 ) -> T | None:
     """Run ``attempt`` (a claim: its result, or None when nothing is claimable) until it finds work,
     ``wait_seconds`` pass, or ``gone`` is set (the client hung up). Returns None when empty.
 
     ``plain``: the claim takes any announced todo of its queues (it presents no capabilities), so
-    its empty looks mark the queues known empty, and it may skip its first look while they are."""
+    its empty looks mark the queues known empty, and it may skip its first look while they are.
+
+    ``refill``: after an empty look, in how many seconds a throttled rate key of the endpoint's
+    pending work gets an allowance back (None: none is throttled). The wait ends then, so rate-limited
+    work is claimed as soon as it may be; such a look marks nothing known empty."""
     if wait_seconds <= 0:
         return await attempt()
     loop = asyncio.get_running_loop()
@@ -232,6 +239,7 @@ async def claim_with_wait(
             CIRCUIT.check()  # the database is known down: say so now, not after waiting for its listener
             await listener.wait_connected(timeout=min(CONNECT_WAIT_SECONDS, wait_seconds))
         skip = plain and registry.known_empty(endpoint_id, queues)
+        refill_in: float | None = None
         while True:
             if skip:
                 skip = False  # wait first: a waiter is already woken for everything announced
@@ -246,12 +254,15 @@ async def claim_with_wait(
                     waiter.claiming = False
                 if found is not None:
                     return found
-                if plain:
+                refill_in = refill()
+                if plain and refill_in is None:
                     registry.found_nothing(look)
             remaining = deadline - loop.time()
             if remaining <= 0 or (gone is not None and gone.is_set()):
                 return None
             recheck = RECHECK_SECONDS if listener.state == "live" else DOWN_RECHECK_SECONDS
+            if refill_in is not None:
+                recheck = min(recheck, refill_in + REFILL_SLACK_SECONDS)
             await _first_of(waiter.event, gone, timeout=min(remaining, recheck))
             if gone is not None and gone.is_set():
                 return None

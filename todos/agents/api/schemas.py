@@ -199,6 +199,10 @@ TODO_ROW_PROPERTIES = {
         "description": "its own run-time limit in seconds: an attempt that runs longer ends timed_out and the "
         "todo is retried or dead-lettered like a failure (null: the queue's default, if the team set one)",
     },
+    "rate_key": {
+        **MAYBE_TEXT,
+        "description": "its claims count against the team's rate limit of this key (N per interval; none: unlimited)",
+    },
     "created_at": TIMESTAMP,
     "updated_at": TIMESTAMP,
     "payload": ANY_JSON,
@@ -361,6 +365,18 @@ CREATE_FOR_IN = obj(
                 "description": (
                     "at most the key's limit (default 1) of the team's todos with this key are claimed at once; "
                     "claims skip a todo whose key is at its limit"
+                ),
+            }
+        ),
+        "rate_key": optional(
+            {
+                "type": "string",
+                "maxLength": inputs.RATE_KEY_MAX_CHARS,
+                "pattern": ONE_LINE,
+                "description": (
+                    "its claims count against the team's rate limit of this key (at most N claims per "
+                    "second, minute or hour, set by a team admin; a key without a limit is unlimited); "
+                    "claims skip a todo whose key has no allowance left"
                 ),
             }
         ),

@@ -43,6 +43,7 @@ def todo_row(todo: Todo) -> dict:
         "concurrency_key": todo.concurrency_key,
         "requires": list(todo.requires),
         "timeout_seconds": todo.timeout_seconds,
+        "rate_key": todo.rate_key,
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,

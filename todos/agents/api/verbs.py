@@ -51,7 +51,8 @@ TABLE: tuple[Verb, ...] = (
         "todo belongs to can claim it: with `endpoint`, hand it to another endpoint of the same team "
         "(a worker), whose scope must then include the queue. run_at (RFC 3339) or delay_seconds "
         "schedules it for later; concurrency_key caps how many of the team's todos with that key "
-        "are claimed at once; requires names capabilities a claim must present to take it.",
+        "are claimed at once; rate_key counts its claims against the team's rate limit of that key "
+        "(N per second, minute or hour); requires names capabilities a claim must present to take it.",
         schemas.CREATE_FOR_IN,
         schemas.CREATE_FOR_OUT,
         handlers.create_for,

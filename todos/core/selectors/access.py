@@ -76,6 +76,10 @@ class Viewer:
     def can_act_anywhere(self) -> bool:
         return any(t.can_act for t in self.teams)
 
+    @property
+    def is_admin_anywhere(self) -> bool:
+        return any(t.is_admin for t in self.teams)
+
     def team(self, team_id) -> TeamAccess | None:
         return self._teams_by_id.get(_uuid(team_id))
 

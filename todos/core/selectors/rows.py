@@ -116,6 +116,8 @@ class TodoDetail(TodoRow):
     timeout_seconds: int | None = None
     run_time_limit: int | None = None
     run_time_ends_at: datetime | None = None
+    rate_key: str | None = None
+    rate_limit: str | None = None  # its key's limit, "60 per minute" (None: the key is unlimited)
 
 
 @dataclass(frozen=True)

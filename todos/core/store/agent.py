@@ -9,6 +9,7 @@ same as an absent one. Reports (heartbeat, complete, fail, release) carry the le
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, LiteralString
 
 from django.conf import settings
@@ -25,6 +26,7 @@ from todos.core.store.fragments import (
     FENCE,
     KEY_HAS_ROOM,
     NOT_PAUSED,
+    RATE_HAS_ROOM,
     ROW_STATE,
     WITHIN_RUN_TIME_LIMIT,
     LoggedState,
@@ -97,13 +99,15 @@ def create(
     after: Any = None,
     on_parent_failure: Any = None,
     timeout_seconds: Any = None,
+    rate_key: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
     ``run_at`` (RFC 3339) or ``delay_seconds`` schedules it: it stays ``pending`` with
     ``next_retry_at`` set (the Board's *scheduled*) and no claim takes it before then; a time
     already reached (within the tolerance) is "now". ``concurrency_key`` caps how many todos of the
-    team with that key are claimed at once (``concurrency_keys``, default 1). ``requires`` (at most 16
+    team with that key are claimed at once (``concurrency_keys``, default 1); ``rate_key`` counts its
+    claims against the team's rate limit of that key (``rate_limits``; none: unlimited). ``requires`` (at most 16
     capability labels) limits which claims take it: only one presenting all of them. ``after``
     (at most 100 ids of the team's todos) blocks it until they are done; ``on_parent_failure``
     (``cancel`` or ``run``) says what it does if one dies or is canceled first (``dependencies.py``).
@@ -135,6 +139,7 @@ def create(
             concurrency_key=concurrency_key,
             requires=requires,
             timeout_seconds=timeout_seconds,
+            rate_key=rate_key,
         ),
     }
     params["after"] = inputs.after(after)
@@ -166,8 +171,8 @@ def _create_sql(with_parents: bool) -> LiteralString:
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s)"""
-    columns: LiteralString = "concurrency_key, requires, timeout_seconds"
+            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s)"""
+    columns: LiteralString = "concurrency_key, requires, timeout_seconds, rate_key"
     head: LiteralString = ""
     tail: LiteralString = ""
     if with_parents:
@@ -176,11 +181,13 @@ def _create_sql(with_parents: bool) -> LiteralString:
            %(max_attempts)s,
            -- blocked (scheduled for never) while a parent is open; its own time waits aside
            {dependencies.BLOCKED_TIME},
-           %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s,
+           %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s,
            (SELECT n FROM open_parents), %(on_parent_failure)s,
            {dependencies.OWN_TIME}
     WHERE NOT EXISTS (SELECT 1 FROM refused)"""
-        columns = "concurrency_key, requires, timeout_seconds, parents_left, on_parent_failure, run_at_after_block"
+        columns = (
+            "concurrency_key, requires, timeout_seconds, rate_key, parents_left, on_parent_failure, run_at_after_block"
+        )
         head = f"{dependencies.PARENTS},\n"
         tail = f",\n{dependencies.EDGES}"
     answer: LiteralString = f"""SELECT true AS created, {TODO_COLUMNS},
@@ -214,7 +221,7 @@ logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None, team="%(team_id)s")})
 CREATE_FIELDS = frozenset(
     {
         "queue", "title", "kind", "source", "payload", "idempotency_key", "assignee", "priority",
-        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires", "timeout_seconds",
+        "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires", "timeout_seconds", "rate_key",
     }
 )  # fmt: skip
 # …and what an item of create_batch may add: its parents (``after``), earlier items of the batch
@@ -240,6 +247,7 @@ def _todo_fields(
     concurrency_key: Any = None,
     requires: Any = None,
     timeout_seconds: Any = None,
+    rate_key: Any = None,
 ) -> dict:
     """A new todo's fields, checked (``Invalid`` naming the field; ``Forbidden`` for a queue outside
     the agent's scope)."""
@@ -257,6 +265,7 @@ def _todo_fields(
         "concurrency_key": inputs.concurrency_key(concurrency_key),
         "requires": inputs.capability_labels("requires", requires),
         "timeout_seconds": inputs.timeout_seconds(timeout_seconds),
+        "rate_key": inputs.rate_key(rate_key),
     }
     if fields["queue"] not in agent.queues:
         raise Forbidden(f"queue {fields['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
@@ -322,6 +331,7 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         "not_befores": column("not_before"),
         "concurrency_keys": column("concurrency_key"),
         "timeouts": column("timeout_seconds"),
+        "rate_keys": column("rate_key"),
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
@@ -339,23 +349,23 @@ WITH item AS MATERIALIZED (
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[], %(timeouts)s::integer[]{dependencies.BATCH_ITEM_ARRAYS if waits else ""})
+                %(requires)s::jsonb[], %(timeouts)s::integer[], %(rate_keys)s::text[]{
+        dependencies.BATCH_ITEM_ARRAYS if waits else ""
+    })
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, timeout_seconds{
+                              not_before, concurrency_key, requires, timeout_seconds, rate_key{
         dependencies.BATCH_ITEM_NAMES if waits else ""
     }, n)
 ),{dependencies.BATCH_PARENTS if waits else ""}
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds{
-        dependencies.BATCH_COLUMNS if waits else ""
-    })
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds,
+                       rate_key{dependencies.BATCH_COLUMNS if waits else ""})
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
            {dependencies.BATCH_TIME if waits else BATCH_TIME},
-           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.timeout_seconds{
-        dependencies.BATCH_VALUES if waits else ""
-    }
+           i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.timeout_seconds,
+           i.rate_key{dependencies.BATCH_VALUES if waits else ""}
     FROM item i{dependencies.BATCH_GUARD if waits else ""}
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
@@ -475,7 +485,7 @@ def capable(params: dict) -> LiteralString:
 # What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
 # and numbers them; one list, so the three scans' UNION cannot drift apart.
 CANDIDATE_COLUMNS: LiteralString = (
-    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at"
+    "t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,\n           t.priority, t.created_at"
 )
 
 
@@ -502,7 +512,7 @@ queue_order AS (
       AND {CLAIMS_OPEN}
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
         SELECT {CANDIDATE_COLUMNS}
@@ -511,6 +521,7 @@ fresh AS (
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
           AND {capable}
           AND {KEY_HAS_ROOM}
+          AND {RATE_HAS_ROOM}
         ORDER BY t.priority, t.created_at
         LIMIT {limit}
         FOR UPDATE SKIP LOCKED
@@ -525,6 +536,7 @@ lapsed AS (
       AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
+      AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
       AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
@@ -539,6 +551,7 @@ due AS (
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND {capable}
       AND {KEY_HAS_ROOM}
+      AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
       AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
@@ -547,7 +560,7 @@ due AS (
 ),
 cand AS (
     SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
-           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           concurrency_key, rate_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
     ORDER BY priority, created_at, id
@@ -593,6 +606,27 @@ def claim_batch(
     return _claim_batch_statement(
         agent, queue, count, lease_ttl_seconds, claimant, require_fence, capabilities, single=False
     )
+
+
+@dataclass(frozen=True)
+class NextClaim:
+    """A claim_next for a long poll: the claim, or when none, in how many seconds a throttled rate
+    key of the endpoint's pending work gets an allowance back (None: none is throttled)."""
+
+    claim: Claim | None
+    refill_in: float | None
+
+
+def claim_next_or_refill(agent: AgentScope, **args: Any) -> Statement[NextClaim]:
+    """``claim_next`` (the same statement), answering its miss with the next refill time."""
+    stmt = claim_next(agent, **args)
+
+    def finish(rows: list[dict]) -> NextClaim:
+        claim = stmt.finish(rows)
+        refill = rows[0].get("refill_in") if claim is None and rows else None
+        return NextClaim(claim, None if refill is None else max(0.0, float(refill)))
+
+    return Statement(stmt.sql, stmt.params, finish)
 
 
 def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabilities, *, single) -> Statement[Any]:
@@ -645,7 +679,7 @@ def claim(
 target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
-           t.concurrency_key, 1 AS ord, %(team_id)s::uuid AS team_id
+           t.concurrency_key, t.rate_key, 1 AS ord, %(team_id)s::uuid AS team_id
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND {CLAIMABLE}

@@ -2,7 +2,7 @@
 
 A claim's candidate query differs by caller; what it does to the rows does not. ``claim_sql``
 wraps a candidate CTE (``cand(id, prior_state, prior_not_before, prior_claimed_at,
-concurrency_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
+concurrency_key, rate_key, ord, team_id)``, rows already locked; ``team_id`` is the todo's team, which an
 agent's claim binds and a person's reads) in the rest of the statement:
 
 * a takeover (the candidate was ``claimed`` with a lapsed lease) closes the old attempt
@@ -31,6 +31,18 @@ from todos.core.words import BoardState, ChangeOp, TodoState
 
 PRIOR_ATTEMPTS_LIMIT = 5
 
+# An endpoint's claim that took nothing also says in how many seconds the soonest rate key with
+# pending work of the endpoint gets an allowance back (NULL: no limited key holds its work), so a
+# long poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss.
+# 0 (or less) when the statement's snapshot shows the key with room: the claim lost the allowance (or the
+# rows) to a concurrent one, whose ring this snapshot does not see; the long poll looks again soon.
+REFILL_IN: LiteralString = f"""CASE WHEN r.id IS NULL THEN (
+           SELECT extract(epoch FROM min(coalesce(rl.refills_at, clock_timestamp())) - clock_timestamp())::float8
+           FROM rate_limits rl
+           WHERE rl.team_id = %(team_id)s
+             AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = {TodoState.PENDING.sql}
+                                                  AND rt.endpoint_id = %(endpoint_id)s)) END"""
+
 
 def claim_sql(
     cand: LiteralString,
@@ -47,11 +59,13 @@ def claim_sql(
 
     ``endpoint``: an endpoint's claim (``%(endpoint_id)s``), which always answers at least one
     row: the claims, or one row with ``id`` NULL whose ``paused`` says who paused the endpoint's
-    claims (NULL: nothing was claimable). ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
+    claims (NULL: nothing was claimable) and ``refill_in`` when a throttled rate key refills.
+    ``cand`` is then guarded by ``endpoint_gate.CLAIMS_OPEN``;
     ``seen`` is ``endpoint_gate.seen_sql``, the ``last_seen_at`` stamp when one is due."""
     columns: LiteralString = ""  # more columns, each on its own line
     if endpoint:
         columns += f",\n       {paused_by()} AS paused"
+        columns += f",\n       {REFILL_IN} AS refill_in"
     if extra:
         columns += f",\n       {extra}"
     if miss is not None:
@@ -94,15 +108,18 @@ WITH {cand},
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
     -- order, so two claims never wait on each other's key rows in opposite orders (a batch
     -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
-    -- MATERIALIZED, so each candidate asks once.
+    -- MATERIALIZED, so each candidate asks once. A rate-keyed candidate (a takeover too: it runs
+    -- the work again) first takes an allowance of its key (take_rate_allowance, 0025), in the
+    -- CASE so that one without an allowance never takes a concurrency slot it would not use.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = {TodoState.FAILED.sql} THEN {BoardState.RETRY.sql}
                 WHEN c.prior_state = {TodoState.PENDING.sql} AND c.prior_not_before IS NOT NULL
                 THEN {BoardState.SCHEDULED.sql}
                 ELSE c.prior_state END AS prior_board_state
-    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
-    WHERE c.concurrency_key IS NULL OR c.prior_state = {TodoState.CLAIMED.sql}
-       OR take_concurrency_slot(c.team_id, c.concurrency_key)
+    FROM (SELECT * FROM cand ORDER BY team_id, rate_key, concurrency_key, ord) c
+    WHERE CASE WHEN c.rate_key IS NOT NULL AND NOT take_rate_allowance(c.team_id, c.rate_key) THEN false
+               ELSE c.concurrency_key IS NULL OR c.prior_state = {TodoState.CLAIMED.sql}
+                    OR take_concurrency_slot(c.team_id, c.concurrency_key) END
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued

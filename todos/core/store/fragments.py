@@ -57,6 +57,14 @@ KEY_HAS_ROOM: LiteralString = """(t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck
         WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))"""
 
+# The todo's rate key (if any) has an allowance left, as of the statement's snapshot: its ring's
+# oldest entry has left the window (``refills_at``, kept by every write of the ring, 0025). Like
+# KEY_HAS_ROOM it only lets the scans skip throttled keys, at no cost to unkeyed rows; the
+# allowance itself is taken by ``take_rate_allowance`` in the claim's ``taken`` CTE.
+RATE_HAS_ROOM: LiteralString = """(t.rate_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM rate_limits rl
+        WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))"""
+
 # The lease-token fence: the open attempt (seq = attempts_total, so a takeover committed while this
 # statement waited on the row lock is seen through the re-read todo row) holds the presented
 # token's digest, both NULL counting as equal. Compared in SQL, on fixed-length digests.

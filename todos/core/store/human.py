@@ -194,7 +194,7 @@ def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> 
     cand = f"""
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
-           t.concurrency_key, 1 AS ord,
+           t.concurrency_key, t.rate_key, 1 AS ord,
            (SELECT ce.team_id FROM endpoints ce WHERE ce.id = t.endpoint_id) AS team_id, t.endpoint_id, t.queue
     FROM todos t
     WHERE t.id = %(id)s AND {OPERATOR_ACTS} AND {CLAIMABLE}

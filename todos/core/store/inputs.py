@@ -410,6 +410,9 @@ RUN_AT_PAST_TOLERANCE_SECONDS = 60
 RUN_AT_MAX_AHEAD_SECONDS = 366 * 86400
 CONCURRENCY_KEY_MAX_CHARS = 200
 CONCURRENCY_LIMIT_RANGE = (1, 10000)
+RATE_KEY_MAX_CHARS = 200
+RATE_ALLOWANCE_RANGE = (1, 10000)
+RATE_INTERVALS = ("second", "minute", "hour")
 
 
 def run_at(value: Any, field: str = "run_at", *, now: Any = None) -> Any:
@@ -463,6 +466,21 @@ def concurrency_key(value: Any, field: str = "concurrency_key") -> str | None:
 
 def concurrency_limit(value: Any, field: str = "limit") -> int:
     return require_int(field, value, *CONCURRENCY_LIMIT_RANGE)
+
+
+def rate_key(value: Any, field: str = "rate_key") -> str | None:
+    return label(field, value, RATE_KEY_MAX_CHARS)
+
+
+def rate_allowance(value: Any, field: str = "limit") -> int:
+    """How many claims a rate key allows per interval: 1 to 10,000 (the ring's length)."""
+    return require_int(field, value, *RATE_ALLOWANCE_RANGE)
+
+
+def rate_interval(value: Any, field: str = "interval") -> str:
+    if value not in RATE_INTERVALS:
+        raise Invalid(field, f"must be one of {', '.join(RATE_INTERVALS)}")
+    return value
 
 
 # --- required capabilities ------------------------------------------------------------------

@@ -45,6 +45,7 @@ class Todo:
     concurrency_key: str | None = None
     requires: tuple[str, ...] = ()  # capability labels a claim must present (a set, sorted)
     timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
+    rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
     parents_left: int = 0  # parents not yet done (docs/lifecycle.md, "Dependencies")
     on_parent_failure: str | None = None  # "cancel" or "run"; None without parents
 
@@ -79,7 +80,7 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds"""
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key"""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from todos.core.db import execute
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound
 from todos.core.selectors import todo_list
 from todos.core.selectors.rows import short_id
-from todos.core.store import concurrency, human, inputs, queue_settings
+from todos.core.store import concurrency, human, inputs, queue_settings, rate_limits
 from todos.core.store.scopes import OperatorScope
 from todos.dashboard import clock, form_input
 from todos.dashboard.templatetags.board import STATE_LABELS, duration_text
@@ -41,6 +41,7 @@ from todos.dashboard.views.present import Names
 from todos.dashboard.views.todos import drawer_context, row_context
 
 READ_ONLY = "Your role on this team is read-only: you can look, not act."
+ADMINS_ONLY = "Only a team admin may set or remove rate limits."
 
 
 def operator_scope(viewer) -> OperatorScope:
@@ -273,3 +274,33 @@ def queue_timeout(request):
         "unless its todo sets its own limit."
     )
     return _queue_reply(request, 200, "success", message)
+
+
+# --- rate limits ---------------------------------------------------------------------------------
+
+
+@require_POST
+@board_view
+@store_refusals(
+    forbidden_text=ADMINS_ONLY, invalid=lambda request, exc: _queue_reply(request, 422, "error", exc.message)
+)
+def rate_limit(request):
+    """Set or remove (``remove`` given) a team's rate limit of one key (``rate_limits``, a team
+    admin's); answers the overview."""
+    viewer = request.viewer
+    team = viewer.team_by_slug(request.POST.get("team") or "")
+    if team is None:
+        return not_found()
+    key = request.POST.get("key") or ""
+    scope = operator_scope(viewer)
+    if request.POST.get("remove"):
+        removed = execute(rate_limits.remove_limit(scope, team.id, key))
+        return _queue_reply(request, 200, "success", f"{removed.key} has no rate limit now in {team.name}.")
+    limit = form_input.integer(request.POST, "limit", *inputs.RATE_ALLOWANCE_RANGE)
+    changed = execute(rate_limits.set_limit(scope, team.id, key, limit, request.POST.get("interval") or ""))
+    return _queue_reply(
+        request,
+        200,
+        "success",
+        f"{changed.key} may now be claimed {changed.allowance:,} times per {changed.per} in {team.name}.",
+    )

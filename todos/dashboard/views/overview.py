@@ -9,6 +9,8 @@ from todos.core.selectors.claimability import stuck_work
 from todos.core.selectors.concurrency import busy_keys
 from todos.core.selectors.overview import overview
 from todos.core.selectors.queue_settings import viewer_timeouts
+from todos.core.selectors.rate_limits import rate_limits
+from todos.core.store import inputs
 from todos.dashboard.views.charts import overview_chart_context
 from todos.dashboard.views.common import board_view
 
@@ -20,6 +22,8 @@ def overview_table_context(request) -> dict:
         "stuck": stuck_work(viewer),
         "busy_keys": busy_keys(viewer),
         "timeouts": _timeouts_by_team(viewer),
+        "rate_limits": rate_limits(viewer),
+        "rate_intervals": inputs.RATE_INTERVALS,
         "viewer": viewer,
         "here": request.get_full_path(),
     }

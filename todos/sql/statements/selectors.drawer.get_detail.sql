@@ -27,7 +27,10 @@ SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
        e.team_id,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused,
        t.timeout_seconds, lim.seconds AS run_time_limit,
-       CASE WHEN t.state = 'claimed' THEN t.claimed_at + make_interval(secs => lim.seconds) END AS run_time_ends_at
+       CASE WHEN t.state = 'claimed' THEN t.claimed_at + make_interval(secs => lim.seconds) END AS run_time_ends_at,
+       t.rate_key,
+       (SELECT rl.allowance || ' per ' || rl.per FROM rate_limits rl
+        WHERE rl.team_id = e.team_id AND rl.key = t.rate_key) AS rate_limit
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 -- the limit that applies: the todo's own, else its team's default for the queue
 CROSS JOIN LATERAL (

@@ -24,10 +24,11 @@ queue_order AS (
         SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
 ),
 fresh AS (
-    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.priority, f.created_at
+    SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at
+        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at
         FROM todos t
         WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
           AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -35,6 +36,9 @@ fresh AS (
           AND (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck
         WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
+          AND (t.rate_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM rate_limits rl
+        WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
         ORDER BY t.priority, t.created_at
         LIMIT 1
         FOR UPDATE SKIP LOCKED
@@ -44,11 +48,15 @@ fresh AS (
 lapsed AS (
     -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
     -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at FROM todos t
     WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.lease_expires_at < now() AND t.attempt < t.max_attempts
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
       AND t.requires = '{}'
+      AND (t.rate_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM rate_limits rl
+        WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
       AND NOT EXISTS (
@@ -59,7 +67,8 @@ lapsed AS (
 ),
 due AS (
     -- a due retry or a scheduled todo whose time has come (``todos_retry_due``)
-    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.priority, t.created_at FROM todos t
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+           t.priority, t.created_at FROM todos t
     WHERE t.next_retry_at <= now() AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND (t.state = 'pending' OR (t.state = 'failed' AND t.attempt < t.max_attempts))
       AND (t.assignee IS NULL OR t.assignee = %(owner)s)
@@ -67,6 +76,9 @@ due AS (
       AND (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck
         WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
+      AND (t.rate_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM rate_limits rl
+        WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
       AND NOT EXISTS (
@@ -77,7 +89,7 @@ due AS (
 ),
 cand AS (
     SELECT id, state AS prior_state, next_retry_at AS prior_not_before, claimed_at AS prior_claimed_at,
-           concurrency_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
+           concurrency_key, rate_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
     ORDER BY priority, created_at, id
@@ -102,15 +114,18 @@ taken AS MATERIALIZED (
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
     -- order, so two claims never wait on each other's key rows in opposite orders (a batch
     -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
-    -- MATERIALIZED, so each candidate asks once.
+    -- MATERIALIZED, so each candidate asks once. A rate-keyed candidate (a takeover too: it runs
+    -- the work again) first takes an allowance of its key (take_rate_allowance, 0025), in the
+    -- CASE so that one without an allowance never takes a concurrency slot it would not use.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
                 WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL
                 THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
-    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
-    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
-       OR take_concurrency_slot(c.team_id, c.concurrency_key)
+    FROM (SELECT * FROM cand ORDER BY team_id, rate_key, concurrency_key, ord) c
+    WHERE CASE WHEN c.rate_key IS NOT NULL AND NOT take_rate_allowance(c.team_id, c.rate_key) THEN false
+               ELSE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+                    OR take_concurrency_slot(c.team_id, c.concurrency_key) END
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
@@ -174,7 +189,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds,
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
            u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
                 SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
@@ -193,6 +208,12 @@ SELECT r.*,
        CASE WHEN r.id IS NULL THEN (
             SELECT json_build_object('by', coalesce(pe.claims_paused_by, 'a team admin'),
                                      'at', pe.claims_paused_at)
-            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END AS paused
+            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END AS paused,
+       CASE WHEN r.id IS NULL THEN (
+           SELECT extract(epoch FROM min(coalesce(rl.refills_at, clock_timestamp())) - clock_timestamp())::float8
+           FROM rate_limits rl
+           WHERE rl.team_id = %(team_id)s
+             AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = 'pending'
+                                                  AND rt.endpoint_id = %(endpoint_id)s)) END AS refill_in
 FROM (SELECT 1) one LEFT JOIN result r ON true
 ORDER BY r.ord

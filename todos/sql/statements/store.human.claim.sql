@@ -8,7 +8,7 @@
 WITH
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
-           t.concurrency_key, 1 AS ord,
+           t.concurrency_key, t.rate_key, 1 AS ord,
            (SELECT ce.team_id FROM endpoints ce WHERE ce.id = t.endpoint_id) AS team_id, t.endpoint_id, t.queue
     FROM todos t
     WHERE t.id = %(id)s AND t.endpoint_id IN (
@@ -31,15 +31,18 @@ taken AS MATERIALIZED (
     -- the key's row and re-checks the limit on its newest version). Keys are tried in (team, key)
     -- order, so two claims never wait on each other's key rows in opposite orders (a batch
     -- completion giving slots back can: todos.core.db.execute runs a deadlock's victim again);
-    -- MATERIALIZED, so each candidate asks once.
+    -- MATERIALIZED, so each candidate asks once. A rate-keyed candidate (a takeover too: it runs
+    -- the work again) first takes an allowance of its key (take_rate_allowance, 0025), in the
+    -- CASE so that one without an allowance never takes a concurrency slot it would not use.
     SELECT c.id, c.prior_state, c.prior_claimed_at, c.ord, c.team_id,
            CASE WHEN c.prior_state = 'failed' THEN 'retry'
                 WHEN c.prior_state = 'pending' AND c.prior_not_before IS NOT NULL
                 THEN 'scheduled'
                 ELSE c.prior_state END AS prior_board_state
-    FROM (SELECT * FROM cand ORDER BY team_id, concurrency_key, ord) c
-    WHERE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
-       OR take_concurrency_slot(c.team_id, c.concurrency_key)
+    FROM (SELECT * FROM cand ORDER BY team_id, rate_key, concurrency_key, ord) c
+    WHERE CASE WHEN c.rate_key IS NOT NULL AND NOT take_rate_allowance(c.team_id, c.rate_key) THEN false
+               ELSE c.concurrency_key IS NULL OR c.prior_state = 'claimed'
+                    OR take_concurrency_slot(c.team_id, c.concurrency_key) END
 ),
 closed AS (
     -- takeover of a lapsed lease: the dead holder's attempt ends lease_expired / requeued
@@ -103,7 +106,7 @@ result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds,
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
            u.prior_state, u.ord, '[]'::json AS prior_attempts,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
