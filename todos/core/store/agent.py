@@ -172,7 +172,7 @@ def _create_sql(with_parents: bool) -> LiteralString:
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
             %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s)"""
-    columns: LiteralString = "concurrency_key, requires, timeout_seconds, rate_key"
+    columns: LiteralString = "concurrency_key, requires,\n                       timeout_seconds, rate_key"
     head: LiteralString = ""
     tail: LiteralString = ""
     if with_parents:
@@ -186,7 +186,8 @@ def _create_sql(with_parents: bool) -> LiteralString:
            {dependencies.OWN_TIME}
     WHERE NOT EXISTS (SELECT 1 FROM refused)"""
         columns = (
-            "concurrency_key, requires, timeout_seconds, rate_key, parents_left, on_parent_failure, run_at_after_block"
+            "concurrency_key, requires, timeout_seconds,\n"
+            "                       rate_key, parents_left, on_parent_failure, run_at_after_block"
         )
         head = f"{dependencies.PARENTS},\n"
         tail = f",\n{dependencies.EDGES}"
@@ -392,7 +393,8 @@ answer AS (
 SELECT a.n, a.item_id, a.created, (SELECT n FROM notified) AS notified, r.*{dependencies.BATCH_REFUSED if waits else ""}
 FROM answer a{" LEFT JOIN refused f ON true" if waits else ""}
 LEFT JOIN LATERAL (
-    SELECT {TODO_COLUMNS} FROM ins WHERE ins.id = a.todo_id
+    SELECT {TODO_COLUMNS}
+    FROM ins WHERE ins.id = a.todo_id
     UNION ALL
     -- a todo this statement did not write (its rows are not visible in todos here)
     SELECT {TODO_COLUMNS} FROM todos

@@ -11,7 +11,8 @@
 
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds, rate_key)
+                       assignee, priority, max_attempts, next_retry_at, concurrency_key, requires,
+                       timeout_seconds, rate_key)
     VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
             %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
             %(max_attempts)s,

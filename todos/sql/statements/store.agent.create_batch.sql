@@ -68,7 +68,8 @@ LEFT JOIN LATERAL (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key FROM ins WHERE ins.id = a.todo_id
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key
+    FROM ins WHERE ins.id = a.todo_id
     UNION ALL
     -- a todo this statement did not write (its rows are not visible in todos here)
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
