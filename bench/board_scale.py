@@ -337,7 +337,7 @@ def load(conn, rows: int, tenancy: dict, *, drop_indexes: bool = True, log=print
     conn.execute("SELECT setseed(0.42)")
     conn.execute("SET synchronous_commit = off")
     conn.execute("SET maintenance_work_mem = '512MB'")
-    conn.execute("TRUNCATE todos, todo_attempts")
+    conn.execute("TRUNCATE todos, todo_attempts, todo_dependencies")
     conn.execute("DROP TABLE IF EXISTS bench_scale_eps")
     conn.execute("CREATE TABLE bench_scale_eps (idx int PRIMARY KEY, id uuid NOT NULL, queues text[] NOT NULL)")
     conn.execute("""INSERT INTO bench_scale_eps

@@ -79,7 +79,7 @@ def make_humans(team_id, n: int) -> list[str]:
         execute(teams.set_member(None, team_id=team_id, user_id=user.id, role="viewer"))
         session = SessionStore()
         session["_auth_user_id"] = str(user.pk)
-        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_backend"] = "todos.dashboard.sign_in.backends.PasswordBackend"
         session["_auth_user_hash"] = user.get_session_auth_hash()
         session.create()
         keys.append(session.session_key)

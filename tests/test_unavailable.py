@@ -306,7 +306,7 @@ def test_a_board_page_that_meets_a_statement_timeout_answers_the_503_page(tight_
     session.update(
         {
             SESSION_KEY: str(user.pk),
-            BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+            BACKEND_SESSION_KEY: "todos.dashboard.sign_in.backends.PasswordBackend",
             HASH_SESSION_KEY: user.get_session_auth_hash(),
         }
     )

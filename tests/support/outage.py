@@ -44,7 +44,7 @@ vended = factories.endpoint(team, slug="worker", verbs=SCOPE_VERBS, queues=("def
 fresh = factories.endpoint(team, slug="fresh", verbs=SCOPE_VERBS, queues=("default",))
 session = SessionStore()
 session[SESSION_KEY] = str(operator.pk)
-session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+session[BACKEND_SESSION_KEY] = "todos.dashboard.sign_in.backends.PasswordBackend"
 session[HASH_SESSION_KEY] = operator.get_session_auth_hash()
 session.create()
 print(json.dumps({"token": vended.token, "fresh_token": fresh.token, "session": session.session_key}))

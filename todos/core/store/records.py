@@ -44,10 +44,10 @@ class Todo:
     completed_at: datetime | None
     concurrency_key: str | None = None
     requires: tuple[str, ...] = ()  # capability labels a claim must present (a set, sorted)
-    timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
-    rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
     parents_left: int = 0  # parents not yet done (docs/lifecycle.md, "Dependencies")
     on_parent_failure: str | None = None  # "cancel" or "run"; None without parents
+    timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
+    rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
 
     @property
     def blocked(self) -> bool:
