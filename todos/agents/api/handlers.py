@@ -109,16 +109,17 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
     # The first statement is built now; each retry builds a fresh one (a fenced claim needs a
     # fresh lease token).
     first = [store.claim_next_or_refill(agent, **args)]
-    refill: list[float | None] = [None]  # this request's last miss: when a throttled rate key refills
+    refill_in: float | None = None  # this request's last miss: when a throttled rate key refills
 
     async def attempt():
+        nonlocal refill_in
         found = await aexecute(first.pop() if first else store.claim_next_or_refill(agent, **args))
-        # "0": a limited key had room as this look saw it, yet nothing was taken (a concurrent claim
-        # took it): look again soon, once; a second such look waits as any other would
-        soon = found.refill_in == 0
-        refill[0] = None if soon and refill[0] == REFILL_RETRY_SECONDS else found.refill_in
-        if soon and refill[0] is not None:
-            refill[0] = REFILL_RETRY_SECONDS
+        if found.refill_in == 0:
+            # a limited key had room as this look saw it, yet nothing was taken (a concurrent claim
+            # took it): look again soon, once; a second such look in a row waits as any other would
+            refill_in = None if refill_in == REFILL_RETRY_SECONDS else REFILL_RETRY_SECONDS
+        else:
+            refill_in = found.refill_in
         return found.claim
 
     queues = [args["queue"]] if args.get("queue") is not None else list(agent.queues)
@@ -133,7 +134,7 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
             wait_seconds=wait,
             gone=call.gone,
             plain=plain,
-            refill=lambda: refill[0],
+            refill=lambda: refill_in,
         )
         if found is None:
             return {"empty": True}
