@@ -346,7 +346,8 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             execute(agent_store.fail(scope, created.id, summary=summary, error=error))
         elif fate < 0.85:
             execute(operator_store.cancel(human, created.id, note="not needed any more"))
-        # else: left claimed; its 60 s lease lapses and the reaper shows a death
+        # else: left claimed; its 60 s lease lapses and the reaper shows a death (on HANG_QUEUE its
+        # run-time limit, HANG_LIMIT_SECONDS, ends it first: a timed-out attempt, retried)
         del claim
     _use_rate_allowance(team.id, owners[RATED_QUEUE])
     _seed_schedules(team.id, scopes, human)
