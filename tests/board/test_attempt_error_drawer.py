@@ -85,7 +85,8 @@ def test_the_newest_error_is_open_and_older_ones_are_a_click_away(world, page):
     traceback.focus()
     assert traceback.evaluate("e => document.activeElement === e")
     page.keyboard.press("End")
-    assert traceback.evaluate("e => e.scrollTop > 0")
+    # the key scrolls on the compositor's next frames, not before press() returns: wait for it
+    page.wait_for_function("e => e.scrollTop > 0", arg=traceback.element_handle(), timeout=5_000)
     newest.locator("details.attempt-traceback > summary").click()  # the traceback folds away
     expect(traceback).to_be_hidden()
 
