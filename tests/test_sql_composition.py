@@ -79,7 +79,14 @@ def test_conjunction_of_nothing_is_true():
 
 
 def _names(columns: str) -> list[str]:
-    return [c.strip() for c in columns.split(",")]
+    """The names a column list answers: each top-level item's alias (``expr AS name``) or name."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(columns):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(columns[start:i])
+            start = i + 1
+    return [item.split()[-1] for item in [*items, columns[start:]]]
 
 
 def test_todo_columns_are_the_todo_record_s_fields_in_order():

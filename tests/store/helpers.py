@@ -17,12 +17,13 @@ from datetime import timedelta
 import psycopg
 
 from tests.factories import relayed
+from tests.support.infinity import read_infinity
 from todos.core import db
 
 
 def sql(query: str, params=None) -> list[dict]:
     with db.connect() as conn:
-        cur = conn.execute(query, params)
+        cur = read_infinity(conn).execute(query, params)  # a blocked todo's raw next_retry_at
         return cur.fetchall() if cur.description else []
 
 

@@ -48,14 +48,13 @@ from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 from psycopg_pool.pool_async import MaintenanceTask as AsyncMaintenanceTask
 from psycopg_pool.pool_async import StopWorker as AsyncStopWorker
 
-from todos.core import admission, infinity
+from todos.core import admission
 from todos.core.circuit import CIRCUIT
 from todos.core.errors import Conflict, Internal, Invalid, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
 
 logger = logging.getLogger(__name__)
 
-infinity.register()  # a blocked todo's next_retry_at, before any connection exists
 
 # psycopg caches the conversion of a query's ``%(name)s`` placeholders only for texts of up to 4 KB
 # (``MAX_CACHED_STATEMENT_LENGTH``), a guard against ORMs' one-off statements. The store's statements

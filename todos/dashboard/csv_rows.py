@@ -36,15 +36,6 @@ def text_cell(value: str | None) -> str:
     return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
-def board_state(state: str, next_retry_at) -> str:
-    """The Board's word for a todo's state (docs/lifecycle.md, "Derived states")."""
-    if state == "pending" and next_retry_at is not None:
-        return "scheduled"
-    if state == "failed":
-        return "retry" if next_retry_at is not None else "dead"
-    return state
-
-
 def _instant(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value else ""
 
@@ -62,7 +53,7 @@ def csv_text(rows: list[dict], *, header: bool = False) -> str:
                 text_cell(row["queue"]),
                 text_cell(row["kind"]),
                 text_cell(row["title"]),
-                board_state(row["state"], row["next_retry_at"]),
+                row["board_state"],  # the Board's word (docs/lifecycle.md, "Derived states")
                 row["priority"],
                 row["attempts_total"],
                 row["max_attempts"],

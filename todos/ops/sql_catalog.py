@@ -118,6 +118,7 @@ TODO_ROW = TodoRow(
     attempts_total=3,
     lease_expires_at=None,
     next_retry_at=None,
+    blocked=False,
     created_at=AT,
     updated_at=AT,
     claimed_at=AT,

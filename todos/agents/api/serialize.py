@@ -34,7 +34,7 @@ def todo_row(todo: Todo) -> dict:
         "max_attempts": todo.max_attempts,
         "attempts_total": todo.attempts_total,
         "lease_expires_at": timestamp(todo.lease_expires_at),
-        "next_retry_at": None if todo.blocked else timestamp(todo.next_retry_at),
+        "next_retry_at": timestamp(todo.next_retry_at),
         "dead_letter": todo.dead_letter,
         "scheduled": todo.scheduled,
         "blocked": todo.blocked,

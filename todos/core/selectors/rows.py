@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
-from todos.core.infinity import NEVER
 from todos.core.store.records import Attempt
 
 ROW_COLUMNS: tuple[LiteralString, ...] = (
@@ -32,6 +31,7 @@ ROW_COLUMNS: tuple[LiteralString, ...] = (
     "attempts_total",
     "lease_expires_at",
     "next_retry_at",
+    "blocked",
     "created_at",
     "updated_at",
     "claimed_at",
@@ -39,10 +39,31 @@ ROW_COLUMNS: tuple[LiteralString, ...] = (
     "concurrency_key",
     "requires",
 )
-# Six columns a line, so a statement that selects them reads them.
-ROW_SELECT: LiteralString = ",\n       ".join(
-    ", ".join(f"t.{c}" for c in ROW_COLUMNS[i : i + 6]) for i in range(0, len(ROW_COLUMNS), 6)
-)
+# Two are expressions: a blocked todo's 'infinity' never leaves SQL (store.records.TODO_COLUMNS).
+ROW_EXPRESSIONS: dict[str, LiteralString] = {
+    "next_retry_at": "nullif(t.next_retry_at, 'infinity') AS next_retry_at",
+    "blocked": "(t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked",
+}
+
+
+def _lines(columns: tuple[LiteralString, ...]) -> list[LiteralString]:
+    """Six plain columns a line and an expression on a line of its own, so a statement reads them."""
+    lines: list[LiteralString] = []
+    plain: list[LiteralString] = []
+    for column in columns:
+        if column in ROW_EXPRESSIONS:
+            lines += [", ".join(plain)] if plain else []
+            lines.append(ROW_EXPRESSIONS[column])
+            plain = []
+        else:
+            plain.append(f"t.{column}")
+            if len(plain) == 6:
+                lines.append(", ".join(plain))
+                plain = []
+    return lines + ([", ".join(plain)] if plain else [])
+
+
+ROW_SELECT: LiteralString = ",\n       ".join(_lines(ROW_COLUMNS))
 LAPSED: LiteralString = "(t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed"
 
 
@@ -67,6 +88,7 @@ class TodoRow:
     attempts_total: int
     lease_expires_at: datetime | None
     next_retry_at: datetime | None
+    blocked: bool  # pending, waiting for its parents (next_retry_at is None)
     created_at: datetime
     updated_at: datetime
     claimed_at: datetime | None
@@ -81,7 +103,7 @@ class TodoRow:
         ``pending`` into scheduled (waiting for its time) and pending."""
         if self.state == "failed":
             return "retry" if self.next_retry_at is not None else "dead"
-        if self.state == "pending" and self.next_retry_at == NEVER:
+        if self.blocked:
             return "blocked"
         if self.state == "pending" and self.next_retry_at is not None:
             return "scheduled"

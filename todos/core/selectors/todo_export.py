@@ -37,7 +37,8 @@ LAST_REASON: LiteralString = f"""coalesce((SELECT coalesce({ERROR_HEADLINE}, nul
 def export_sql(keys: LiteralString, columns: tuple[LiteralString, ...], direction: LiteralString) -> LiteralString:
     return f"""
 WITH page AS MATERIALIZED ({keys})
-SELECT p.id, p.queue, p.kind, p.title, p.state, p.next_retry_at, p.priority, p.attempts_total,
+SELECT p.id, p.queue, p.kind, p.title, todo_board_state(p.state, p.next_retry_at) AS board_state,
+       p.priority, p.attempts_total,
        p.max_attempts, p.created_at, p.completed_at,
        {LAST_REASON} AS last_reason
 FROM page p

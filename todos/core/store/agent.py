@@ -996,14 +996,15 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
 logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")}),
-{children_settled("upd", done=True)}
+{children_settled("upd", done=True)},
+answered AS (SELECT {TODO_COLUMNS} FROM upd)
 SELECT i.id AS item_id, i.n, u.*, {children_woken()} AS woken,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'
             ELSE 'conflict' END AS miss
 FROM item i
-LEFT JOIN upd u ON u.id = i.id
+LEFT JOIN answered u ON u.id = i.id
 LEFT JOIN todos tt ON tt.id = i.id AND tt.endpoint_id = %(endpoint_id)s
 ORDER BY i.n"""
 

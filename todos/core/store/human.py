@@ -543,7 +543,7 @@ ins AS (
 audit AS ({audit_todos("todo.create", "ins")}),
 logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}),
 existing AS (
-    SELECT {TODO_COLUMNS} FROM todos
+    SELECT * FROM todos  -- raw, like ins: result reads both through TODO_COLUMNS
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
       AND {DEDUPE_PREDICATE}
       AND EXISTS (SELECT 1 FROM allowed)

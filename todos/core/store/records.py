@@ -8,8 +8,6 @@ from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
 
-from todos.core.infinity import NEVER
-
 
 def _parse_ts(value: Any) -> datetime | None:
     if value is None or isinstance(value, datetime):
@@ -48,16 +46,12 @@ class Todo:
     on_parent_failure: str | None = None  # "cancel" or "run"; None without parents
     timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
     rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
-
-    @property
-    def blocked(self) -> bool:
-        """Pending, waiting for its parents: scheduled for never (``next_retry_at`` is infinity)."""
-        return self.state == "pending" and self.next_retry_at == NEVER
+    blocked: bool = False  # pending, waiting for its parents; next_retry_at reads None (see TODO_COLUMNS)
 
     @property
     def scheduled(self) -> bool:
         """Pending with a time not yet reached (or not yet cleared by the requeue loop)."""
-        return self.state == "pending" and self.next_retry_at is not None and not self.blocked
+        return self.state == "pending" and self.next_retry_at is not None
 
     @property
     def dead_letter(self) -> bool:
@@ -77,10 +71,15 @@ class Todo:
 _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 # Written out (every statement that selects them is literal SQL); tests/test_sql_composition.py
 # checks they are the dataclass's fields, in order. A few a line, so a statement reads them.
+# A blocked todo waits with next_retry_at = 'infinity', which never leaves SQL: no datetime is
+# that late, and a Python loader that could read it would replace psycopg's C loader for every
+# timestamp of every row. It reads as next_retry_at NULL and blocked true.
 TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key"""
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked"""
 
 
 @dataclass(frozen=True)

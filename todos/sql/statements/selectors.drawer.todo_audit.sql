@@ -19,11 +19,11 @@
 --       endpoint_id=UUID('00000000-0000-4000-8000-00000000e001'), queue='default', kind=None,
 --       title='A todo', state='failed', owner=None, assignee=None, priority=100, attempt=3,
 --       max_attempts=3, attempts_total=3, lease_expires_at=None, next_retry_at=None,
---       created_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       updated_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       claimed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       completed_at=datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc),
---       lease_lapsed=False, concurrency_key=None, requires=[])
+--       blocked=False, created_at=datetime.datetime(2026, 1, 1, 12, 0,
+--       tzinfo=datetime.timezone.utc), updated_at=datetime.datetime(2026, 1, 1, 12, 0,
+--       tzinfo=datetime.timezone.utc), claimed_at=datetime.datetime(2026, 1, 1, 12, 0,
+--       tzinfo=datetime.timezone.utc), completed_at=datetime.datetime(2026, 1, 1, 12, 0,
+--       tzinfo=datetime.timezone.utc), lease_lapsed=False, concurrency_key=None, requires=[])
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 SELECT l.id, l.at, l.actor, l.user_id, l.action, l.todo_id, l.endpoint_id, l.queue, l.note, l.detail, l.team_id

@@ -35,7 +35,8 @@ CROSS JOIN LATERAL (
 ) x
 ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(limit)s)
-SELECT p.id, p.queue, p.kind, p.title, p.state, p.next_retry_at, p.priority, p.attempts_total,
+SELECT p.id, p.queue, p.kind, p.title, todo_board_state(p.state, p.next_retry_at) AS board_state,
+       p.priority, p.attempts_total,
        p.max_attempts, p.created_at, p.completed_at,
        coalesce((SELECT coalesce(nullif(concat_ws(': ',
         nullif(btrim(a.error->>'type'), ''),

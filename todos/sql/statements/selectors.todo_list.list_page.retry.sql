@@ -22,8 +22,10 @@
 
 SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
        t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
-       t.lease_expires_at, t.next_retry_at, t.created_at, t.updated_at, t.claimed_at, t.completed_at,
-       t.concurrency_key, t.requires,
+       t.lease_expires_at,
+       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
+       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
 FROM todos t
 WHERE t.endpoint_id = ANY(%(eps)s::uuid[])

@@ -52,7 +52,13 @@ kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue,
            NULL,
            NULL,
            NULL
-    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id)
+    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
+answered AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked FROM upd)
 SELECT i.id AS item_id, i.n, u.*, (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
@@ -63,6 +69,6 @@ SELECT i.id AS item_id, i.n, u.*, (SELECT count(pg_notify('board_ready',
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'
             ELSE 'conflict' END AS miss
 FROM item i
-LEFT JOIN upd u ON u.id = i.id
+LEFT JOIN answered u ON u.id = i.id
 LEFT JOIN todos tt ON tt.id = i.id AND tt.endpoint_id = %(endpoint_id)s
 ORDER BY i.n

@@ -67,15 +67,19 @@ FROM answer a
 LEFT JOIN LATERAL (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked
     FROM ins WHERE ins.id = a.todo_id
     UNION ALL
     -- a todo this statement did not write (its rows are not visible in todos here)
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key FROM todos
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked FROM todos
     WHERE todos.id = a.todo_id AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = a.todo_id)
 ) r ON true
 ORDER BY a.n

@@ -44,10 +44,7 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
            NULL
     FROM ins r JOIN endpoints le ON le.id = r.endpoint_id),
 existing AS (
-    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key FROM todos
+    SELECT * FROM todos  -- raw, like ins: result reads both through TODO_COLUMNS
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
       AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
       AND EXISTS (SELECT 1 FROM allowed)
@@ -55,8 +52,10 @@ existing AS (
 result AS (
     SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
@@ -66,8 +65,10 @@ result AS (
     UNION ALL
     SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key, 0
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked, 0
     FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
 )
 SELECT r.*, CASE

@@ -47,8 +47,10 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
 result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
-           attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            0 AS notified
     FROM upd
 )
