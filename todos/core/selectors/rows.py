@@ -51,16 +51,18 @@ def _lines(columns: tuple[LiteralString, ...]) -> list[LiteralString]:
     lines: list[LiteralString] = []
     plain: list[LiteralString] = []
     for column in columns:
-        if column in ROW_EXPRESSIONS:
-            lines += [", ".join(plain)] if plain else []
-            lines.append(ROW_EXPRESSIONS[column])
+        expression = ROW_EXPRESSIONS.get(column)
+        if expression is not None or len(plain) == 6:
+            if plain:
+                lines.append(", ".join(plain))
             plain = []
+        if expression is not None:
+            lines.append(expression)
         else:
             plain.append(f"t.{column}")
-            if len(plain) == 6:
-                lines.append(", ".join(plain))
-                plain = []
-    return lines + ([", ".join(plain)] if plain else [])
+    if plain:
+        lines.append(", ".join(plain))
+    return lines
 
 
 ROW_SELECT: LiteralString = ",\n       ".join(_lines(ROW_COLUMNS))
