@@ -9,6 +9,7 @@ same as an absent one. Reports (heartbeat, complete, fail, release) carry the le
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -495,6 +496,7 @@ CANDIDATE_COLUMNS: LiteralString = (
 PENDING_NOW: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NULL"
 
 
+@functools.lru_cache(maxsize=256)
 def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
     """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
     ``capable`` (the capability guard, :func:`capable`)."""
@@ -773,15 +775,42 @@ def _report_statement(
     ``finished`` (a FROM clause over ``upd``) are the todos it finished: their children are
     settled (``fragments.children_settled``; ``done``: they are done, else dead). ``guard`` is SQL
     the held todo ``t`` must also pass (``AND …``)."""
+    sql = _report_sql(
+        verb, set_todo, close_attempt, ready_when, after, finished, done, guard, seen_sql(params["endpoint_id"])
+    )
+
+    def finish(rows: list[dict]) -> Todo:
+        row = rows[0]
+        if row["id"] is None:
+            _raise_miss(row["miss"], verb, params["id"])
+        return Todo.from_row(row)
+
+    return Statement(sql, params, finish)
+
+
+@functools.lru_cache(maxsize=256)
+def _report_sql(
+    verb: ChangeOp,
+    set_todo: LiteralString,
+    close_attempt: LiteralString,
+    ready_when: LiteralString | None,
+    after: LoggedState,
+    finished: LiteralString | None,
+    done: bool,
+    guard: LiteralString,
+    seen: LiteralString,
+) -> LiteralString:
+    """The text of :func:`_report_statement`'s statement: a few shapes, each composed once (the
+    composition cost a worker's report more client CPU than reading its answer)."""
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     children: LiteralString = ""
     woken: LiteralString = ""
     if finished is not None:
         children = f",\n{children_settled(finished, done=done)}"
         woken = f",\n           {children_woken()} AS woken"
-    sql = f"""
+    return f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-{seen_sql(params["endpoint_id"])}upd AS (
+{seen}upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
     WHERE {AGENT_HOLDS}{guard}
     RETURNING t.*
@@ -799,14 +828,6 @@ result AS (
     FROM upd
 )
 SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
-
-    def finish(rows: list[dict]) -> Todo:
-        row = rows[0]
-        if row["id"] is None:
-            _raise_miss(row["miss"], verb, params["id"])
-        return Todo.from_row(row)
-
-    return Statement(sql, params, finish)
 
 
 def heartbeat(

@@ -20,6 +20,7 @@ which PostgreSQL runs these CTEs does not matter.
 
 from __future__ import annotations
 
+import functools
 from typing import LiteralString
 
 from todos.core import compose
@@ -44,6 +45,7 @@ REFILL_IN: LiteralString = f"""CASE WHEN r.id IS NULL THEN (
                                                   AND rt.endpoint_id = %(endpoint_id)s)) END"""
 
 
+@functools.lru_cache(maxsize=256)  # a few shapes, each composed once
 def claim_sql(
     cand: LiteralString,
     *,
