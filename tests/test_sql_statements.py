@@ -204,6 +204,16 @@ def test_no_rendered_line_is_longer_than_the_limit():
     assert not long, f"lines over {LINE_LIMIT} characters (lay out the builder, then `{REGENERATE}`): {long}"
 
 
+def test_no_two_files_hold_the_same_statement():
+    """A statement is named once: an adapter that runs another's SQL (reading its rows differently)
+    is not a store function of its own, or its file would repeat the other's."""
+    names_by_body: dict[str, list[str]] = {}
+    for name, text in _committed().items():
+        names_by_body.setdefault(text.split("\n\n", 1)[1], []).append(name)
+    repeated = [names for names in names_by_body.values() if len(names) > 1]
+    assert not repeated, f"files with the same SQL (name the statement once): {repeated}"
+
+
 def test_no_rendered_statement_compares_two_string_literals():
     found = {
         name: match.group(0)

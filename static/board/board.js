@@ -77,6 +77,8 @@
 
   tellZone();
 
+  var LAPSE_GRACE_MS = 1000;
+
   function tickCountdowns(root) {
     var nodes = (root || document).querySelectorAll("time[data-countdown]");
     for (var i = 0; i < nodes.length; i++) {
@@ -87,6 +89,13 @@
       el.textContent = left >= 0 ? "in " + duration(left) : "lapsed " + duration(-left) + " ago";
       el.classList.toggle("is-lapsed", left < 0);
       el.classList.toggle("is-soon", left >= 0 && left < 60000);
+      /* a time whose passing changes its region (a rate key refilled): render the region again,
+       * once, a moment after (the server's clock must have passed it too) */
+      if (left < -LAPSE_GRACE_MS && el.hasAttribute("data-countdown-refresh") && !el.hasAttribute("data-refreshed")) {
+        el.setAttribute("data-refreshed", "");
+        var region = el.closest("[data-live-region]");
+        if (region) region.dispatchEvent(new CustomEvent("live-refresh", { bubbles: false }));
+      }
     }
   }
 

@@ -286,3 +286,38 @@ def test_work_of_an_endpoint_whose_claims_are_paused_names_the_pause(world, alic
     assert f'<a href="{reverse("agents")}">Resume acme-worker&#x27;s claims on the Agents page</a>' in adam
     execute(endpoint_store.resume_claims(None, world.acme_ep.id, superuser=True))
     assert ("acme-worker", "default") not in stuck_of(world.alice_user)
+
+
+def test_blocked_work_is_counted_as_blocked_not_scheduled(world, alice_client):
+    """A blocked todo (pending, waiting on its parents) of an owner that cannot claim it is stuck
+    once its parents are done: it is counted as blocked, never as scheduled, for every reason."""
+    producer = factories.agent(
+        factories.endpoint(world.acme, slug="acme-producer", queues=("default",), verbs=PRODUCER_VERBS)
+    )
+    parent = make(world, "pending", agent=producer, title="the parent")
+    child = make(world, "pending", agent=producer, title="its child", after=[parent.id])
+    # reserved for another endpoint, and needing a capability nobody has: each waiting on a parent
+    other = factories.endpoint(world.acme, slug="acme-other", queues=("email",))
+    gate = make(world, "pending", queue="email", title="a parent in email")
+    reserved = make(world, "pending", queue="email", title="reserved child", after=[gate.id])
+    from todos.core.store import human as human_store
+
+    execute(human_store.assign(world.alice, reserved.id, f"endpoint:{other.endpoint.id}"))
+    make(world, "pending", queue="email", title="gpu child", after=[gate.id], requires=["gpu"])
+    factories.relayed()
+    stuck = stuck_of(world.alice_user)
+    produced = stuck[("acme-producer", "default")]
+    assert (produced.reason, produced.pending, produced.scheduled, produced.blocked, produced.waiting) == (
+        "no_claim_verb", 1, 0, 1, 2,
+    )  # fmt: skip
+    by_reason = {s.reason: s for s in claimability.stuck_work(viewer_for(world.alice_user)) if s.queue == "email"}
+    for reason in ("assigned_elsewhere", "missing_capabilities"):
+        group = by_reason[reason]
+        assert (group.pending, group.scheduled, group.blocked) == (0, 0, 1), reason
+        assert group.todos_url.endswith("state=blocked")
+    overview = alice_client.get(reverse("overview")).content.decode()
+    assert "scheduled: stuck when they come due" not in overview
+    assert "1 blocked: stuck once their parents are done" in overview
+    listed = alice_client.get(reverse("todo_list"), {"state": "blocked"}).content.decode()
+    row = listed[listed.index(f'id="todo-{child.id}"') :]
+    assert "⚠ no agent can claim" in row[: row.index("</tr>")]

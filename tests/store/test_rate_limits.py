@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from tests.store.helpers import audit, lapse, listening, one, run_threads, sql
+from todos.agents.api.claim_refill import claim_next_or_refill
 from todos.core import db
 from todos.core.db import execute
 from todos.core.store import Conflict, Forbidden, Invalid, NotFound, rate_limits
@@ -275,12 +276,12 @@ def test_sixteen_claimers_never_exceed_n_in_any_window(world, agent):
 
 
 def test_a_miss_says_when_the_soonest_limited_key_refills(world, agent):
-    assert execute(agent_store.claim_next_or_refill(agent)).refill_in is None  # nothing limited
+    assert execute(claim_next_or_refill(agent)).refill_in is None  # nothing limited
     limit(world, "api", 1, "hour")
     new(agent, "api"), new(agent, "api")
-    took = execute(agent_store.claim_next_or_refill(agent))
+    took = execute(claim_next_or_refill(agent))
     assert took.claim is not None and took.refill_in is None
-    missed = execute(agent_store.claim_next_or_refill(agent))
+    missed = execute(claim_next_or_refill(agent))
     assert missed.claim is None and 3590 < missed.refill_in <= 3600
 
 
@@ -289,5 +290,5 @@ def test_a_miss_with_a_limited_key_that_has_room_says_look_again_soon(world, age
     todo = new(agent, "api")
     with db.connect() as holder, holder.transaction():
         holder.execute("SELECT 1 FROM todos WHERE id = %s FOR UPDATE", (todo,))
-        missed = execute(agent_store.claim_next_or_refill(agent))
+        missed = execute(claim_next_or_refill(agent))
     assert missed.claim is None and missed.refill_in == 0

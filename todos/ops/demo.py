@@ -69,6 +69,12 @@ AGENTS = (
 # The support queue's default run-time limit: short, so a hung triage worker is timed out while
 # one watches (docs/lifecycle.md, "Run-time limits").
 HANG_QUEUE, HANG_LIMIT_SECONDS = "support", 30
+# The demo endpoints' default lease. The seed leaves some work claimed with no worker behind it,
+# for the reaper to show deaths as its leases lapse; on HANG_QUEUE such a todo carries a run-time
+# limit of its own, longer than the lease, so the lapse comes first (else every one of them would
+# time out together half a minute after start, as if its workers had hung).
+SEED_LEASE_SECONDS = 60
+LEFT_CLAIMED_LIMIT_SECONDS = 2 * SEED_LEASE_SECONDS
 # Docs work that needs the large model (about one in three, decided from the todo's number).
 BOUND_QUEUE, BOUND_NEEDS = "docs", ["gpu"]
 PRODUCER = DemoAgent("ingest", "Webhook ingest", ("ci-failures", "support", "triage", "docs"), (0, 0), 0, 0)
@@ -276,7 +282,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 slug=spec.slug,
                 verbs=verbs,
                 queues=list(spec.queues),
-                default_lease_ttl_seconds=60,
+                default_lease_ttl_seconds=SEED_LEASE_SECONDS,
                 capabilities=list(spec.defaults),
             )
         )
@@ -307,6 +313,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         title = _title(queue, rng)
         payload = {"n": n, "repo": f"acme/{rng.choice(MODULES)}", "api_token": "demo-secret-masked"}
         later = _run_later(n) if 0.12 <= fate < 0.45 else None
+        left_claimed = fate >= 0.85
         created = execute(
             agent_store.create(
                 scope,
@@ -322,6 +329,7 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 concurrency_key=_key(queue, payload),
                 requires=_requires(queue, n),
                 rate_key=_rate_key(queue),
+                timeout_seconds=LEFT_CLAIMED_LIMIT_SECONDS if left_claimed and queue == HANG_QUEUE else None,
             )
         ).todo
         if 0.12 <= fate < 0.45:
@@ -346,8 +354,8 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
             execute(agent_store.fail(scope, created.id, summary=summary, error=error))
         elif fate < 0.85:
             execute(operator_store.cancel(human, created.id, note="not needed any more"))
-        # else: left claimed; its 60 s lease lapses and the reaper shows a death (on HANG_QUEUE its
-        # run-time limit, HANG_LIMIT_SECONDS, ends it first: a timed-out attempt, retried)
+        # else (left_claimed): its lease lapses and the reaper shows a death; on HANG_QUEUE its own
+        # run-time limit, LEFT_CLAIMED_LIMIT_SECONDS, is longer than the lease
         del claim
     _use_rate_allowance(team.id, owners[RATED_QUEUE])
     _seed_schedules(team.id, scopes, human)

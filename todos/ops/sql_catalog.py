@@ -149,7 +149,6 @@ STORE_AGENT = {
         ],
     ),
     "store.agent.claim_next": call(agent.claim_next, AGENT),
-    "store.agent.claim_next_or_refill": call(agent.claim_next_or_refill, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
     "store.agent.claim": call(agent.claim, AGENT, TODO),
     # a claim presenting capabilities (its own, or its endpoint's defaults): `requires <@ …`

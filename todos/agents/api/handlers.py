@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from todos.agents.api import serialize
 from todos.agents.api.auth import authorize
+from todos.agents.api.claim_refill import claim_next_or_refill
 from todos.agents.api.errors import error_body
 from todos.agents.api.longpoll import claim_with_wait
 from todos.core.admission import Priority, prioritised
@@ -108,12 +109,12 @@ def _claim_next_prepared(call: Call, args: dict) -> Callable[[], Awaitable[dict]
     agent = call.agent
     # The first statement is built now; each retry builds a fresh one (a fenced claim needs a
     # fresh lease token).
-    first = [store.claim_next_or_refill(agent, **args)]
+    first = [claim_next_or_refill(agent, **args)]
     refill_in: float | None = None  # this request's last miss: when a throttled rate key refills
 
     async def attempt():
         nonlocal refill_in
-        found = await aexecute(first.pop() if first else store.claim_next_or_refill(agent, **args))
+        found = await aexecute(first.pop() if first else claim_next_or_refill(agent, **args))
         if found.refill_in == 0:
             # a limited key had room as this look saw it, yet nothing was taken (a concurrent claim
             # took it): look again soon, once; a second such look in a row waits as any other would

@@ -1,7 +1,9 @@
-"""Work no agent can claim: waiting todos (pending, scheduled to run later, or failed with a retry
-scheduled) whose owning endpoint cannot take them, with the reason and the fix. Scheduled work is
-not claimable *yet*, but once it comes due it is just as stuck as pending work, so it is counted
-(separately: the Board says it waits for its time as well).
+"""Work no agent can claim: waiting todos (pending, scheduled to run later, blocked on their
+parents, or failed with a retry scheduled) whose owning endpoint cannot take them, with the reason
+and the fix. Scheduled and blocked work is not claimable *yet*, but once it comes due (or its
+parents are done) it is just as stuck as pending work, so each is counted (separately: the Board
+says what it waits for as well). A blocked todo is pending with ``next_retry_at = 'infinity'``
+(0024): it is counted as blocked, never as scheduled.
 
 A todo belongs to one endpoint (``todos.endpoint_id``: the caller of ``create_for``, or the
 endpoint it named as ``endpoint``), and only that endpoint's credential claims it: ``claim_next``
@@ -50,6 +52,7 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
+       coalesce(sum(c.n) FILTER (WHERE c.state = 'blocked'), 0)::bigint AS blocked,
        CASE WHEN e.state = 'revoked' THEN 'revoked'
             WHEN e.expires_at <= now() THEN 'expired'
             WHEN NOT (e.scope_verbs && %(claim_verbs)s::text[]) THEN 'no_claim_verb'
@@ -63,7 +66,7 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
                AND o.claims_paused_at IS NULL
              ORDER BY o.slug) AS claimers
 FROM todo_counts c JOIN endpoints e ON e.id = c.endpoint_id
-WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'retry') AND c.n > 0
+WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'blocked', 'retry') AND c.n > 0
   AND (%(queue)s::text IS NULL OR c.queue = %(queue)s::text)
   AND (e.state = 'revoked' OR e.expires_at <= now()
        OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues))
@@ -71,13 +74,14 @@ WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled
 GROUP BY c.endpoint_id, c.queue, e.id
 ORDER BY e.slug, c.queue"""
 
-# Pending todos (scheduled ones counted apart) reserved for an endpoint other than their owner, per
+# Pending todos (scheduled and blocked ones counted apart) reserved for an endpoint other than their owner, per
 # (owner, queue, assignee).
 # The range on assignee is the 'endpoint:' prefix, served by todos_assignee_state_created.
 ASSIGNED_SQL: LiteralString = """
 SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues,
        count(*) FILTER (WHERE t.next_retry_at IS NULL)::bigint AS pending,
-       count(*) FILTER (WHERE t.next_retry_at IS NOT NULL)::bigint AS scheduled,
+       count(*) FILTER (WHERE t.next_retry_at <> 'infinity')::bigint AS scheduled,
+       count(*) FILTER (WHERE t.next_retry_at = 'infinity')::bigint AS blocked,
        (SELECT o.slug FROM endpoints o WHERE 'endpoint:' || o.id::text = t.assignee) AS assignee_slug
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 WHERE t.assignee >= 'endpoint:' AND t.assignee < 'endpoint;' AND t.state = 'pending'
@@ -94,13 +98,14 @@ CAPABILITIES_SQL: LiteralString = """
 WITH waiting AS (
     SELECT t.endpoint_id, t.queue, t.state, t.next_retry_at, t.requires FROM todos t
     WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.requires <> '{}' AND t.state IN ('pending', 'failed')
-      AND (t.state = 'pending' OR t.next_retry_at IS NOT NULL)  -- pending, scheduled or a retry: not dead
+      AND (t.state = 'pending' OR t.next_retry_at IS NOT NULL)  -- pending, scheduled, blocked or a retry: not dead
       AND (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
 )
 SELECT w.endpoint_id, w.queue, e.slug, e.team_id, e.scope_queues, e.capabilities,
        count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NULL)::bigint AS pending,
        count(*) FILTER (WHERE w.state = 'failed')::bigint AS retry,
-       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NOT NULL)::bigint AS scheduled,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at <> 'infinity')::bigint AS scheduled,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at = 'infinity')::bigint AS blocked,
        (SELECT array_agg(DISTINCT l ORDER BY l) FROM waiting m CROSS JOIN LATERAL unnest(m.requires) l
         WHERE m.endpoint_id = w.endpoint_id AND m.queue = w.queue AND NOT (l = ANY(e.capabilities))) AS missing
 FROM waiting w JOIN endpoints e ON e.id = w.endpoint_id
@@ -138,10 +143,11 @@ class Stuck:
     capabilities: tuple[str, ...] = ()  # the owner's default capabilities
     scheduled: int = 0  # of them, scheduled to run later: stuck the same way once they come due
     paused_by: str | None = None  # claims_paused: who paused the owner's claims
+    blocked: int = 0  # of them, waiting on their parents: stuck the same way once those are done
 
     @property
     def waiting(self) -> int:
-        return self.pending + self.retry + self.scheduled
+        return self.pending + self.retry + self.scheduled + self.blocked
 
     @property
     def explanation(self) -> str:
@@ -169,17 +175,24 @@ class Stuck:
         return self.reason != "assigned_elsewhere" or row.assignee == self.assignee
 
     @property
+    def _listed_state(self) -> str:
+        """The todo list's tab that shows them: the first of its states with any (pending if none)."""
+        counts = (
+            ("pending", self.pending),
+            ("retry", self.retry),
+            ("scheduled", self.scheduled),
+            ("blocked", self.blocked),
+        )
+        return next((state for state, n in counts if n), "pending")
+
+    @property
     def todos_url(self) -> str:
         query = urlencode(
             {
                 "team": self.team_slug,
                 "endpoint": self.endpoint_slug,
                 "queue": self.queue,
-                "state": "pending"
-                if self.pending or not (self.retry or self.scheduled)
-                else "retry"
-                if self.retry
-                else "scheduled",
+                "state": self._listed_state,
             }
         )
         return f"{reverse('todo_list')}?{query}"
@@ -246,6 +259,7 @@ def stuck_work(viewer: Viewer, *, team: str = "", endpoint: str = "", queue: str
             queue=row["queue"],
             pending=row["pending"],
             scheduled=row["scheduled"],
+            blocked=row["blocked"],
             scope_queues=tuple(row["scope_queues"]),
             **fields,
         )

@@ -10,7 +10,6 @@ same as an absent one. Reports (heartbeat, complete, fail, release) carry the le
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, LiteralString
 
 from django.conf import settings
@@ -610,27 +609,6 @@ def claim_batch(
     return _claim_batch_statement(
         agent, queue, count, lease_ttl_seconds, claimant, require_fence, capabilities, single=False
     )
-
-
-@dataclass(frozen=True)
-class NextClaim:
-    """A claim_next for a long poll: the claim, or when none, in how many seconds a throttled rate
-    key of the endpoint's pending work gets an allowance back (None: none is throttled)."""
-
-    claim: Claim | None
-    refill_in: float | None
-
-
-def claim_next_or_refill(agent: AgentScope, **args: Any) -> Statement[NextClaim]:
-    """``claim_next`` (the same statement), answering its miss with the next refill time."""
-    stmt = claim_next(agent, **args)
-
-    def finish(rows: list[dict]) -> NextClaim:
-        claim = stmt.finish(rows)
-        refill = rows[0].get("refill_in") if claim is None and rows else None
-        return NextClaim(claim, None if refill is None else max(0.0, float(refill)))
-
-    return Statement(stmt.sql, stmt.params, finish)
 
 
 def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabilities, *, single) -> Statement[Any]:

@@ -10,14 +10,15 @@ below what is running stops new claims until enough finish, never the running on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, LiteralString
+from typing import Any
 from uuid import UUID
 
 from todos.core.db import Statement
-from todos.core.errors import Forbidden, Invalid, NotFound
+from todos.core.errors import Invalid
 from todos.core.store import inputs
-from todos.core.store.fragments import ACTING_ROLES, audit_row, log_change, member_of, ready_message
+from todos.core.store.fragments import ACTING_ROLES, audit_row, log_change, ready_message
 from todos.core.store.scopes import OperatorScope
+from todos.core.store.team_setting import TEAM_EXISTS, team_setting
 from todos.core.words import ChangeOp, TodoState
 
 
@@ -28,13 +29,6 @@ class KeyLimit:
     max_claimed: int
     claimed: int
     previous: int | None  # the limit before this change (None: the key had no row: 1 applied)
-
-
-def _team(value: Any) -> UUID:
-    try:
-        return UUID(str(value))
-    except ValueError:
-        raise Invalid("team", "must be a team id") from None
 
 
 def set_limit(op: OperatorScope | None, team_id: Any, key: Any, limit: Any) -> Statement[KeyLimit]:
@@ -49,15 +43,8 @@ def set_limit(op: OperatorScope | None, team_id: Any, key: Any, limit: Any) -> S
     name = inputs.concurrency_key(key, "key")
     if name is None:
         raise Invalid("key", "must not be empty")
-    params: dict[str, Any] = {
-        "team_id": _team(team_id),
-        "key": name,
-        "limit": inputs.concurrency_limit(limit),
-        "user_id": op.user_id if op else None,
-        "actor": op.username if op else "system",
-    }
-    allowed: LiteralString = member_of("%(team_id)s", roles=ACTING_ROLES) if op else "TRUE"
-    sees: LiteralString = member_of("%(team_id)s") if op else "EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)"
+    writer = team_setting(op, team_id, roles=ACTING_ROLES, refusal="your role on this team is read-only")
+    params = {**writer.params, "key": name, "limit": inputs.concurrency_limit(limit)}
     sql = f"""
 WITH before AS (
     SELECT k.max_claimed FROM concurrency_keys k WHERE k.team_id = %(team_id)s AND k.key = %(key)s
@@ -65,7 +52,7 @@ WITH before AS (
 changed AS (
     INSERT INTO concurrency_keys AS k (team_id, key, max_claimed)
     SELECT %(team_id)s, %(key)s, %(limit)s
-    WHERE {allowed} AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+    WHERE {writer.allowed} AND {TEAM_EXISTS}
     ON CONFLICT (team_id, key) DO UPDATE SET max_claimed = excluded.max_claimed, updated_at = now()
     RETURNING k.team_id, k.key, k.max_claimed, k.claimed
 ),
@@ -85,7 +72,7 @@ woken AS (
       AND EXISTS (SELECT 1 FROM changed)
 )
 SELECT c.*, (SELECT max_claimed FROM before) AS previous,
-       {sees} AS sees,
+       {writer.sees} AS sees,
        (SELECT count({ready_message("w.endpoint_id", "w.queue")})
         FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
@@ -93,9 +80,7 @@ FROM (SELECT 1) one LEFT JOIN changed c ON true"""
     def finish(rows: list[dict]) -> KeyLimit:
         row = rows[0]
         if row["team_id"] is None:
-            if not row["sees"]:
-                raise NotFound(f"no such team: {params['team_id']}")
-            raise Forbidden("your role on this team is read-only")
+            writer.refuse(row)
         return KeyLimit(row["team_id"], row["key"], row["max_claimed"], row["claimed"], row["previous"])
 
     return Statement(sql, params, finish)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, LiteralString
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth.hashers import make_password
 
 from todos.core.db import Statement
@@ -186,24 +187,29 @@ WHERE NOT EXISTS (SELECT 1 FROM ch)"""
 
 def reset_password(by: OperatorScope | None, *, user_id: Any, password: str | None = None) -> Statement[NewPassword]:
     """A new temporary password for a person (their sessions end: Django ties a session to the
-    password hash). Refused for a deactivated person: reactivate first."""
+    password hash). Refused for a deactivated person (reactivate first), and, with local passwords
+    off (``BOARD_OIDC_ONLY``, docs/sign-in.md), for anyone but a site admin: they sign in through
+    the provider, and a password would let nobody in."""
     clear = password or temporary_password()
     params = {
         "user_id": inputs.require_int("user", user_id, 1, 2**31 - 1),
         "password": make_password(clear),
+        "passwords_on": not settings.BOARD_OIDC_ONLY,
         **_actor(by),
     }
     sql = f"""
 WITH ch AS (
-    -- guard: an active person
-    UPDATE auth_user SET password = %(password)s WHERE id = %(user_id)s AND is_active
+    -- guard: an active person who signs in with a password (a site admin always does)
+    UPDATE auth_user SET password = %(password)s
+    WHERE id = %(user_id)s AND is_active AND (is_superuser OR %(passwords_on)s)
     RETURNING id, username, is_superuser, is_active
 ),
 site AS ({audit_row("person.password_reset", "ch", team="NULL", user="%(by_id)s", detail=PERSON_DETAIL)}),
 teams AS ({audit_row("person.password_reset", PERSON_TEAMS, team="tm.team_id", user="%(by_id)s", detail=PERSON_DETAIL)})
 SELECT ch.*, true AS existed FROM ch
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s)
+SELECT NULL, u.username, u.is_superuser, u.is_active, u.id IS NOT NULL
+FROM (SELECT 1) one LEFT JOIN auth_user u ON u.id = %(user_id)s
 WHERE NOT EXISTS (SELECT 1 FROM ch)"""
 
     def finish(rows: list[dict]) -> NewPassword:
@@ -211,7 +217,9 @@ WHERE NOT EXISTS (SELECT 1 FROM ch)"""
         if row["id"] is None:
             if not row["existed"]:
                 raise NotFound("no such person")
-            raise Conflict("deactivated: reactivate them first")
+            if not row["is_active"]:
+                raise Conflict("deactivated: reactivate them first")
+            raise Conflict(f"local passwords are off: {row['username']} signs in through the identity provider")
         return NewPassword(PersonRecord(**{k: row[k] for k in ("id", "username", "is_superuser", "is_active")}), clear)
 
     return Statement(sql, params, finish)

@@ -10,14 +10,14 @@ queue-timeout``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, LiteralString
+from typing import Any
 from uuid import UUID
 
 from todos.core.db import Statement
-from todos.core.errors import Forbidden, Invalid, NotFound
 from todos.core.store import inputs
-from todos.core.store.fragments import ADMIN_ROLES, audit_row, log_change, member_of
+from todos.core.store.fragments import ADMIN_ROLES, audit_row, log_change
 from todos.core.store.scopes import OperatorScope
+from todos.core.store.team_setting import TEAM_EXISTS, team_setting
 from todos.core.words import ChangeOp
 
 
@@ -29,13 +29,6 @@ class QueueTimeout:
     previous: int | None  # the default before this change (None: there was none)
 
 
-def _team(value: Any) -> UUID:
-    try:
-        return UUID(str(value))
-    except ValueError:
-        raise Invalid("team", "must be a team id") from None
-
-
 def set_timeout(op: OperatorScope | None, team_id: Any, queue: Any, timeout_seconds: Any) -> Statement[QueueTimeout]:
     """Set (or, with None, clear) the default run-time limit of ``queue`` for a team (``op`` None:
     the system; otherwise an admin of the team).
@@ -45,22 +38,17 @@ def set_timeout(op: OperatorScope | None, team_id: Any, queue: Any, timeout_seco
     Audit: ``queue.timeout`` with the old and new limit. Log: ``queue_setting`` for the queue (the
     overview re-renders).
     """
-    params: dict[str, Any] = {
-        "team_id": _team(team_id),
-        "queue": inputs.queue(queue),
-        "seconds": inputs.timeout_seconds(timeout_seconds),
-        "user_id": op.user_id if op else None,
-        "actor": op.username if op else "system",
-    }
-    allowed: LiteralString = member_of("%(team_id)s", roles=ADMIN_ROLES) if op else "TRUE"
-    sees: LiteralString = member_of("%(team_id)s") if op else "EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)"
+    writer = team_setting(
+        op, team_id, roles=ADMIN_ROLES, refusal="only an admin of the team may set a queue's run-time limit"
+    )
+    params = {**writer.params, "queue": inputs.queue(queue), "seconds": inputs.timeout_seconds(timeout_seconds)}
     sql = f"""
 WITH before AS (
     SELECT s.timeout_seconds FROM queue_settings s WHERE s.team_id = %(team_id)s AND s.queue = %(queue)s
 ),
 may AS (
     SELECT %(team_id)s::uuid AS team_id, %(queue)s::text AS queue
-    WHERE {allowed} AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+    WHERE {writer.allowed} AND {TEAM_EXISTS}
 ),
 upserted AS (
     INSERT INTO queue_settings AS s (team_id, queue, timeout_seconds, updated_by)
@@ -89,15 +77,13 @@ audit AS ({
 logged AS ({log_change(ChangeOp.QUEUE_SETTING, "changed c", team="c.team_id", queue="c.queue")})
 SELECT c.team_id, c.queue, (SELECT timeout_seconds FROM before) AS previous,
        (SELECT count(*) FROM upserted) + (SELECT count(*) FROM cleared) AS written,
-       {sees} AS sees
+       {writer.sees} AS sees
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 
     def finish(rows: list[dict]) -> QueueTimeout:
         row = rows[0]
         if row["team_id"] is None:
-            if not row["sees"]:
-                raise NotFound(f"no such team: {params['team_id']}")
-            raise Forbidden("only an admin of the team may set a queue's run-time limit")
+            writer.refuse(row)
         return QueueTimeout(row["team_id"], row["queue"], params["seconds"], row["previous"])
 
     return Statement(sql, params, finish)

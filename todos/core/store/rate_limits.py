@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, LiteralString, NoReturn
+from typing import Any, LiteralString
 from uuid import UUID
 
 from todos.core.db import Statement
-from todos.core.errors import Forbidden, Invalid, NotFound
+from todos.core.errors import Invalid, NotFound
 from todos.core.store import inputs
-from todos.core.store.fragments import ADMIN_ROLES, audit_row, log_change, member_of, ready_message
+from todos.core.store.fragments import ADMIN_ROLES, audit_row, log_change, ready_message
 from todos.core.store.scopes import OperatorScope
+from todos.core.store.team_setting import TEAM_EXISTS, TeamSetting, team_setting
 from todos.core.words import ChangeOp, TodoState
 
 
@@ -33,13 +34,6 @@ class RateLimit:
     previous: str | None  # the limit before this change, as "N per interval" (None: it had none)
 
 
-def _team(value: Any) -> UUID:
-    try:
-        return UUID(str(value))
-    except ValueError:
-        raise Invalid("team", "must be a team id") from None
-
-
 def _key(value: Any) -> str:
     name = inputs.rate_key(value, "key")
     if name is None:
@@ -47,11 +41,9 @@ def _key(value: Any) -> str:
     return name
 
 
-def _guards(op: OperatorScope | None) -> tuple[LiteralString, LiteralString]:
-    """(may act, may see) for ``op``: a team admin acts, a member sees; the system does both."""
-    if op is None:
-        return "TRUE", "EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)"
-    return member_of("%(team_id)s", roles=ADMIN_ROLES), member_of("%(team_id)s")
+def _writer(op: OperatorScope | None, team_id: Any) -> TeamSetting:
+    """A team admin sets and removes limits; the system may too."""
+    return team_setting(op, team_id, roles=ADMIN_ROLES, refusal="only a team admin may set or remove rate limits")
 
 
 def _woken(changed: LiteralString) -> LiteralString:
@@ -60,12 +52,6 @@ def _woken(changed: LiteralString) -> LiteralString:
     return f"""SELECT DISTINCT t.endpoint_id, t.queue FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
     WHERE t.rate_key = %(key)s AND t.state = {TodoState.PENDING.sql} AND e.team_id = %(team_id)s
       AND EXISTS (SELECT 1 FROM {changed})"""
-
-
-def _refused(row: dict, team_id: UUID) -> NoReturn:
-    if not row["sees"]:
-        raise NotFound(f"no such team: {team_id}")
-    raise Forbidden("only a team admin may set or remove rate limits")
 
 
 SET_DETAIL: LiteralString = """jsonb_build_object('key', c.key, 'old', (SELECT limit_text FROM before),
@@ -81,15 +67,13 @@ def set_limit(op: OperatorScope | None, team_id: Any, key: Any, allowance: Any, 
     and new limit. Log: a team change (the overview re-renders). Agents waiting on queues with
     pending work of the key are woken (a raised limit may give allowance now).
     """
-    params: dict[str, Any] = {
-        "team_id": _team(team_id),
+    writer = _writer(op, team_id)
+    params = {
+        **writer.params,
         "key": _key(key),
         "allowance": inputs.rate_allowance(allowance),
         "per": inputs.rate_interval(per),
-        "user_id": op.user_id if op else None,
-        "actor": op.username if op else "system",
     }
-    allowed, sees = _guards(op)
     sql = f"""
 WITH before AS (
     SELECT r.allowance || ' per ' || r.per AS limit_text FROM rate_limits r
@@ -99,7 +83,7 @@ changed AS (
     INSERT INTO rate_limits AS r (team_id, key, allowance, per, taken)
     SELECT %(team_id)s, %(key)s, %(allowance)s, %(per)s,
            array_fill(NULL::timestamptz, ARRAY[%(allowance)s::int])
-    WHERE {allowed} AND EXISTS (SELECT 1 FROM teams WHERE id = %(team_id)s)
+    WHERE {writer.allowed} AND {TEAM_EXISTS}
     ON CONFLICT (team_id, key) DO UPDATE SET
         allowance = excluded.allowance,
         per = excluded.per,
@@ -121,14 +105,14 @@ audit AS ({
 logged AS ({log_change(ChangeOp.RATE, "changed c", team="c.team_id")}),
 woken AS ({_woken("changed")})
 SELECT c.*, (SELECT limit_text FROM before) AS previous,
-       {sees} AS sees,
+       {writer.sees} AS sees,
        (SELECT count({ready_message("w.endpoint_id", "w.queue")}) FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 
     def finish(rows: list[dict]) -> RateLimit:
         row = rows[0]
         if row["team_id"] is None:
-            _refused(row, params["team_id"])
+            writer.refuse(row)
         return RateLimit(row["team_id"], row["key"], row["allowance"], row["per"], row["refills_at"], row["previous"])
 
     return Statement(sql, params, finish)
@@ -141,18 +125,13 @@ def remove_limit(op: OperatorScope | None, team_id: Any, key: Any) -> Statement[
     it). Effect: the row deleted. Audit: ``rate.remove`` with the old limit. Log: a team change.
     Agents waiting on queues with pending work of the key are woken.
     """
-    params: dict[str, Any] = {
-        "team_id": _team(team_id),
-        "key": _key(key),
-        "user_id": op.user_id if op else None,
-        "actor": op.username if op else "system",
-    }
-    allowed, sees = _guards(op)
+    writer = _writer(op, team_id)
+    params = {**writer.params, "key": _key(key)}
     sql = f"""
 WITH changed AS (
     DELETE FROM rate_limits r
     WHERE r.team_id = %(team_id)s AND r.key = %(key)s
-      AND {allowed}
+      AND {writer.allowed}
     RETURNING r.team_id, r.key, r.allowance, r.per, r.refills_at
 ),
 audit AS ({
@@ -167,8 +146,8 @@ audit AS ({
 logged AS ({log_change(ChangeOp.RATE, "changed c", team="c.team_id")}),
 woken AS ({_woken("changed")})
 SELECT c.*, NULL::text AS previous,
-       {sees} AS sees,
-       {allowed} AS acts,
+       {writer.sees} AS sees,
+       {writer.allowed} AS acts,
        (SELECT count({ready_message("w.endpoint_id", "w.queue")}) FROM woken w) AS notified
 FROM (SELECT 1) one LEFT JOIN changed c ON true"""
 
@@ -177,7 +156,7 @@ FROM (SELECT 1) one LEFT JOIN changed c ON true"""
         if row["team_id"] is None:
             if row["sees"] and row["acts"]:
                 raise NotFound(f"no rate limit for key {params['key']!r}")
-            _refused(row, params["team_id"])
+            writer.refuse(row)
         return RateLimit(
             row["team_id"], row["key"], row["allowance"], row["per"], row["refills_at"],
             f"{row['allowance']} per {row['per']}",

@@ -90,16 +90,20 @@ def ago(value, now=None):
 
 
 @register.simple_tag
-def countdown(value, prefix=""):
-    """A live countdown to a lease expiry or retry time: "in 4m 12s" / "lapsed 3s ago"."""
+def countdown(value, prefix="", refresh=False):
+    """A live countdown to a lease expiry or retry time: "in 4m 12s" / "lapsed 3s ago".
+
+    ``refresh``: once it lapses, its live region is rendered again, for a time whose passing
+    changes what the region says but writes nothing that would refresh it (a rate key's refill)."""
     if not value:
         return ""
     now = datetime.now(UTC)
     seconds = (value - now).total_seconds()
     text = f"in {duration_text(seconds)}" if seconds >= 0 else f"lapsed {duration_text(-seconds)} ago"
     return format_html(
-        '<time class="countdown" data-countdown="{}" datetime="{}" title="{}">{}</time>',
+        '<time class="countdown" data-countdown="{}"{} datetime="{}" title="{}">{}</time>',
         iso(value),
+        mark_safe(" data-countdown-refresh") if refresh else "",
         iso(value),
         clock.exact(value),
         text,

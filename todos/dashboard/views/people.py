@@ -10,6 +10,7 @@ person's temporary password, and a reset one, is shown once on the page that ans
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -42,6 +43,7 @@ def _page(request, status: int = 200, **extra):
         "roles": ROLES,
         "values": {},
         "viewer_id": request.viewer.user_id,
+        "passwords_off": bool(settings.BOARD_OIDC_ONLY),
         **extra,
     }
     return render(request, "people/index.html", context, status=status)
@@ -116,6 +118,11 @@ CONFIRMATIONS = {
 }
 
 
+def _password_refusal(username: str) -> str:
+    """Why a password is not reset with local passwords off (docs/sign-in.md, "break-glass")."""
+    return f"Cannot reset the password: local passwords are off: {username} signs in through the identity provider."
+
+
 def _confirm(request, user_id: int, which: str):
     """The question before a destructive action on a person (answered by a POST to the same URL)."""
     person = selectors.person(user_id)
@@ -123,6 +130,8 @@ def _confirm(request, user_id: int, which: str):
         return not_found()
     if not person.is_active or person.id == request.viewer.user_id:
         return HttpResponseRedirect(reverse("people"))  # nothing to ask: the page offers no such button
+    if which == "password" and settings.BOARD_OIDC_ONLY and not person.is_superuser:
+        return _page(request, 409, error=_password_refusal(person.username))
     title, effect, button = CONFIRMATIONS[which]
     context = {
         "person": person,

@@ -232,7 +232,7 @@ def present_rows(viewer: Viewer, rows, *, paused: set | None = None, stuck: list
     return views
 
 
-WAITING_STATES = ("pending", "scheduled", "retry")
+WAITING_STATES = ("pending", "scheduled", "blocked", "retry")
 
 
 def stuck_of(groups: dict, row) -> Stuck | None:

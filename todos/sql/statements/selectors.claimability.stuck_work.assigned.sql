@@ -19,7 +19,8 @@
 
 SELECT t.endpoint_id, t.queue, t.assignee, e.slug, e.team_id, e.scope_queues,
        count(*) FILTER (WHERE t.next_retry_at IS NULL)::bigint AS pending,
-       count(*) FILTER (WHERE t.next_retry_at IS NOT NULL)::bigint AS scheduled,
+       count(*) FILTER (WHERE t.next_retry_at <> 'infinity')::bigint AS scheduled,
+       count(*) FILTER (WHERE t.next_retry_at = 'infinity')::bigint AS blocked,
        (SELECT o.slug FROM endpoints o WHERE 'endpoint:' || o.id::text = t.assignee) AS assignee_slug
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
 WHERE t.assignee >= 'endpoint:' AND t.assignee < 'endpoint;' AND t.state = 'pending'

@@ -20,13 +20,14 @@
 WITH waiting AS (
     SELECT t.endpoint_id, t.queue, t.state, t.next_retry_at, t.requires FROM todos t
     WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.requires <> '{}' AND t.state IN ('pending', 'failed')
-      AND (t.state = 'pending' OR t.next_retry_at IS NOT NULL)  -- pending, scheduled or a retry: not dead
+      AND (t.state = 'pending' OR t.next_retry_at IS NOT NULL)  -- pending, scheduled, blocked or a retry: not dead
       AND (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
 )
 SELECT w.endpoint_id, w.queue, e.slug, e.team_id, e.scope_queues, e.capabilities,
        count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NULL)::bigint AS pending,
        count(*) FILTER (WHERE w.state = 'failed')::bigint AS retry,
-       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at IS NOT NULL)::bigint AS scheduled,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at <> 'infinity')::bigint AS scheduled,
+       count(*) FILTER (WHERE w.state = 'pending' AND w.next_retry_at = 'infinity')::bigint AS blocked,
        (SELECT array_agg(DISTINCT l ORDER BY l) FROM waiting m CROSS JOIN LATERAL unnest(m.requires) l
         WHERE m.endpoint_id = w.endpoint_id AND m.queue = w.queue AND NOT (l = ANY(e.capabilities))) AS missing
 FROM waiting w JOIN endpoints e ON e.id = w.endpoint_id

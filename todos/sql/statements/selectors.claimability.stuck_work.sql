@@ -21,6 +21,7 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'pending'), 0)::bigint AS pending,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'retry'), 0)::bigint AS retry,
        coalesce(sum(c.n) FILTER (WHERE c.state = 'scheduled'), 0)::bigint AS scheduled,
+       coalesce(sum(c.n) FILTER (WHERE c.state = 'blocked'), 0)::bigint AS blocked,
        CASE WHEN e.state = 'revoked' THEN 'revoked'
             WHEN e.expires_at <= now() THEN 'expired'
             WHEN NOT (e.scope_verbs && %(claim_verbs)s::text[]) THEN 'no_claim_verb'
@@ -34,7 +35,7 @@ SELECT c.endpoint_id, c.queue, e.slug, e.team_id, e.scope_queues,
                AND o.claims_paused_at IS NULL
              ORDER BY o.slug) AS claimers
 FROM todo_counts c JOIN endpoints e ON e.id = c.endpoint_id
-WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'retry') AND c.n > 0
+WHERE c.endpoint_id = ANY(%(eps)s::uuid[]) AND c.state IN ('pending', 'scheduled', 'blocked', 'retry') AND c.n > 0
   AND (%(queue)s::text IS NULL OR c.queue = %(queue)s::text)
   AND (e.state = 'revoked' OR e.expires_at <= now()
        OR NOT (e.scope_verbs && %(claim_verbs)s::text[]) OR NOT (c.queue = ANY(e.scope_queues))

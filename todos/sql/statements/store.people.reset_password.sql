@@ -7,8 +7,9 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH ch AS (
-    -- guard: an active person
-    UPDATE auth_user SET password = %(password)s WHERE id = %(user_id)s AND is_active
+    -- guard: an active person who signs in with a password (a site admin always does)
+    UPDATE auth_user SET password = %(password)s
+    WHERE id = %(user_id)s AND is_active AND (is_superuser OR %(passwords_on)s)
     RETURNING id, username, is_superuser, is_active
 ),
 site AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
@@ -21,5 +22,6 @@ teams AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpo
     FROM ch JOIN team_members tm ON tm.user_id = ch.id)
 SELECT ch.*, true AS existed FROM ch
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, EXISTS (SELECT 1 FROM auth_user WHERE id = %(user_id)s)
+SELECT NULL, u.username, u.is_superuser, u.is_active, u.id IS NOT NULL
+FROM (SELECT 1) one LEFT JOIN auth_user u ON u.id = %(user_id)s
 WHERE NOT EXISTS (SELECT 1 FROM ch)
