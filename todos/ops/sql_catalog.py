@@ -27,6 +27,7 @@ from todos.core.selectors import (
     bulk_targets,
     claimability,
     dead_letters,
+    downstream,
     drawer,
     flow,
     overview,
@@ -191,6 +192,7 @@ STORE_OPERATOR = {
     "store.human.retry": call(human.retry, HUMAN, TODO),
     "store.human.cancel": call(human.cancel, HUMAN, TODO),
     "store.human.run_anyway": call(human.run_anyway, HUMAN, TODO),
+    "store.human.cancel_downstream": call(human.cancel_downstream, HUMAN, TODO),
     "store.human.retry_many": call(human.retry_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.cancel_many": call(human.cancel_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.assign": call(human.assign, HUMAN, TODO, "human:7"),
@@ -442,6 +444,7 @@ SELECTORS = {
     "selectors.drawer.attempts": captured(drawer.attempts, TODO_ROW),
     "selectors.drawer.todo_audit": captured(drawer.todo_audit, VIEWER, TODO_ROW),
     "selectors.drawer.relatives": captured(drawer.relatives, VIEWER, TODO_ROW),
+    "selectors.downstream.preview": captured(downstream.preview, VIEWER, TODO),
     # Bulk actions.
     "selectors.bulk_targets.visible_ids": captured(bulk_targets.visible_ids, VIEWER, [TODO, OTHER_TODO]),
     "selectors.bulk_targets.count_eligible.retry": captured(

@@ -12,6 +12,7 @@ read their Board state before the change, which the log records.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, LiteralString
 from uuid import UUID
 
@@ -358,6 +359,69 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
         finished="upd",
         done=False,
     )
+
+
+@dataclass(frozen=True)
+class DownstreamCanceled:
+    """What cancel with everything downstream did: the todo asked for, and the ids of the todos
+    downstream of it it canceled with it (sorted)."""
+
+    todo: Todo
+    downstream: tuple[str, ...]
+
+
+# Every todo downstream of ``%(id)s``: its children, their children, to any depth, whatever their
+# state or ``on_parent_failure`` (the todo itself included). UNION drops repeats: a todo reached by
+# two paths is listed once (the dependencies cannot form a cycle: a parent exists before its child).
+DOWNSTREAM: LiteralString = """downstream(id) AS (
+    SELECT %(id)s::text
+    UNION
+    SELECT d.child_id FROM todo_dependencies d JOIN downstream w ON d.parent_id = w.id
+)"""
+
+
+def cancel_downstream(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[DownstreamCanceled]:
+    """Cancel a todo and every unfinished todo downstream of it, in one statement
+    (docs/lifecycle.md, "Dependencies", "Cancel with everything downstream").
+
+    Guard: the todo itself passes cancel's guard and the person acts on its team (else the miss
+    is classified as a cancel's); each downstream todo is canceled when it passes the same guard
+    and the person acts on its team, and left alone otherwise (finished already, or not theirs).
+    Effect: as :func:`cancel`, per row. Attempt: each open one closed ``canceled``/``canceled``.
+    Audit: ``todo.cancel`` per row, ``detail = {"downstream_of": <id>}``. Log: ``cancel`` per row.
+    Children outside the set (none, unless not the person's) follow their ``on_parent_failure``."""
+    params = _params(op, todo_id, note=note)
+    params["detail"] = Jsonb({"downstream_of": params["id"]})
+    children, woken = _children("upd", False)
+    sql = f"""
+WITH RECURSIVE {DOWNSTREAM},
+{_prior("t.id IN (SELECT id FROM downstream)", CANCEL_GUARD, order=True)},
+upd AS (
+    -- nothing at all unless the todo asked for is itself among the rows locked
+    UPDATE todos t SET {CANCEL_SET}, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND {CANCEL_GUARD} AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
+    RETURNING t.*, p.state_before
+),
+open_attempt AS (
+    UPDATE todo_attempts a SET {CANCEL_ATTEMPT}
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),
+audit AS ({audit_todos("todo.cancel", "upd")}),
+logged AS ({log_todos(ChangeOp.CANCEL, "upd", before="r.state_before")}){children},
+result AS (
+    SELECT {TODO_COLUMNS},
+           (SELECT coalesce(array_agg(d.id ORDER BY d.id), '{{}}') FROM upd d WHERE d.id <> %(id)s) AS downstream{woken}
+    FROM upd WHERE id = %(id)s
+)
+SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> DownstreamCanceled:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], "cancel", params["id"])
+        return DownstreamCanceled(Todo.from_row(rows[0]), tuple(rows[0]["downstream"]))
+
+    return Statement(sql, params, finish)
 
 
 # Run anyway (docs/lifecycle.md, "Dependencies"): the todo stops waiting for its parents. Its
