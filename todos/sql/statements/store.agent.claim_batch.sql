@@ -179,6 +179,10 @@ result AS (
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
            concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
            u.prior_state, u.ord, '[]'::json AS prior_attempts,
+           -- the attempt's run-time limit: the todo's own, else its team's default for its queue
+           -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo
+           coalesce(u.timeout_seconds, (SELECT qs.timeout_seconds FROM queue_settings qs
+                                        WHERE qs.team_id = u.claim_team AND qs.queue = u.queue)) AS run_time_limit,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
