@@ -203,6 +203,7 @@ STORE_OPERATOR = {
     "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
     "store.waiting.run_now": call(waiting.run_now, HUMAN, TODO),
     "store.waiting.run_now_many": call(waiting.run_now_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.human.run_anyway_many": call(human.run_anyway_many, HUMAN, [TODO, OTHER_TODO]),
     "store.waiting.reschedule": call(waiting.reschedule, HUMAN, TODO, delay_seconds=3600),
     "store.waiting.edit": call(
         waiting.edit,
@@ -452,6 +453,12 @@ SELECTORS = {
     ),
     "selectors.bulk_targets.count_eligible.cancel": captured(
         bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"
+    ),
+    "selectors.bulk_targets.count_eligible.run_anyway": captured(
+        bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "run_anyway"
+    ),
+    "selectors.bulk_targets.count_matching.run_anyway": captured(
+        bulk_targets.count_matching, VIEWER, TodoFilter(state="blocked"), "run_anyway", cap=10_000
     ),
     "selectors.bulk_targets.count_matching": captured(
         bulk_targets.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000

@@ -324,7 +324,12 @@ RUN_NOW_GUARD: LiteralString = (
     f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now() AND t.next_retry_at < {INFINITY}"
 )
 # What each bulk action can change: the Board's previews count with these same guards.
-BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD, "run_now": RUN_NOW_GUARD}
+BULK_GUARDS: dict[str, LiteralString] = {
+    "retry": RETRY_GUARD,
+    "cancel": CANCEL_GUARD,
+    "run_now": RUN_NOW_GUARD,
+    "run_anyway": blocked("t"),
+}
 
 
 def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
@@ -457,6 +462,7 @@ def _bulk(
     *,
     attempt_set: LiteralString | None = None,
     ready: bool = False,
+    ready_when: LiteralString | None = None,
     finished: LiteralString | None = None,
     done: bool = True,
 ) -> Statement[BulkOutcome]:
@@ -474,7 +480,7 @@ open_attempt AS (
         if attempt_set
         else ""
     )
-    wake = notify_ready("upd") if ready else "0"
+    wake = notify_ready("upd", ready_when) if ready_when else notify_ready("upd") if ready else "0"
     children, woken = _children(finished, done)
     sql = f"""
 WITH {_prior("t.id = ANY(%(ids)s::text[])", guard, order=True)},
@@ -512,6 +518,22 @@ def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[B
         attempt_set=CANCEL_ATTEMPT,
         finished="upd",
         done=False,
+    )
+
+
+def run_anyway_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk run anyway (a bulk job's chunk, the Board's Blocked tab): the same guard and effect as
+    :func:`run_anyway`, per row; a row no longer blocked is skipped and reported. Audit: one
+    ``todo.run_anyway`` row per todo; log ``run_now``; agents woken for those claimable now."""
+    return _bulk(
+        ChangeOp.RUN_NOW,
+        "todo.run_anyway",
+        RUN_ANYWAY_SET,
+        BULK_GUARDS["run_anyway"],
+        op,
+        ids,
+        note,
+        ready_when="next_retry_at IS NULL",
     )
 
 

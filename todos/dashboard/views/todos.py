@@ -65,6 +65,7 @@ BULK_TABS = {
     "retry": ("retry", "dead"),
     "cancel": ("pending", "blocked", "scheduled", "claimed", "retry", "dead"),
     "run_now": ("scheduled",),
+    "run_anyway": ("blocked",),
 }
 
 
