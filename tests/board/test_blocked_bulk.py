@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from tests.board.test_bulk import audit_count, audits_per_todo, job_id_of, work
 from tests.factories import relayed
-from tests.support.board import htmx, make
 from tests.store.helpers import listening
+from tests.support.board import htmx, make
 from todos.core.db import connect, execute
 from todos.core.errors import Invalid
 from todos.core.store import agent as agent_store

@@ -72,7 +72,7 @@ def conflict_message(request, action: TodoAction, todo_id: str) -> str:
     return f"Could not {action.verb_phrase}: it is {STATE_LABELS[state]} now."
 
 
-def _respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):
+def respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):
     fragment = request.POST.get("fragment") or "drawer"
     if not is_htmx(request):
         if status == 422 and fragment == "drawer":
@@ -100,7 +100,7 @@ def todo_action(action: TodoAction):
     """The POST view for one action of the table (``/todos/<id>/<action>/``)."""
 
     def invalid(request, exc, todo_id: str):
-        return _respond(
+        return respond(
             request,
             todo_id,
             status=422,
@@ -111,7 +111,7 @@ def todo_action(action: TodoAction):
         )
 
     def conflict(request, exc, todo_id: str):
-        return _respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
+        return respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
 
     @require_POST
     @board_view
@@ -122,7 +122,7 @@ def todo_action(action: TodoAction):
             return not_found()  # before reading any input: absent and foreign answer alike
         result = execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
         message = action.success.format(id=short_id(todo_id), expires=lease_expiry(result))
-        return _respond(request, todo_id, status=200, level="success", message=message)
+        return respond(request, todo_id, status=200, level="success", message=message)
 
     view.__name__ = action.url_name
     view.__doc__ = f"{action.label}: one store call, answered with the updated fragment."

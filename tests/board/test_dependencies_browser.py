@@ -1,0 +1,54 @@
+"""Dependencies in a real browser: from the drawer, "Cancel with everything downstream…" shows
+what it would cancel in place, and confirming cancels them and swaps the drawer.
+
+The ``page`` fixture (``test_browser.py``) fails a test on any console error or CSP violation."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.board import test_browser as base
+from tests.board.test_browser import sign_in
+from todos.core.db import connect, execute
+from todos.core.store import agent as agent_store
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("store_db")]
+
+allow_sync_orm_beside_playwright = base.allow_sync_orm_beside_playwright
+fast_passwords = base.fast_passwords
+browser = base.browser
+page = base.page
+
+
+def create(world, title, **kw):
+    return execute(agent_store.create(world.agent, queue="default", title=title, **kw)).todo
+
+
+def states(*todos) -> list[str]:
+    with connect() as conn:
+        rows = conn.execute(
+            "SELECT id, todo_board_state(state, next_retry_at) AS s FROM todos WHERE id = ANY(%s)",
+            ([t.id for t in todos],),
+        ).fetchall()
+    by_id = {r["id"]: r["s"] for r in rows}
+    return [by_id[t.id] for t in todos]
+
+
+def test_cancel_with_everything_downstream_previews_then_cancels_from_the_drawer(world, page):
+    root = create(world, "Plan the release")
+    child = create(world, "Build the release", after=[root.id])
+    grandchild = create(world, "Ship the release", after=[child.id])
+    sign_in(page, "alice")
+    page.goto(f"/todos/{root.id}/")
+    page.get_by_role("link", name="Cancel with everything downstream…").click()
+    preview = page.get_by_role("region", name="Cancel this todo and the 2 unfinished todos downstream of it?")
+    expect(preview).to_be_visible()
+    expect(preview.locator(f'[data-downstream-id="{grandchild.id}"]')).to_contain_text("Blocked")
+    expect(preview.locator(f'[data-downstream-id="{grandchild.id}"]')).to_contain_text("will be canceled")
+    assert states(root, child, grandchild) == ["pending", "blocked", "blocked"]  # the preview changed nothing
+    preview.get_by_label("Note for the audit trail").fill("the plan changed")
+    preview.get_by_role("button", name="Cancel 3 todos").click()
+    expect(page.locator("#drawer .drawer-state")).to_contain_text("Canceled")
+    expect(page.get_by_text("Cancel with everything downstream…")).to_have_count(0)
+    assert states(root, child, grandchild) == ["canceled", "canceled", "canceled"]
