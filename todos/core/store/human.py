@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
-from todos.core.store import inputs
+from todos.core.store import dependencies, inputs
 from todos.core.store.agent import DEDUPE_PREDICATE
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.fragments import (
@@ -583,13 +583,25 @@ def create(
     max_attempts: Any = None,
     note: Any = None,
     requires: Any = None,
+    after: Any = None,
+    on_parent_failure: Any = None,
+    team_id: Any = None,
+    rate_key: Any = None,
+    timeout_seconds: Any = None,
 ) -> Statement[Created]:
     """A human enqueues a todo on one of their teams' endpoints, in a queue of its scope.
-    Idempotent by key exactly as the agent's create; ``requires`` as the agent's. Attempt rows: none."""
+    Idempotent by key exactly as the agent's create; ``requires``, ``rate_key``,
+    ``timeout_seconds``, ``after`` and ``on_parent_failure`` as the agent's (``dependencies.py``:
+    ``after`` names todos of ``team_id``, the endpoint's team, which the guard checks). Attempt
+    rows: none."""
     try:
         endpoint = UUID(str(endpoint_id))
     except ValueError:
         raise Invalid("endpoint", "must be an endpoint id") from None
+    parents = inputs.after(after)
+    rule = inputs.on_parent_failure(on_parent_failure)  # a bad word is refused with or without parents
+    if parents and team_id is None:
+        raise TypeError("a create with parents needs the endpoint's team_id")
     params = _params(op, note=note)
     params.update(
         endpoint_id=endpoint,
@@ -602,54 +614,17 @@ def create(
         priority=inputs.priority(priority),
         max_attempts=inputs.max_attempts(max_attempts),
         requires=inputs.capability_labels("requires", requires),
+        rate_key=inputs.rate_key(rate_key),
+        timeout_seconds=inputs.timeout_seconds(timeout_seconds),
     )
-    sql = f"""
-WITH target AS (
-    SELECT e.id, e.scope_queues FROM endpoints e
-    WHERE e.id = %(endpoint_id)s
-      AND {member_of("e.team_id")}
-),
-allowed AS (
-    SELECT e.id FROM endpoints e
-    WHERE e.id = %(endpoint_id)s
-      AND {member_of("e.team_id", roles=ACTING_ROLES)}
-      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
-),
-ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       priority, max_attempts, requires)
-    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
-           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
-    FROM allowed a
-    ON CONFLICT (endpoint_id, idempotency_key)
-        WHERE {DEDUPE_PREDICATE}
-    DO NOTHING
-    RETURNING *
-),
-audit AS ({audit_todos("todo.create", "ins")}),
-logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}),
-existing AS (
-    SELECT {TODO_COLUMNS} FROM todos
-    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-      AND {DEDUPE_PREDICATE}
-      AND EXISTS (SELECT 1 FROM allowed)
-),
-result AS (
-    SELECT true AS created, {TODO_COLUMNS},
-           {notify_ready("ins")} AS notified
-    FROM ins
-    UNION ALL
-    SELECT false, {TODO_COLUMNS}, 0
-    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
-)
-SELECT r.*, CASE
-    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
-    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
-    ELSE 'conflict' END AS miss
-FROM (SELECT 1) one LEFT JOIN result r ON true"""
+    if parents:
+        params.update(after=parents, on_parent_failure=rule, team_id=team_id, not_before=None)
+    sql = _create_sql(bool(parents))
 
     def finish(rows: list[dict]) -> Created:
         row = rows[0]
+        if parents and row["refused_n"] is not None:
+            raise dependencies.refusal(parents, row["refused_n"], row["refused_why"])
         if row["id"] is None:
             miss = row["miss"]
             if miss == "not_found":
@@ -663,6 +638,77 @@ FROM (SELECT 1) one LEFT JOIN result r ON true"""
         return Created(todo=Todo.from_row(row), created=row["created"])
 
     return Statement(sql, params, finish)
+
+
+def _create_sql(with_parents: bool) -> LiteralString:
+    """A person's create. With parents it also reads and locks them (of the endpoint's team:
+    ``allowed`` checks ``%(team_id)s``), refuses a bad one (``refused``: nothing is inserted, the
+    answer names it) and writes the dependency rows, as an agent's create does."""
+    head: LiteralString = ""
+    team_guard: LiteralString = ""
+    columns: LiteralString = "rate_key, timeout_seconds"
+    values: LiteralString = "%(rate_key)s, %(timeout_seconds)s"
+    where: LiteralString = ""
+    tail: LiteralString = ""
+    refused: LiteralString = ""
+    ready: LiteralString = notify_ready("ins")
+    if with_parents:
+        head = f"{dependencies.PARENTS},\n"
+        team_guard = "\n      AND e.team_id = %(team_id)s"
+        columns = "rate_key, timeout_seconds, next_retry_at, parents_left, on_parent_failure, run_at_after_block"
+        values = f"""%(rate_key)s, %(timeout_seconds)s,
+           -- blocked (scheduled for never) while a parent is open
+           {dependencies.BLOCKED_TIME},
+           (SELECT n FROM open_parents), %(on_parent_failure)s, {dependencies.OWN_TIME}"""
+        where = "\n    WHERE NOT EXISTS (SELECT 1 FROM refused)"
+        tail = f",\n{dependencies.EDGES}"
+        refused = ",\n       (SELECT f.n FROM refused f) AS refused_n, (SELECT f.why FROM refused f) AS refused_why"
+        ready = notify_ready("ins", "next_retry_at IS NULL")
+    return f"""
+WITH {head}target AS (
+    SELECT e.id, e.scope_queues FROM endpoints e
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id")}
+),
+allowed AS (
+    SELECT e.id FROM endpoints e
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id", roles=ACTING_ROLES)}
+      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues){team_guard}
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       priority, max_attempts, requires, {columns})
+    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[],
+           {values}
+    FROM allowed a{where}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+audit AS ({audit_todos("todo.create", "ins")}),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}){tail},
+existing AS (
+    SELECT {TODO_COLUMNS} FROM todos
+    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+      AND {DEDUPE_PREDICATE}
+      AND EXISTS (SELECT 1 FROM allowed)
+),
+result AS (
+    SELECT true AS created, {TODO_COLUMNS},
+           {ready} AS notified
+    FROM ins
+    UNION ALL
+    SELECT false, {TODO_COLUMNS}, 0
+    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+)
+SELECT r.*, CASE
+    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
+    ELSE 'conflict' END AS miss{refused}
+FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
 
 def pause_queue(op: OperatorScope, team_id: Any, queue: Any, *, note: Any = None) -> Statement[bool]:
