@@ -52,3 +52,21 @@ def test_cancel_with_everything_downstream_previews_then_cancels_from_the_drawer
     expect(page.locator("#drawer .drawer-state")).to_contain_text("Canceled")
     expect(page.get_by_text("Cancel with everything downstream…")).to_have_count(0)
     assert states(root, child, grandchild) == ["canceled", "canceled", "canceled"]
+
+
+def test_the_new_todo_form_takes_parents_and_says_beside_the_field_what_is_wrong(world, page):
+    parent = create(world, "Plan the release")
+    sign_in(page, "alice")
+    page.goto("/todos/new/")
+    page.get_by_label("Title").fill("Ship it")
+    page.get_by_label("After").fill(f"{parent.id}, td_nope")
+    page.get_by_label("Run-time limit, seconds").fill("600")
+    page.get_by_role("button", name="Create todo").click()
+    error = page.locator("#new-after-error")
+    expect(error).to_have_text("after[1]: no such todo in this team: td_nope")
+    expect(page.get_by_label("After")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("After")).to_have_value(f"{parent.id}, td_nope")  # what was typed is kept
+    page.get_by_label("After").fill(parent.id)
+    page.get_by_role("button", name="Create todo").click()
+    expect(page.locator("#drawer .drawer-state")).to_contain_text("Blocked")
+    expect(page.locator(".relatives")).to_contain_text("Plan the release")

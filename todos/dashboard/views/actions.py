@@ -162,11 +162,15 @@ def todo_new(request):
         if not viewer.can_act_anywhere:
             return forbidden(request, READ_ONLY)
         try:
-            created = execute(human.create(operator_scope(viewer), **form_input.create_kwargs(request.POST, targets)))
+            kwargs = form_input.create_kwargs(request.POST, targets)
+            endpoint = viewer.endpoint(kwargs["endpoint_id"])
+            kwargs["team_id"] = endpoint.team_id if endpoint else None
+            created = execute(human.create(operator_scope(viewer), **kwargs))
         except (NotFound, Forbidden):
             return forbidden(request, "You cannot create todos on that endpoint and queue.")
         except Invalid as exc:
-            context["errors"] = {exc.field: exc.problem}
+            # shown beside its field: ``after[1]`` is the after field's, named as the API names it
+            context["errors"] = {exc.field.split("[")[0]: exc.problem, "field": exc.field}
             messages.error(request, f"{exc.field}: {exc.problem}")
             status = 422
         except Conflict as exc:
