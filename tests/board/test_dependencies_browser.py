@@ -70,3 +70,16 @@ def test_the_new_todo_form_takes_parents_and_says_beside_the_field_what_is_wrong
     page.get_by_role("button", name="Create todo").click()
     expect(page.locator("#drawer .drawer-state")).to_contain_text("Blocked")
     expect(page.locator(".relatives")).to_contain_text("Plan the release")
+
+
+def test_the_drawer_s_graph_links_each_node_to_its_own_drawer(world, page):
+    parent = create(world, "Plan the release")
+    child = create(world, "Build the release", after=[parent.id])
+    sign_in(page, "alice")
+    page.goto(f"/todos/{child.id}/")
+    figure = page.get_by_role("figure", name="Dependency graph: 1 parent above this todo, 0 children below it")
+    expect(figure).to_be_visible()
+    expect(figure.locator('[aria-current="true"]')).to_contain_text("Blocked")
+    figure.get_by_role("link", name="Pending Plan the release").click()
+    expect(page.locator("#drawer-title")).to_have_text("Plan the release")
+    expect(page.get_by_role("figure")).to_contain_text("Build the release")
