@@ -405,7 +405,8 @@ upd AS (
     -- nothing at all unless the todo asked for is itself among the rows locked
     UPDATE todos t SET {CANCEL_SET}, updated_at = now()
     FROM prior p
-    WHERE t.id = p.id AND {CANCEL_GUARD} AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
+    WHERE t.id = p.id AND {CANCEL_GUARD}
+      AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
     RETURNING t.*, p.state_before
 ),
 open_attempt AS (
@@ -655,11 +656,12 @@ def _create_sql(with_parents: bool) -> LiteralString:
     if with_parents:
         head = f"{dependencies.PARENTS},\n"
         team_guard = "\n      AND e.team_id = %(team_id)s"
-        columns = "rate_key, timeout_seconds, next_retry_at, parents_left, on_parent_failure, run_at_after_block"
+        columns = "rate_key, timeout_seconds,\n                       next_retry_at, parents_left, on_parent_failure, run_at_after_block"
         values = f"""%(rate_key)s, %(timeout_seconds)s,
            -- blocked (scheduled for never) while a parent is open
            {dependencies.BLOCKED_TIME},
-           (SELECT n FROM open_parents), %(on_parent_failure)s, {dependencies.OWN_TIME}"""
+           (SELECT n FROM open_parents), %(on_parent_failure)s,
+           {dependencies.OWN_TIME}"""
         where = "\n    WHERE NOT EXISTS (SELECT 1 FROM refused)"
         tail = f",\n{dependencies.EDGES}"
         refused = ",\n       (SELECT f.n FROM refused f) AS refused_n, (SELECT f.why FROM refused f) AS refused_why"

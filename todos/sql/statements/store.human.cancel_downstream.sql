@@ -28,7 +28,8 @@ upd AS (
     FROM prior p
     WHERE t.id = p.id AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
         SELECT 1 FROM todo_attempts la
-        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))) AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
+      AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
     RETURNING t.*, p.state_before
 ),
 open_attempt AS (

@@ -46,14 +46,16 @@ allowed AS (
 ),
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       priority, max_attempts, requires, rate_key, timeout_seconds, next_retry_at, parents_left, on_parent_failure, run_at_after_block)
+                       priority, max_attempts, requires, rate_key, timeout_seconds,
+                       next_retry_at, parents_left, on_parent_failure, run_at_after_block)
     SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
            %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[],
            %(rate_key)s, %(timeout_seconds)s,
            -- blocked (scheduled for never) while a parent is open
            CASE WHEN (SELECT n FROM open_parents) > 0 THEN 'infinity'::timestamptz
                  WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-           (SELECT n FROM open_parents), %(on_parent_failure)s, CASE WHEN (SELECT n FROM open_parents) > 0 AND %(not_before)s::timestamptz > now()
+           (SELECT n FROM open_parents), %(on_parent_failure)s,
+           CASE WHEN (SELECT n FROM open_parents) > 0 AND %(not_before)s::timestamptz > now()
                  THEN %(not_before)s::timestamptz END
     FROM allowed a
     WHERE NOT EXISTS (SELECT 1 FROM refused)
