@@ -83,3 +83,28 @@ def test_the_drawer_s_graph_links_each_node_to_its_own_drawer(world, page):
     figure.get_by_role("link", name="Pending Plan the release").click()
     expect(page.locator("#drawer-title")).to_have_text("Plan the release")
     expect(page.get_by_role("figure")).to_contain_text("Build the release")
+
+
+def test_run_selected_anyway_on_the_blocked_tab(world, page):
+    from tests.board.test_browser import bulk_loop
+    from tests.factories import relayed
+
+    parent = create(world, "Plan the release")
+    waiting = [create(world, f"Part {n} of the release", after=[parent.id]) for n in range(3)]
+    relayed()
+    sign_in(page, "alice")
+    page.goto("/todos/?state=blocked")
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(3)
+    page.locator("button", has_text="Run all matching anyway…").click()
+    expect(page.locator("#bulk-panel .bulk-preview")).to_contain_text("3 todos can be run without their parents.")
+    page.locator("#bulk-panel [data-dismiss-panel]").click()
+    for todo in waiting[:2]:
+        page.check(f'#todo-{todo.id} input[name="ids"]')
+    page.locator("button", has_text="Run selected anyway").click()
+    preview = page.locator("#bulk-panel .bulk-preview")
+    expect(preview).to_contain_text("2 of them can be run without their parents now.")
+    page.locator("#bulk-panel button.primary", has_text="Run anyway 2").click()
+    with bulk_loop():
+        expect(page.locator("#bulk-panel .bulk-report")).to_contain_text("2 changed", timeout=15_000)
+    assert states(*waiting) == ["pending", "pending", "blocked"]
+    expect(page.locator("#todo-rows tr.todo-row")).to_have_count(1)

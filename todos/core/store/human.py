@@ -656,7 +656,10 @@ def _create_sql(with_parents: bool) -> LiteralString:
     if with_parents:
         head = f"{dependencies.PARENTS},\n"
         team_guard = "\n      AND e.team_id = %(team_id)s"
-        columns = "rate_key, timeout_seconds,\n                       next_retry_at, parents_left, on_parent_failure, run_at_after_block"
+        columns = (
+            "rate_key, timeout_seconds,\n"
+            "                       next_retry_at, parents_left, on_parent_failure, run_at_after_block"
+        )
         values = f"""%(rate_key)s, %(timeout_seconds)s,
            -- blocked (scheduled for never) while a parent is open
            {dependencies.BLOCKED_TIME},
