@@ -162,7 +162,10 @@ def test_demo_seed_covers_every_state_and_is_idempotent():
         schedules = conn.execute("SELECT name, paused FROM schedules ORDER BY name").fetchall()
         fired = conn.execute("SELECT count(*) AS n FROM schedule_fires WHERE todo_id IS NOT NULL").fetchone()["n"]
         timeouts = conn.execute("SELECT queue, timeout_seconds FROM queue_settings").fetchall()
-    assert total == 200 + fired and fired == 3  # four schedules, three fired once, one paused
+        release_rows = conn.execute("SELECT count(*) AS n FROM todos WHERE idempotency_key LIKE 'release-%%'")
+        releases = release_rows.fetchone()["n"]
+    # four schedules, three fired once, one paused; two releases' notes as graphs
+    assert total == 200 + fired + releases and fired == 3 and releases >= 10
     # the support queue's short run-time limit, which a hung triage worker runs into
     assert [(r["queue"], r["timeout_seconds"]) for r in timeouts] == [("support", 30)]
     assert [r["paused"] for r in schedules] == [False, False, False, True]
@@ -265,13 +268,19 @@ def test_the_demo_producer_enqueues_a_release_in_one_batch_once():
 
     scopes = seed(factories.user("demo-admin", superuser=True), todos=10)
     agents = SimulatedAgents(scopes, seed=3)
-    query = "SELECT title, payload, idempotency_key FROM todos WHERE title LIKE 'Summarize the v2.%%' ORDER BY title"
-    agents._release_batch(scopes["summarizer"], scopes[PRODUCER.slug], random.Random(7))
+    query = """SELECT id, title, payload, idempotency_key, queue FROM todos
+               WHERE title LIKE 'Summarize the v2.%%' ORDER BY title"""
     with db.connect() as conn:
-        first = conn.execute(query).fetchall()
+        seeded = {r["id"] for r in conn.execute(query)}  # the seed's own releases: not this batch's
+
+    def batch() -> list[dict]:
+        with db.connect() as conn:
+            return [r for r in conn.execute(query).fetchall() if r.pop("id") not in seeded]
+
     agents._release_batch(scopes["summarizer"], scopes[PRODUCER.slug], random.Random(7))
-    with db.connect() as conn:
-        again = conn.execute(query).fetchall()
-        queues = {r["queue"] for r in conn.execute("SELECT queue FROM todos WHERE title LIKE 'Summarize the v2.%%'")}
+    first = batch()
+    agents._release_batch(scopes["summarizer"], scopes[PRODUCER.slug], random.Random(7))
+    again = batch()
+    queues = {r["queue"] for r in again}
     assert 3 <= len(first) <= 6 and again == first and queues == {BOUND_QUEUE}
     assert [r["payload"]["part"] for r in first] == list(range(1, len(first) + 1))

@@ -16,6 +16,7 @@ from todos.dashboard.views import (
     agents,
     bulk,
     charts,
+    downstream,
     endpoints,
     health,
     metrics,
@@ -76,6 +77,7 @@ urlpatterns = [
     path("todos/<str:todo_id>/", todos.todo_detail, name="todo_detail"),
     path("todos/<str:todo_id>/drawer/", todos.todo_drawer, name="todo_drawer"),
     path("todos/<str:todo_id>/row/", todos.todo_row, name="todo_row"),
+    path("todos/<str:todo_id>/cancel-downstream/", downstream.todo_cancel_downstream, name="todo_cancel_downstream"),
     *[
         path(f"todos/<str:todo_id>/{action.path}/", actions.todo_action(action), name=action.url_name)
         for action in action_table.TABLE

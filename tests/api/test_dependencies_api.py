@@ -49,3 +49,18 @@ def test_bad_dependencies_are_refused_naming_the_field_and_write_nothing(api, te
         message = api.error(token, verb, body, "invalid")
         assert field in message, (verb, body, message)
     assert dependency_rows() == 0
+
+
+def test_get_todo_answers_its_parents_ids_and_how_many_it_still_waits_for(api, tenancy):
+    token = tenancy.worker_token
+    a = api.ok(token, "create_for", {"queue": "default", "title": "a"}, status=201)["todo"]
+    b = api.ok(token, "create_for", {"queue": "default", "title": "b"}, status=201)["todo"]
+    child = api.ok(token, "create_for", {"queue": "default", "title": "c", "after": [b["id"], a["id"]]}, status=201)
+    got = api.ok(token, "get_todo", {"id": child["todo"]["id"]})
+    assert got["after"] == sorted([a["id"], b["id"]]) and got["parents_left"] == 2
+    api.ok(token, "claim", {"id": a["id"]})
+    api.ok(token, "complete", {"id": a["id"]})
+    got = api.ok(token, "get_todo", {"id": child["todo"]["id"]})
+    assert got["after"] == sorted([a["id"], b["id"]]) and got["parents_left"] == 1
+    lone = api.ok(token, "get_todo", {"id": a["id"]})
+    assert lone["after"] == [] and lone["parents_left"] == 0

@@ -59,3 +59,21 @@ def test_a_bad_timeout_seconds_is_refused_naming_the_field(api, tenancy, value):
     }
     assert "items[1].timeout_seconds" in api.error(tenancy.worker_token, "create_batch", batch, "invalid")
     assert todo_count() == 0
+
+
+def test_every_claim_answers_the_effective_limit_the_queue_default_included(api, tenancy):
+    from todos.core.store import queue_settings
+
+    token = tenancy.worker_token
+    execute(queue_settings.set_timeout(None, tenancy.team.id, "default", 120))
+    own = api.ok(
+        token, "create_for", {"queue": "default", "title": "own", "timeout_seconds": 30, "priority": -1}, status=201
+    )
+    api.ok(token, "create_for", {"queue": "default", "title": "default"}, status=201)
+    api.ok(token, "create_for", {"queue": "other", "title": "none"}, status=201)
+    first = api.ok(token, "claim_next", {"queue": "default"})
+    assert first["todo"]["id"] == own["todo"]["id"] and first["timeout_seconds"] == 30
+    second = api.ok(token, "claim_next", {"queue": "default"})
+    assert second["timeout_seconds"] == 120 and second["todo"]["timeout_seconds"] is None
+    [third] = api.ok(token, "claim_batch", {"max": 5})["todos"]
+    assert third["timeout_seconds"] is None

@@ -193,7 +193,7 @@ def test_get_todo_has_result_and_attempts_newest_first_with_the_open_one(api, te
     )
     api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "claimant": "run-2"})
     got = api.ok(tenancy.worker_token, "get_todo", {"id": todo["id"]})
-    assert set(got) == {"todo", "attempts", "attempts_total", "attempts_pruned"}
+    assert set(got) == {"todo", "attempts", "attempts_total", "attempts_pruned", "after", "parents_left"}
     assert set(got["todo"]) == TODO_KEYS | {"result"} and got["todo"]["result"] is None
     assert [a["seq"] for a in got["attempts"]] == [2, 1]
     open_, closed = got["attempts"]
@@ -250,7 +250,7 @@ def test_claim_by_id_and_prior_attempts_after_a_takeover(api, tenancy):
     with db.connect() as conn:  # the lease lapses (without waiting a second)
         conn.execute("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (todo["id"],))
     taken = api.ok(tenancy.worker_token, "claim", {"id": todo["id"], "claimant": "fast"})
-    assert set(taken) == {"todo", "attempt_seq", "attempts_total", "prior_attempts"}
+    assert set(taken) == {"todo", "attempt_seq", "attempts_total", "timeout_seconds", "prior_attempts"}
     assert taken["attempt_seq"] == 2 and taken["todo"]["attempt"] == 2
     (prior,) = taken["prior_attempts"]
     assert (prior["seq"], prior["outcome"], prior["died"], prior["claimant"]) == (1, "lease_expired", True, "slow")
@@ -309,7 +309,9 @@ def test_claim_batch_and_complete_batch(api, tenancy):
     ids = [create(api, tenancy.worker_token, title=f"b{n}")["id"] for n in range(3)]
     out = api.ok(tenancy.worker_token, "claim_batch", {"max": 2, "require_fence": True})
     assert [c["todo"]["id"] for c in out["todos"]] == ids[:2]
-    assert all(set(c) == {"todo", "attempt_seq", "attempts_total", "lease_token"} for c in out["todos"])
+    assert all(
+        set(c) == {"todo", "attempt_seq", "attempts_total", "timeout_seconds", "lease_token"} for c in out["todos"]
+    )
     items = [{"id": c["todo"]["id"], "lease_token": c["lease_token"], "summary": "ok"} for c in out["todos"]]
     items.append({"id": ids[2]})  # pending: not held → conflict
     items.append({"id": "td_nope"})

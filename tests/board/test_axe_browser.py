@@ -95,6 +95,10 @@ def seed(world):
         for state in ("pending", "scheduled", "claimed", "retry", "dead", "done", "canceled", "mine")
     }
     todos["long payload"] = make(world, "pending", title="A todo with a long payload", payload=LONG_PAYLOAD)
+    # a blocked todo between two others: the drawer's dependency graph, and what cancel with
+    # everything downstream would cancel
+    todos["blocked"] = make(world, "pending", title="An example blocked todo", after=[todos["pending"].id])
+    make(world, "pending", title="Waits for the blocked one", after=[todos["blocked"].id])
     producer = factories.agent(
         factories.endpoint(world.acme, slug="acme-producer", queues=("reports",), verbs=PRODUCER_VERBS)
     )
@@ -145,6 +149,8 @@ def test_axe_finds_no_violation_on_any_page(world, axe_page, scheme, screen):
         ("new todo", "/todos/new/"),
         ("todo page (claimed)", f"/todos/{todos['claimed'].id}/"),
         ("todo page (dead)", f"/todos/{todos['dead'].id}/"),
+        ("todo page (blocked, its dependency graph)", f"/todos/{todos['blocked'].id}/"),
+        ("cancel with everything downstream", f"/todos/{todos['pending'].id}/cancel-downstream/"),
         ("charts", "/charts/"),
         ("schedules", "/schedules/"),
         ("schedule", f"/schedules/{schedule.id}/"),

@@ -185,7 +185,10 @@ def test_bulk_errors_name_the_field(world, alice_client, vera_client):
     response = alice_client.post(reverse("bulk_start"), {"plan": "cancel:selected"}, **htmx())
     assert response.status_code == 400 and "ids: select at least one todo first" in response.content.decode()
     response = alice_client.post(reverse("bulk_preview"), {"plan": "explode:selected", "ids": ["x"]}, **htmx())
-    assert response.status_code == 400 and "action: must be retry, cancel or run_now" in response.content.decode()
+    assert (
+        response.status_code == 400
+        and "action: must be retry, cancel, run_now or run_anyway" in response.content.decode()
+    )
     response = alice_client.post(reverse("bulk_preview"), {"action": "retry", "scope": "everything"})
     assert response.status_code == 400 and b"scope: must be selected, matching or group" in response.content
     response = alice_client.post(reverse("bulk_preview"), {"plan": "retry:group"})
@@ -195,7 +198,10 @@ def test_bulk_errors_name_the_field(world, alice_client, vera_client):
     assert vera_client.post(reverse("bulk_start"), {"plan": "retry:selected", "ids": [todo.id]}).status_code == 403
     # the same errors on the confirmation, which is the only request that writes: nothing written
     response = alice_client.post(reverse("bulk_start"), {"plan": "explode:selected", "ids": [todo.id]}, **htmx())
-    assert response.status_code == 400 and "action: must be retry, cancel or run_now" in response.content.decode()
+    assert (
+        response.status_code == 400
+        and "action: must be retry, cancel, run_now or run_anyway" in response.content.decode()
+    )
     response = alice_client.post(
         reverse("bulk_start"), {"action": "retry", "scope": "selected", "ids": [todo.id], "note": "a\x00b"}
     )

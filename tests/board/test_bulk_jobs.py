@@ -240,7 +240,7 @@ def test_a_loops_process_sigkilled_mid_chunk_is_resumed_by_another_worker(world,
 def test_store_refuses_bad_jobs_and_writes_nothing(world):
     alice = OperatorScope(world.alice_user.id, "alice")
     cases = [
-        (dict(action="explode", scope="matching"), "action: must be retry, cancel or run_now"),
+        (dict(action="explode", scope="matching"), "action: must be retry, cancel, run_now or run_anyway"),
         (dict(action="retry", scope="everything"), "scope: must be selected, matching or group"),
         (dict(action="retry", scope="selected", selected_ids=[]), "ids: select at least one todo first"),
         (dict(action="retry", scope="selected", selected_ids=["td_x"] * 1001), "ids: at most 1000 selected todos"),

@@ -47,3 +47,31 @@ def test_run_anyway_from_the_drawer(world, alice_client):
     assert response.status_code in (200, 302, 303)
     claim = execute(agent_store.claim_next(world.agent))
     assert claim is not None
+
+
+def test_the_drawer_draws_a_small_graph_parents_above_children_below_each_with_its_state(world, alice_client):
+    parent, child = graph(world)
+    grandchild = execute(agent_store.create(world.agent, queue="default", title="the tag", after=[child.id])).todo
+    body = alice_client.get(reverse("todo_drawer", args=[child.id])).content.decode()
+    assert "data-dependency-graph" in body
+    drawn = body[body.index("data-dependency-graph") : body.index("</figure>")]
+    order = [drawn.index(f'data-graph-node="{i}"') for i in (parent.id, child.id, grandchild.id)]
+    assert order == sorted(order)  # the parent above the todo, the child below
+    assert f'href="{reverse("todo_detail", args=[parent.id])}"' in drawn
+    assert f'href="{reverse("todo_detail", args=[grandchild.id])}"' in drawn
+    assert "Pending" in drawn and "Blocked" in drawn and 'aria-current="true"' in drawn
+
+
+def test_above_the_limit_the_drawer_keeps_the_lists_only(world, alice_client):
+    from todos.dashboard.views.todos import GRAPH_MAX_RELATIVES
+
+    parent = execute(agent_store.create(world.agent, queue="default", title="the fan-out")).todo
+    for n in range(GRAPH_MAX_RELATIVES):
+        execute(agent_store.create(world.agent, queue="default", title=f"kid {n}", after=[parent.id]))
+    body = alice_client.get(reverse("todo_drawer", args=[parent.id])).content.decode()
+    assert "data-dependency-graph" in body and body.count("data-graph-node=") == GRAPH_MAX_RELATIVES + 1
+    execute(agent_store.create(world.agent, queue="default", title="one too many", after=[parent.id]))
+    body = alice_client.get(reverse("todo_drawer", args=[parent.id])).content.decode()
+    assert "data-dependency-graph" not in body and "Waited for by" in body and "one too many" in body
+    lone = execute(agent_store.create(world.agent, queue="default", title="alone")).todo
+    assert "data-dependency-graph" not in alice_client.get(reverse("todo_drawer", args=[lone.id])).content.decode()

@@ -76,6 +76,7 @@ ROUTES = {
     "todo_priority": ("POST", "todo", "object"),
     "todo_run_now": ("POST", "todo", "object"),
     "todo_run_anyway": ("POST", "todo", "object"),
+    "todo_cancel_downstream": ("POST", "todo", "object"),
     "todo_reschedule": ("POST", "todo", "object"),
     "todo_edit": ("POST", "todo", "object"),
     "bulk_preview": ("POST", "ids", "object"),

@@ -323,6 +323,14 @@ def test_get_todo_answers_the_result_and_the_attempts(client, board):
         ("completed", "built", "tester")
     ]
     assert detail["attempts_total"] == 1
+    assert detail["after"] == [] and detail["parents_left"] == 0
+
+
+def test_get_todo_answers_the_parents_it_waits_for(client, board):
+    parent = made(board)
+    child = client.create_for("default", "child", after=[parent])["todo"]["id"]
+    detail = client.get_todo(child)
+    assert detail["after"] == [parent] and detail["parents_left"] == 1 and detail["todo"]["blocked"]
 
 
 # --- claiming, long polls and reports ----------------------------------------------------------------

@@ -216,17 +216,20 @@ def test_a_hung_handler_past_its_todos_run_time_limit_is_stopped(asgi_server, en
     assert [(a.outcome, a.disposition) for a in got.attempts] == [("timed_out", "retry_scheduled")]
 
 
-def test_a_hung_handler_past_its_queues_default_limit_is_stopped_by_the_refused_heartbeat(asgi_server, endpoint):
+def test_a_hung_handler_past_its_queues_default_limit_is_stopped_as_it_passes(asgi_server, endpoint):
+    """The claim answers the queue's default (1 s) as the attempt's limit: the worker beats as it
+    passes, long before the 30 s lease's regular beat."""
     vended, agent = endpoint
     from todos.core.store import queue_settings
 
     execute(queue_settings.set_timeout(None, agent.team_id, "default", 1))
     todo = create(agent, "hangs")
     started, noticed = threading.Event(), threading.Event()
-    worker = make_worker(asgi_server.url, vended.token, lease=3)
+    worker = make_worker(asgi_server.url, vended.token, lease=30)
     worker.add_handler("default", hung_until_lost(started, noticed))
+    began = time.monotonic()
     run(worker, todos=1)
-    assert noticed.is_set()
+    assert noticed.is_set() and time.monotonic() - began < 8
     assert [(o.todo_id, o.verdict) for o in worker.outcomes] == [(todo.id, "lost")]
     assert execute(background.time_out()).ids == (todo.id,)
     assert [a.outcome for a in detail(agent, todo.id).attempts] == ["timed_out"]

@@ -135,6 +135,22 @@ def test_the_queue_default_applies_and_the_todos_own_limit_wins(world):
     assert row(own_longer)["state"] == row(other_queue)["state"] == "claimed"
 
 
+def test_every_claim_answers_the_attempt_s_effective_limit(world):
+    """The todo's own limit, else its team's default for its queue, else none: what a worker
+    stops by (claim_next, claim_batch, claim by id alike)."""
+    agent = world.agent
+    execute(queue_settings.set_timeout(world.admin, world.team.id, "default", 60))
+    execute(queue_settings.set_timeout(None, world.foreign_team.id, "other", 90))
+    own = new(agent, timeout_seconds=3600, priority=-3)
+    by_default = new(agent, priority=-2)
+    other_queue = new(agent, queue="other", priority=-1)
+    assert execute(agent_store.claim_next(agent, queue="default")).timeout_seconds == 3600
+    assert execute(agent_store.claim(agent, by_default)).timeout_seconds == 60
+    (batch,) = execute(agent_store.claim_batch(agent, max=5, queue="other"))
+    assert batch.todo.id == other_queue and batch.timeout_seconds is None  # another team's default
+    assert row(own)["timeout_seconds"] == 3600 and row(by_default)["timeout_seconds"] is None
+
+
 def test_another_teams_default_does_not_apply(world):
     execute(queue_settings.set_timeout(None, world.foreign_team.id, "default", 60))
     todo_id = claimed(world.agent)

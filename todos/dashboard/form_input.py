@@ -116,8 +116,33 @@ def create_kwargs(data, allowed: dict[str, tuple]) -> dict:
         "priority": integer(data, "priority", *inputs.PRIORITY_RANGE, required=False),
         "max_attempts": integer(data, "max_attempts", *inputs.MAX_ATTEMPTS_RANGE, required=False),
         "requires": inputs.capability_text("requires", data.get("requires") or ""),
+        "after": id_list(data, "after"),
+        "on_parent_failure": (data.get("on_parent_failure") or "").strip() or None,
+        "rate_key": (data.get("rate_key") or "").strip() or None,
+        "timeout_seconds": whole_number(data, "timeout_seconds"),
         "note": note(data),
     }
+
+
+def id_list(data, field: str) -> list[str] | None:
+    """Todo ids typed into one field, separated by commas or spaces; empty means none. Each id is
+    checked by the store, which names it as the API does (``after[1]``, counted from 0)."""
+    raw = require_text(data, field)
+    ids = [part for part in re.split(r"[\s,]+", raw) if part]
+    return ids or None
+
+
+def whole_number(data, field: str) -> int | str | None:
+    """A number typed into a field, handed to the store as the API would send it: an integer, or
+    the text itself when it is not one (the store refuses it with the API's words)."""
+    raw = require_text(data, field).strip()
+    if not raw:
+        return None
+    return int(raw) if re.fullmatch(r"-?[0-9]{1,12}", raw) else raw
+
+
+def require_text(data, field: str) -> str:
+    return inputs.require_str(field, data.get(field) or "")
 
 
 _LOCAL_MINUTES = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?$")

@@ -52,6 +52,7 @@ STORE_CALLS: dict[str, Callable[..., Statement[BulkOutcome]]] = {
     "retry": human.retry_many,
     "cancel": human.cancel_many,
     "run_now": waiting.run_now_many,
+    "run_anyway": human.run_anyway_many,
 }
 
 

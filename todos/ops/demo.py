@@ -358,8 +358,19 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
         # run-time limit, LEFT_CLAIMED_LIMIT_SECONDS, is longer than the lease
         del claim
     _use_rate_allowance(team.id, owners[RATED_QUEUE])
+    _seed_releases(owners[BOUND_QUEUE], scopes[PRODUCER.slug], human, rng)
     _seed_schedules(team.id, scopes, human)
     return scopes
+
+
+def _seed_releases(target: AgentScope, producer: AgentScope, human: OperatorScope, rng: random.Random) -> None:
+    """Two releases' notes as graphs: one waits on the Blocked tab (the drawer draws its graph),
+    the other was withdrawn, canceled with everything downstream of its plan in one statement."""
+    execute(agent_store.create_batch(target, release_items(producer, rng)))
+    withdrawn = execute(agent_store.create_batch(target, release_items(producer, rng)))
+    plan = withdrawn[0].todo
+    if plan is not None and plan.state != "canceled":
+        execute(operator_store.cancel_downstream(human, plan.id, note="release withdrawn"))
 
 
 # Periodic schedules: a nightly audit that catches up after downtime, office-hours

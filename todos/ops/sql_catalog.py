@@ -27,6 +27,7 @@ from todos.core.selectors import (
     bulk_targets,
     claimability,
     dead_letters,
+    downstream,
     drawer,
     flow,
     overview,
@@ -191,16 +192,29 @@ STORE_OPERATOR = {
     "store.human.retry": call(human.retry, HUMAN, TODO),
     "store.human.cancel": call(human.cancel, HUMAN, TODO),
     "store.human.run_anyway": call(human.run_anyway, HUMAN, TODO),
+    "store.human.cancel_downstream": call(human.cancel_downstream, HUMAN, TODO),
     "store.human.retry_many": call(human.retry_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.cancel_many": call(human.cancel_many, HUMAN, [TODO, OTHER_TODO]),
     "store.human.assign": call(human.assign, HUMAN, TODO, "human:7"),
     "store.human.assign.clear": call(human.assign, HUMAN, TODO, None),
     "store.human.set_priority": call(human.set_priority, HUMAN, TODO, 10),
     "store.human.create": call(human.create, HUMAN, endpoint_id=ENDPOINT, queue="default", title="Check this"),
+    "store.human.create.after": call(
+        human.create,
+        HUMAN,
+        endpoint_id=ENDPOINT,
+        queue="default",
+        title="Check this",
+        after=[TODO, OTHER_TODO],
+        team_id=TEAM,
+        rate_key="crawl:upstream",
+        timeout_seconds=600,
+    ),
     "store.human.pause_queue": call(human.pause_queue, HUMAN, TEAM, "default", note="deploy"),
     "store.human.resume_queue": call(human.resume_queue, HUMAN, TEAM, "default"),
     "store.waiting.run_now": call(waiting.run_now, HUMAN, TODO),
     "store.waiting.run_now_many": call(waiting.run_now_many, HUMAN, [TODO, OTHER_TODO]),
+    "store.human.run_anyway_many": call(human.run_anyway_many, HUMAN, [TODO, OTHER_TODO]),
     "store.waiting.reschedule": call(waiting.reschedule, HUMAN, TODO, delay_seconds=3600),
     "store.waiting.edit": call(
         waiting.edit,
@@ -442,6 +456,7 @@ SELECTORS = {
     "selectors.drawer.attempts": captured(drawer.attempts, TODO_ROW),
     "selectors.drawer.todo_audit": captured(drawer.todo_audit, VIEWER, TODO_ROW),
     "selectors.drawer.relatives": captured(drawer.relatives, VIEWER, TODO_ROW),
+    "selectors.downstream.preview": captured(downstream.preview, VIEWER, TODO),
     # Bulk actions.
     "selectors.bulk_targets.visible_ids": captured(bulk_targets.visible_ids, VIEWER, [TODO, OTHER_TODO]),
     "selectors.bulk_targets.count_eligible.retry": captured(
@@ -449,6 +464,12 @@ SELECTORS = {
     ),
     "selectors.bulk_targets.count_eligible.cancel": captured(
         bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "cancel"
+    ),
+    "selectors.bulk_targets.count_eligible.run_anyway": captured(
+        bulk_targets.count_eligible, VIEWER, [TODO, OTHER_TODO], "run_anyway"
+    ),
+    "selectors.bulk_targets.count_matching.run_anyway": captured(
+        bulk_targets.count_matching, VIEWER, TodoFilter(state="blocked"), "run_anyway", cap=10_000
     ),
     "selectors.bulk_targets.count_matching": captured(
         bulk_targets.count_matching, VIEWER, TodoFilter(state="dead"), "retry", cap=10_000

@@ -91,6 +91,7 @@ class _BatchClaim(TypedDict):
     todo: Todo
     attempt_seq: int
     attempts_total: int
+    timeout_seconds: int | None  # this attempt's run-time limit: the todo's own, else its queue's default
 
 
 class BatchClaim(_BatchClaim, total=False):
@@ -172,6 +173,8 @@ class TodoDetail(TypedDict):
     attempts: list[Attempt]
     attempts_total: int
     attempts_pruned: int
+    after: list[str]  # the ids of its parents (sorted; [] without any), done or not
+    parents_left: int  # parents not yet done: while above 0 the todo is blocked
 
 
 class Lease(TypedDict):

@@ -27,7 +27,7 @@ How it runs (docs/clients.md has the whole of it):
   per job**: it sends the result and gets its next todo in the same answer;
 * one heartbeat thread extends every running lease each ``lease/3`` seconds; a lost lease (the
   todo was reaped or taken over, or ran past its run-time limit: the server refuses the heartbeat,
-  and one is sent as the todo's own ``timeout_seconds`` passes) sets :attr:`Job.lost` and the
+  and one is sent as the claim's ``timeout_seconds`` passes) sets :attr:`Job.lost` and the
   handler's outcome is dropped;
 * the server being out of reach (connection errors, ``503 unavailable`` with its ``Retry-After``,
   5xx) is ridden out: claims back off (1 s doubling to 30 s), heartbeats are tried again within
@@ -126,9 +126,10 @@ class Job:
         self.lost = threading.Event()  # the lease is gone: stop, the outcome will not be reported
         self.stopping = threading.Event()  # the worker is stopping: finish soon or be released
         self.next_beat = 0.0
-        # The todo's own run-time limit, on this process's clock: a heartbeat is sent when it
-        # passes, which the server refuses (the lease is lost) and the handler is told to stop.
-        limit = self.todo.get("timeout_seconds")
+        # The attempt's run-time limit (the todo's own, else its queue's default, as the claim
+        # answered it), on this process's clock: a heartbeat is sent when it passes, which the
+        # server refuses (the lease is lost) and the handler is told to stop.
+        limit = claim.get("timeout_seconds") or self.todo.get("timeout_seconds")
         self.deadline: float | None = time.monotonic() + limit if limit else None
         self.abandoned = False  # released after the grace period: the handler's outcome is dropped
 

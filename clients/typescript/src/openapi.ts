@@ -680,6 +680,8 @@ export interface components {
             todo: components["schemas"]["TodoRow"];
             attempt_seq: number;
             attempts_total: number;
+            /** @description this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out */
+            timeout_seconds: number | null;
             /** @description present only when the claim asked for require_fence; shown once */
             lease_token?: string;
             /** @description ≤5 closed attempts, newest first */
@@ -1128,6 +1130,10 @@ export interface operations {
                         attempts: components["schemas"]["Attempt"][];
                         attempts_total: number;
                         attempts_pruned: number;
+                        /** @description the ids of the todos it was created after (its parents), sorted; [] without parents */
+                        after: string[];
+                        /** @description parents not yet done: while above 0 the todo is blocked */
+                        parents_left: number;
                     };
                 };
             };
@@ -1184,6 +1190,8 @@ export interface operations {
                         todo: components["schemas"]["TodoRow"];
                         attempt_seq: number;
                         attempts_total: number;
+                        /** @description this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out */
+                        timeout_seconds: number | null;
                         /** @description present only when the claim asked for require_fence; shown once */
                         lease_token?: string;
                         /** @description ≤5 closed attempts, newest first */
@@ -1349,6 +1357,8 @@ export interface operations {
                             todo: components["schemas"]["TodoRow"];
                             attempt_seq: number;
                             attempts_total: number;
+                            /** @description this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out */
+                            timeout_seconds: number | null;
                             /** @description present only when the claim asked for require_fence; shown once */
                             lease_token?: string;
                             /** @description ≤5 closed attempts, newest first */
@@ -1427,6 +1437,8 @@ export interface operations {
                             todo: components["schemas"]["TodoRow"];
                             attempt_seq: number;
                             attempts_total: number;
+                            /** @description this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out */
+                            timeout_seconds: number | null;
                             /** @description present only when the claim asked for require_fence; shown once */
                             lease_token?: string;
                             /** @description ≤5 closed attempts, newest first */
@@ -1526,6 +1538,8 @@ export interface operations {
                             todo: components["schemas"]["TodoRow"];
                             attempt_seq: number;
                             attempts_total: number;
+                            /** @description this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out */
+                            timeout_seconds: number | null;
                             /** @description present only when the claim asked for require_fence; shown once */
                             lease_token?: string;
                         }[];

@@ -27,7 +27,7 @@
  * - the report carries `next` (the same claim's arguments), so a busy slot makes **one request
  *   per job**: it sends the outcome and gets its next todo in the same answer;
  * - while a handler runs its lease is extended every lease/3; a lost lease (the todo was reaped
- *   or taken over, or ran past its run-time limit: a heartbeat is also sent as the todo's own
+ *   or taken over, or ran past its run-time limit: a heartbeat is also sent as the claim's
  *   `timeout_seconds` passes) aborts `ctx.signal`, and the todo is dropped without a report;
  * - the client's retries apply to every call (a 503 is sent again after `Retry-After`); beyond
  *   them, claims back off (1 s doubling to 30 s), heartbeats are tried again within the lease,
@@ -643,13 +643,13 @@ export class Worker {
   }
 
   /**
-   * One extra heartbeat as the todo's own run-time limit passes on this process's clock: the
-   * server refuses it (the lease is lost), so a hung handler's signal is aborted at once rather
-   * than at the next regular heartbeat. A queue's default limit is not in the claim: the regular
-   * heartbeats catch it.
+   * One extra heartbeat as the attempt's run-time limit passes on this process's clock (the
+   * claim's `timeout_seconds`: the todo's own, else its queue's default): the server refuses it
+   * (the lease is lost), so a hung handler's signal is aborted at once rather than at the next
+   * regular heartbeat.
    */
   #beatAtLimit(job: Job): void {
-    const limit = job.todo.timeout_seconds;
+    const limit = job.claim.timeout_seconds ?? job.todo.timeout_seconds;
     if (!limit) {
       return;
     }

@@ -93,6 +93,8 @@ async def get_todo(call: Call, args: dict) -> dict:
         "attempts": [serialize.attempt(a) for a in detail.attempts],
         "attempts_total": detail.todo.attempts_total,
         "attempts_pruned": detail.todo.attempts_pruned,
+        "after": list(detail.after),
+        "parents_left": detail.todo.parents_left,
     }
 
 

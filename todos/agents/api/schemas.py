@@ -246,6 +246,11 @@ CLAIM_PROPERTIES = {
     "todo": TODO_ROW,
     "attempt_seq": {"type": "integer"},
     "attempts_total": {"type": "integer"},
+    "timeout_seconds": {
+        "type": ["integer", "null"],
+        "description": "this attempt's run-time limit in seconds: the todo's own timeout_seconds, else its "
+        "queue's default for the team (null: none); stop before it passes, or the attempt ends timed_out",
+    },
     "lease_token": {"type": "string", "description": "present only when the claim asked for require_fence; shown once"},
     "prior_attempts": {
         "type": "array",
@@ -389,7 +394,6 @@ CREATE_FOR_IN = obj(
         "after": optional(
             {
                 "type": "array",
-                "maxItems": inputs.AFTER_MAX,
                 "items": {"type": "string", "minLength": 1, "maxLength": 64},
                 "description": (
                     "ids of the team's todos that must be done first: until then the todo is blocked and no "
@@ -445,7 +449,6 @@ CREATE_BATCH_IN = obj(
                     "after_items": optional(
                         {
                             "type": "array",
-                            "maxItems": inputs.AFTER_MAX,
                             "items": {"type": "integer", "minimum": 0, "maximum": 998},
                             "description": (
                                 "indexes of earlier items of this batch that must be done first "
@@ -515,6 +518,12 @@ GET_TODO_OUT = closed(
         "attempts": {"type": "array", "items": ATTEMPT, "description": "newest first, the open attempt included"},
         "attempts_total": {"type": "integer"},
         "attempts_pruned": {"type": "integer"},
+        "after": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the ids of the todos it was created after (its parents), sorted; [] without parents",
+        },
+        "parents_left": {"type": "integer", "description": "parents not yet done: while above 0 the todo is blocked"},
     }
 )
 

@@ -89,7 +89,12 @@ def error(stored: dict | None) -> dict | None:
 def claim(c: Claim, *, with_prior: bool = True) -> dict:
     """A claim. ``lease_token`` is present only when the claim was fenced
     (``require_fence``): an unfenced claim has no token to show, so the key is left out."""
-    out: dict = {"todo": todo_row(c.todo), "attempt_seq": c.attempt_seq, "attempts_total": c.attempts_total}
+    out: dict = {
+        "todo": todo_row(c.todo),
+        "attempt_seq": c.attempt_seq,
+        "attempts_total": c.attempts_total,
+        "timeout_seconds": c.timeout_seconds,
+    }
     if c.lease_token is not None:
         out["lease_token"] = c.lease_token
     if with_prior:

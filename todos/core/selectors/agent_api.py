@@ -208,6 +208,7 @@ def list_todos(
 class AgentTodoDetail:
     todo: Todo
     attempts: tuple[Attempt, ...]  # newest first, the open one included
+    after: tuple[str, ...] = ()  # its parents' ids (docs/lifecycle.md, "Dependencies"), sorted
 
 
 def get_todo(agent: AgentScope, todo_id: Any, *, attempts_limit: Any = None) -> Statement[AgentTodoDetail]:
@@ -232,7 +233,9 @@ SELECT {TODO_COLUMNS},
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
             SELECT {ATTEMPT_COLUMNS}
             FROM todo_attempts a
-            WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
+            WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts,
+       -- its parents, done or not
+       ARRAY(SELECT d.parent_id FROM todo_dependencies d WHERE d.child_id = t.id ORDER BY d.parent_id) AS after
 FROM todos t
 WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])"""
 
@@ -240,6 +243,10 @@ WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queu
         if not rows:
             raise NotFound(f"no such todo: {params['id']}")
         row = rows[0]
-        return AgentTodoDetail(todo=Todo.from_row(row), attempts=tuple(Attempt.from_row(a) for a in row["attempts"]))
+        return AgentTodoDetail(
+            todo=Todo.from_row(row),
+            attempts=tuple(Attempt.from_row(a) for a in row["attempts"]),
+            after=tuple(row["after"]),
+        )
 
     return Statement(sql, params, finish)

@@ -32,8 +32,9 @@ from todos.core.store.fragments import ACTING_ROLES
 from todos.core.store.records import BulkOutcome
 from todos.core.store.scopes import OperatorScope
 
-ACTIONS = ("retry", "cancel", "run_now")
-# A dead-letter group holds failed todos: none of them waits for a time, so none can be run now.
+ACTIONS = ("retry", "cancel", "run_now", "run_anyway")
+# A dead-letter group holds failed todos: none of them waits for a time or for parents, so none
+# can be run now or run anyway.
 GROUP_ACTIONS = ("retry", "cancel")
 NO_GROUP_RUN_NOW = "a dead-letter group cannot be run now: only scheduled todos can (retry the group instead)"
 SCOPES = ("selected", "matching", "group")
@@ -101,7 +102,7 @@ def create(
     from. Inputs are checked before anything is written, each error naming its field.
     """
     if action not in ACTIONS:
-        raise Invalid("action", "must be retry, cancel or run_now")
+        raise Invalid("action", "must be retry, cancel, run_now or run_anyway")
     if scope not in SCOPES:
         raise Invalid("scope", "must be selected, matching or group")
     if scope == "group" and action not in GROUP_ACTIONS:

@@ -175,6 +175,10 @@ opened AS (
 result AS (
     SELECT {TODO_COLUMNS},
            u.prior_state, u.ord, {prior} AS prior_attempts,
+           -- the attempt's run-time limit: the todo's own, else its team's default for its queue
+           -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo
+           coalesce(u.timeout_seconds, (SELECT qs.timeout_seconds FROM queue_settings qs
+                                        WHERE qs.team_id = u.claim_team AND qs.queue = u.queue)) AS run_time_limit,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )
@@ -199,6 +203,7 @@ def claims_from_rows(rows: list[dict], tokens: list[str | None]) -> list[Claim]:
                 lease_token=tokens[row["ord"] - 1] if tokens else None,
                 prior_attempts=tuple(Attempt.from_row(a) for a in row["prior_attempts"]),
                 took_over=row["prior_state"] == TodoState.CLAIMED,
+                timeout_seconds=row["run_time_limit"],
             )
         )
     return claims

@@ -12,6 +12,7 @@ read their Board state before the change, which the log records.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, LiteralString
 from uuid import UUID
 
@@ -20,7 +21,7 @@ from psycopg.types.json import Jsonb
 
 from todos.core.db import Statement
 from todos.core.errors import Conflict, Forbidden, Invalid, NotFound, StaleSnapshot
-from todos.core.store import inputs
+from todos.core.store import dependencies, inputs
 from todos.core.store.agent import DEDUPE_PREDICATE
 from todos.core.store.claims import claim_sql, claims_from_rows
 from todos.core.store.fragments import (
@@ -323,7 +324,12 @@ RUN_NOW_GUARD: LiteralString = (
     f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at > now() AND t.next_retry_at < {INFINITY}"
 )
 # What each bulk action can change: the Board's previews count with these same guards.
-BULK_GUARDS: dict[str, LiteralString] = {"retry": RETRY_GUARD, "cancel": CANCEL_GUARD, "run_now": RUN_NOW_GUARD}
+BULK_GUARDS: dict[str, LiteralString] = {
+    "retry": RETRY_GUARD,
+    "cancel": CANCEL_GUARD,
+    "run_now": RUN_NOW_GUARD,
+    "run_anyway": blocked("t"),
+}
 
 
 def retry(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo]:
@@ -360,6 +366,70 @@ def cancel(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[To
     )
 
 
+@dataclass(frozen=True)
+class DownstreamCanceled:
+    """What cancel with everything downstream did: the todo asked for, and the ids of the todos
+    downstream of it it canceled with it (sorted)."""
+
+    todo: Todo
+    downstream: tuple[str, ...]
+
+
+# Every todo downstream of ``%(id)s``: its children, their children, to any depth, whatever their
+# state or ``on_parent_failure`` (the todo itself included). UNION drops repeats: a todo reached by
+# two paths is listed once (the dependencies cannot form a cycle: a parent exists before its child).
+DOWNSTREAM: LiteralString = """downstream(id) AS (
+    SELECT %(id)s::text
+    UNION
+    SELECT d.child_id FROM todo_dependencies d JOIN downstream w ON d.parent_id = w.id
+)"""
+
+
+def cancel_downstream(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[DownstreamCanceled]:
+    """Cancel a todo and every unfinished todo downstream of it, in one statement
+    (docs/lifecycle.md, "Dependencies", "Cancel with everything downstream").
+
+    Guard: the todo itself passes cancel's guard and the person acts on its team (else the miss
+    is classified as a cancel's); each downstream todo is canceled when it passes the same guard
+    and the person acts on its team, and left alone otherwise (finished already, or not theirs).
+    Effect: as :func:`cancel`, per row. Attempt: each open one closed ``canceled``/``canceled``.
+    Audit: ``todo.cancel`` per row, ``detail = {"downstream_of": <id>}``. Log: ``cancel`` per row.
+    Children outside the set (none, unless not the person's) follow their ``on_parent_failure``."""
+    params = _params(op, todo_id, note=note)
+    params["detail"] = Jsonb({"downstream_of": params["id"]})
+    children, woken = _children("upd", False)
+    sql = f"""
+WITH RECURSIVE {DOWNSTREAM},
+{_prior("t.id IN (SELECT id FROM downstream)", CANCEL_GUARD, order=True)},
+upd AS (
+    -- nothing at all unless the todo asked for is itself among the rows locked
+    UPDATE todos t SET {CANCEL_SET}, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND {CANCEL_GUARD}
+      AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
+    RETURNING t.*, p.state_before
+),
+open_attempt AS (
+    UPDATE todo_attempts a SET {CANCEL_ATTEMPT}
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),
+audit AS ({audit_todos("todo.cancel", "upd")}),
+logged AS ({log_todos(ChangeOp.CANCEL, "upd", before="r.state_before")}){children},
+result AS (
+    SELECT {TODO_COLUMNS},
+           (SELECT coalesce(array_agg(d.id ORDER BY d.id), '{{}}') FROM upd d WHERE d.id <> %(id)s) AS downstream{woken}
+    FROM upd WHERE id = %(id)s
+)
+SELECT r.*, {operator_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+
+    def finish(rows: list[dict]) -> DownstreamCanceled:
+        if rows[0]["id"] is None:
+            _raise_miss(rows[0], "cancel", params["id"])
+        return DownstreamCanceled(Todo.from_row(rows[0]), tuple(rows[0]["downstream"]))
+
+    return Statement(sql, params, finish)
+
+
 # Run anyway (docs/lifecycle.md, "Dependencies"): the todo stops waiting for its parents. Its
 # dependency rows stay, for the drawer's history; the parents' later completions count off only
 # blocked children, so they leave it alone. Its own run-at time, if still ahead, comes back.
@@ -393,6 +463,7 @@ def _bulk(
     *,
     attempt_set: LiteralString | None = None,
     ready: bool = False,
+    ready_when: LiteralString | None = None,
     finished: LiteralString | None = None,
     done: bool = True,
 ) -> Statement[BulkOutcome]:
@@ -410,7 +481,7 @@ open_attempt AS (
         if attempt_set
         else ""
     )
-    wake = notify_ready("upd") if ready else "0"
+    wake = notify_ready("upd", ready_when) if ready_when else notify_ready("upd") if ready else "0"
     children, woken = _children(finished, done)
     sql = f"""
 WITH {_prior("t.id = ANY(%(ids)s::text[])", guard, order=True)},
@@ -448,6 +519,22 @@ def cancel_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[B
         attempt_set=CANCEL_ATTEMPT,
         finished="upd",
         done=False,
+    )
+
+
+def run_anyway_many(op: OperatorScope, ids: Any, *, note: Any = None) -> Statement[BulkOutcome]:
+    """Bulk run anyway (a bulk job's chunk, the Board's Blocked tab): the same guard and effect as
+    :func:`run_anyway`, per row; a row no longer blocked is skipped and reported. Audit: one
+    ``todo.run_anyway`` row per todo; log ``run_now``; agents woken for those claimable now."""
+    return _bulk(
+        ChangeOp.RUN_NOW,
+        "todo.run_anyway",
+        RUN_ANYWAY_SET,
+        BULK_GUARDS["run_anyway"],
+        op,
+        ids,
+        note,
+        ready_when="next_retry_at IS NULL",
     )
 
 
@@ -497,13 +584,25 @@ def create(
     max_attempts: Any = None,
     note: Any = None,
     requires: Any = None,
+    after: Any = None,
+    on_parent_failure: Any = None,
+    team_id: Any = None,
+    rate_key: Any = None,
+    timeout_seconds: Any = None,
 ) -> Statement[Created]:
     """A human enqueues a todo on one of their teams' endpoints, in a queue of its scope.
-    Idempotent by key exactly as the agent's create; ``requires`` as the agent's. Attempt rows: none."""
+    Idempotent by key exactly as the agent's create; ``requires``, ``rate_key``,
+    ``timeout_seconds``, ``after`` and ``on_parent_failure`` as the agent's (``dependencies.py``:
+    ``after`` names todos of ``team_id``, the endpoint's team, which the guard checks). Attempt
+    rows: none."""
     try:
         endpoint = UUID(str(endpoint_id))
     except ValueError:
         raise Invalid("endpoint", "must be an endpoint id") from None
+    parents = inputs.after(after)
+    rule = inputs.on_parent_failure(on_parent_failure)  # a bad word is refused with or without parents
+    if parents and team_id is None:
+        raise TypeError("a create with parents needs the endpoint's team_id")
     params = _params(op, note=note)
     params.update(
         endpoint_id=endpoint,
@@ -516,54 +615,17 @@ def create(
         priority=inputs.priority(priority),
         max_attempts=inputs.max_attempts(max_attempts),
         requires=inputs.capability_labels("requires", requires),
+        rate_key=inputs.rate_key(rate_key),
+        timeout_seconds=inputs.timeout_seconds(timeout_seconds),
     )
-    sql = f"""
-WITH target AS (
-    SELECT e.id, e.scope_queues FROM endpoints e
-    WHERE e.id = %(endpoint_id)s
-      AND {member_of("e.team_id")}
-),
-allowed AS (
-    SELECT e.id FROM endpoints e
-    WHERE e.id = %(endpoint_id)s
-      AND {member_of("e.team_id", roles=ACTING_ROLES)}
-      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues)
-),
-ins AS (
-    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       priority, max_attempts, requires)
-    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
-           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
-    FROM allowed a
-    ON CONFLICT (endpoint_id, idempotency_key)
-        WHERE {DEDUPE_PREDICATE}
-    DO NOTHING
-    RETURNING *
-),
-audit AS ({audit_todos("todo.create", "ins")}),
-logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}),
-existing AS (
-    SELECT * FROM todos  -- raw, like ins: result reads both through TODO_COLUMNS
-    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
-      AND {DEDUPE_PREDICATE}
-      AND EXISTS (SELECT 1 FROM allowed)
-),
-result AS (
-    SELECT true AS created, {TODO_COLUMNS},
-           {notify_ready("ins")} AS notified
-    FROM ins
-    UNION ALL
-    SELECT false, {TODO_COLUMNS}, 0
-    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
-)
-SELECT r.*, CASE
-    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
-    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
-    ELSE 'conflict' END AS miss
-FROM (SELECT 1) one LEFT JOIN result r ON true"""
+    if parents:
+        params.update(after=parents, on_parent_failure=rule, team_id=team_id, not_before=None)
+    sql = _create_sql(bool(parents))
 
     def finish(rows: list[dict]) -> Created:
         row = rows[0]
+        if parents and row["refused_n"] is not None:
+            raise dependencies.refusal(parents, row["refused_n"], row["refused_why"])
         if row["id"] is None:
             miss = row["miss"]
             if miss == "not_found":
@@ -577,6 +639,81 @@ FROM (SELECT 1) one LEFT JOIN result r ON true"""
         return Created(todo=Todo.from_row(row), created=row["created"])
 
     return Statement(sql, params, finish)
+
+
+def _create_sql(with_parents: bool) -> LiteralString:
+    """A person's create. With parents it also reads and locks them (of the endpoint's team:
+    ``allowed`` checks ``%(team_id)s``), refuses a bad one (``refused``: nothing is inserted, the
+    answer names it) and writes the dependency rows, as an agent's create does."""
+    head: LiteralString = ""
+    team_guard: LiteralString = ""
+    columns: LiteralString = "rate_key, timeout_seconds"
+    values: LiteralString = "%(rate_key)s, %(timeout_seconds)s"
+    where: LiteralString = ""
+    tail: LiteralString = ""
+    refused: LiteralString = ""
+    ready: LiteralString = notify_ready("ins")
+    if with_parents:
+        head = f"{dependencies.PARENTS},\n"
+        team_guard = "\n      AND e.team_id = %(team_id)s"
+        columns = (
+            "rate_key, timeout_seconds,\n"
+            "                       next_retry_at, parents_left, on_parent_failure, run_at_after_block"
+        )
+        values = f"""%(rate_key)s, %(timeout_seconds)s,
+           -- blocked (scheduled for never) while a parent is open
+           {dependencies.BLOCKED_TIME},
+           (SELECT n FROM open_parents), %(on_parent_failure)s,
+           {dependencies.OWN_TIME}"""
+        where = "\n    WHERE NOT EXISTS (SELECT 1 FROM refused)"
+        tail = f",\n{dependencies.EDGES}"
+        refused = ",\n       (SELECT f.n FROM refused f) AS refused_n, (SELECT f.why FROM refused f) AS refused_why"
+        ready = notify_ready("ins", "next_retry_at IS NULL")
+    return f"""
+WITH {head}target AS (
+    SELECT e.id, e.scope_queues FROM endpoints e
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id")}
+),
+allowed AS (
+    SELECT e.id FROM endpoints e
+    WHERE e.id = %(endpoint_id)s
+      AND {member_of("e.team_id", roles=ACTING_ROLES)}
+      AND e.state = 'active' AND %(queue)s = ANY(e.scope_queues){team_guard}
+),
+ins AS (
+    INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+                       priority, max_attempts, requires, {columns})
+    SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[],
+           {values}
+    FROM allowed a{where}
+    ON CONFLICT (endpoint_id, idempotency_key)
+        WHERE {DEDUPE_PREDICATE}
+    DO NOTHING
+    RETURNING *
+),
+audit AS ({audit_todos("todo.create", "ins")}),
+logged AS ({log_todos(ChangeOp.CREATE, "ins", before=None)}){tail},
+existing AS (
+    SELECT * FROM todos  -- raw, like ins: result reads both through TODO_COLUMNS
+    WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
+      AND {DEDUPE_PREDICATE}
+      AND EXISTS (SELECT 1 FROM allowed)
+),
+result AS (
+    SELECT true AS created, {TODO_COLUMNS},
+           {ready} AS notified
+    FROM ins
+    UNION ALL
+    SELECT false, {TODO_COLUMNS}, 0
+    FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
+)
+SELECT r.*, CASE
+    WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
+    WHEN NOT EXISTS (SELECT 1 FROM allowed) THEN 'forbidden'
+    ELSE 'conflict' END AS miss{refused}
+FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
 
 def pause_queue(op: OperatorScope, team_id: Any, queue: Any, *, note: Any = None) -> Statement[bool]:

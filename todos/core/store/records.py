@@ -146,6 +146,8 @@ class Claim:
     lease_token: str | None  # only when the claim asked for the fence; shown once, never stored
     prior_attempts: tuple[Attempt, ...] = ()
     took_over: bool = False  # the claim ended a lapsed lease (its attempt closed lease_expired)
+    # the attempt's run-time limit in seconds: the todo's own, else its queue's default; None: none
+    timeout_seconds: int | None = None
 
 
 @dataclass(frozen=True)

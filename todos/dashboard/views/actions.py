@@ -72,7 +72,7 @@ def conflict_message(request, action: TodoAction, todo_id: str) -> str:
     return f"Could not {action.verb_phrase}: it is {STATE_LABELS[state]} now."
 
 
-def _respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):
+def respond(request, todo_id: str, *, status: int, level: str, message: str, errors=None, values=None):
     fragment = request.POST.get("fragment") or "drawer"
     if not is_htmx(request):
         if status == 422 and fragment == "drawer":
@@ -100,7 +100,7 @@ def todo_action(action: TodoAction):
     """The POST view for one action of the table (``/todos/<id>/<action>/``)."""
 
     def invalid(request, exc, todo_id: str):
-        return _respond(
+        return respond(
             request,
             todo_id,
             status=422,
@@ -111,7 +111,7 @@ def todo_action(action: TodoAction):
         )
 
     def conflict(request, exc, todo_id: str):
-        return _respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
+        return respond(request, todo_id, status=409, level="error", message=conflict_message(request, action, todo_id))
 
     @require_POST
     @board_view
@@ -122,7 +122,7 @@ def todo_action(action: TodoAction):
             return not_found()  # before reading any input: absent and foreign answer alike
         result = execute(action.call(operator_scope(viewer), todo_id, **action.parse(request.POST)))
         message = action.success.format(id=short_id(todo_id), expires=lease_expiry(result))
-        return _respond(request, todo_id, status=200, level="success", message=message)
+        return respond(request, todo_id, status=200, level="success", message=message)
 
     view.__name__ = action.url_name
     view.__doc__ = f"{action.label}: one store call, answered with the updated fragment."
@@ -162,11 +162,15 @@ def todo_new(request):
         if not viewer.can_act_anywhere:
             return forbidden(request, READ_ONLY)
         try:
-            created = execute(human.create(operator_scope(viewer), **form_input.create_kwargs(request.POST, targets)))
+            kwargs = form_input.create_kwargs(request.POST, targets)
+            endpoint = viewer.endpoint(kwargs["endpoint_id"])
+            kwargs["team_id"] = endpoint.team_id if endpoint else None
+            created = execute(human.create(operator_scope(viewer), **kwargs))
         except (NotFound, Forbidden):
             return forbidden(request, "You cannot create todos on that endpoint and queue.")
         except Invalid as exc:
-            context["errors"] = {exc.field: exc.problem}
+            # shown beside its field: ``after[1]`` is the after field's, named as the API names it
+            context["errors"] = {exc.field.split("[")[0]: exc.problem, "field": exc.field}
             messages.error(request, f"{exc.field}: {exc.problem}")
             status = 422
         except Conflict as exc:

@@ -1,4 +1,4 @@
-"""Bulk retry, cancel and run now: preview (how many, on what), start (a background job), progress, report.
+"""Bulk retry, cancel, run now and run anyway: preview (how many, on what), start (a background job), progress, report.
 
 The preview is a POST that changes nothing and answers a confirmation form with the count; the
 confirmation writes the job's row (``todos.core.store.bulk_jobs``), which the background loops of any
@@ -35,8 +35,8 @@ from todos.dashboard.views.common import (
 from todos.dashboard.views.todo_filter import list_filter
 from todos.ops import bulk
 
-ACTIONS = {"retry": "Retry", "cancel": "Cancel", "run_now": "Run now"}
-DONE = {"retry": "retried", "cancel": "canceled", "run_now": "run now"}
+ACTIONS = {"retry": "Retry", "cancel": "Cancel", "run_now": "Run now", "run_anyway": "Run anyway"}
+DONE = {"retry": "retried", "cancel": "canceled", "run_now": "run now", "run_anyway": "run without their parents"}
 SCOPES = ("selected", "matching", "group")
 MAX_SELECTED = 1000
 
@@ -93,7 +93,7 @@ def _plan(request):
     if data.get("plan"):  # the list's buttons say both at once: "retry:selected"
         action, _, scope = data["plan"].partition(":")
     if action not in ACTIONS:
-        raise BadRequest("action: must be retry, cancel or run_now")
+        raise BadRequest("action: must be retry, cancel, run_now or run_anyway")
     if scope not in SCOPES:
         raise BadRequest("scope: must be selected, matching or group")
     if scope == "group" and action not in job_store.GROUP_ACTIONS:

@@ -65,6 +65,7 @@ BULK_TABS = {
     "retry": ("retry", "dead"),
     "cancel": ("pending", "blocked", "scheduled", "claimed", "retry", "dead"),
     "run_now": ("scheduled",),
+    "run_anyway": ("blocked",),
 }
 
 
@@ -178,6 +179,11 @@ def wants_full_page(request) -> bool:
     return data.get(FULL_PAGE_PARAM) == FULL_PAGE_VALUE
 
 
+# The drawer draws a todo's parents and children as a small graph while it stays small; beyond
+# this many, the lists alone (docs/board.md, "Dependencies").
+GRAPH_MAX_RELATIVES = 25
+
+
 def drawer_context(
     request, todo_id: str, *, errors: dict | None = None, values: dict | None = None, next_url: str | None = None
 ) -> dict | None:
@@ -198,6 +204,7 @@ def drawer_context(
         htmx = getattr(request, "htmx", None)
         next_url = (htmx.current_url_abs_path if htmx else None) or request.get_full_path()
     holder = names.holder(todo.owner) if todo.state == "claimed" else None
+    relatives = drawer.relatives(viewer, todo)
     return {
         "todo": todo,
         "state": todo.display_state,
@@ -215,7 +222,8 @@ def drawer_context(
         "attempts_more": max(todo.attempts_total - todo.attempts_pruned - len(attempt_rows), 0),
         "timeline": attempt_timeline.timeline(todo.created_at, attempt_rows, attempt_timeline.now_utc()),
         "audit": audit,
-        "relatives": drawer.relatives(viewer, todo),
+        "relatives": relatives,
+        "graph": 0 < len(relatives["parents"]) + len(relatives["children"]) <= GRAPH_MAX_RELATIVES,
         "assign_choices": choices,
         "lease_choices": LEASE_CHOICES,
         "lease_default": lease_default_minutes(),

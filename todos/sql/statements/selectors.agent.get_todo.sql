@@ -18,6 +18,8 @@ SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
                     lease_expires_at, ended_at, outcome, disposition,
                     summary, summary_truncated, artifact, ended_by, error
             FROM todo_attempts a
-            WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
+            WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts,
+       -- its parents, done or not
+       ARRAY(SELECT d.parent_id FROM todo_dependencies d WHERE d.child_id = t.id ORDER BY d.parent_id) AS after
 FROM todos t
 WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])

@@ -134,6 +134,10 @@ result AS (
                 -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
                 WHERE x.seq > u.attempts_total - %(cap)s
                 ORDER BY seq DESC LIMIT 5) p) AS prior_attempts,
+           -- the attempt's run-time limit: the todo's own, else its team's default for its queue
+           -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo
+           coalesce(u.timeout_seconds, (SELECT qs.timeout_seconds FROM queue_settings qs
+                                        WHERE qs.team_id = u.claim_team AND qs.queue = u.queue)) AS run_time_limit,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )

@@ -110,6 +110,10 @@ result AS (
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            u.prior_state, u.ord, '[]'::json AS prior_attempts,
+           -- the attempt's run-time limit: the todo's own, else its team's default for its queue
+           -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo
+           coalesce(u.timeout_seconds, (SELECT qs.timeout_seconds FROM queue_settings qs
+                                        WHERE qs.team_id = u.claim_team AND qs.queue = u.queue)) AS run_time_limit,
            (SELECT count(*) FROM opened) AS opened
     FROM upd u
 )

@@ -21,9 +21,10 @@ allowed AS (
 ),
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
-                       priority, max_attempts, requires)
+                       priority, max_attempts, requires, rate_key, timeout_seconds)
     SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), a.id, %(queue)s, %(source)s, %(kind)s,
-           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[]
+           %(title)s, %(payload)s, %(key)s, %(priority)s, %(max_attempts)s, %(requires)s::text[],
+           %(rate_key)s, %(timeout_seconds)s
     FROM allowed a
     ON CONFLICT (endpoint_id, idempotency_key)
         WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)

@@ -85,7 +85,15 @@ test("list_todos pages newest first by cursor; get_todo answers the attempts", a
   assert.equal(detail.attempts.length, 1);
   assert.equal(detail.attempts[0]?.claimant, "ts-test");
   assert.equal(detail.attempts_total, 1);
+  assert.deepEqual(detail.after, []);
+  assert.equal(detail.parents_left, 0);
+  assert.equal(claimed.timeout_seconds, null, "no limit of its own, and no queue default");
+  const child = await agent.createFor({ queue: name, title: unique("child"), after: [claimed.todo.id] });
+  const waiting = await agent.getTodo({ id: child.todo.id });
+  assert.deepEqual(waiting.after, [claimed.todo.id]);
+  assert.equal(waiting.parents_left, 1);
   await agent.complete({ id: claimed.todo.id });
+  assert.equal((await agent.getTodo({ id: child.todo.id })).parents_left, 0);
   await drain(agent, name);
 });
 

@@ -1,0 +1,102 @@
+-- store.human.cancel_downstream
+-- built by todos.core.store.human.cancel_downstream()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   todo_id = 'td_00000000000000000000000000000001'
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH RECURSIVE downstream(id) AS (
+    SELECT %(id)s::text
+    UNION
+    SELECT d.child_id FROM todo_dependencies d JOIN downstream w ON d.parent_id = w.id
+),
+prior AS (
+    SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
+    WHERE t.id IN (SELECT id FROM downstream) AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')))
+      AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL))) ORDER BY t.id
+    FOR UPDATE
+),
+upd AS (
+    -- nothing at all unless the todo asked for is itself among the rows locked
+    UPDATE todos t SET state = 'canceled', owner = NULL, lease_expires_at = NULL,
+    next_retry_at = NULL, completed_at = now(), updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND (t.state IN ('pending', 'failed') OR (t.state = 'claimed' AND EXISTS (
+        SELECT 1 FROM todo_attempts la
+        WHERE la.todo_id = t.id AND la.seq = t.attempts_total AND la.ended_at IS NULL)))
+      AND EXISTS (SELECT 1 FROM prior r WHERE r.id = %(id)s)
+    RETURNING t.*, p.state_before
+),
+open_attempt AS (
+    UPDATE todo_attempts a SET ended_at = now(), outcome = 'canceled', disposition = 'canceled'
+    FROM upd u WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.cancel', r.id, r.endpoint_id, r.queue, %(note)s,
+           %(detail)s
+    FROM upd r JOIN endpoints ae ON ae.id = r.endpoint_id),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           r.state_before,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                  AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
+kids AS MATERIALIZED (
+    SELECT k.* FROM todo_parents_failed(ARRAY(SELECT f.id FROM upd f)) k
+    WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
+),
+kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+           'blocked',
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
+kids_canceled AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+           'blocked',
+           'canceled',
+           NULL,
+           NULL,
+           NULL
+    FROM (SELECT * FROM kids WHERE state = 'canceled')  r JOIN endpoints le ON le.id = r.endpoint_id),
+result AS (
+    SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
+           assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
+           attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
+           updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
+           on_parent_failure, timeout_seconds, rate_key,
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           (SELECT coalesce(array_agg(d.id ORDER BY d.id), '{}') FROM upd d WHERE d.id <> %(id)s) AS downstream,
+           (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM kids WHERE state = 'pending' AND next_retry_at IS NULL
+                      GROUP BY 1, 2) w) AS woken
+    FROM upd WHERE id = %(id)s
+)
+SELECT r.*, CASE
+        WHEN r.id IS NOT NULL THEN NULL
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s)))
+        THEN 'not_found'
+        WHEN NOT EXISTS (SELECT 1 FROM todos t WHERE t.id = %(id)s AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin'))))
+        THEN 'forbidden'
+        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -1,0 +1,46 @@
+-- store.human.run_anyway_many
+-- built by todos.core.store.human.run_anyway_many()
+-- with:
+--   op = OperatorScope(user_id=7, username='olive')
+--   ids = ['td_00000000000000000000000000000001', 'td_00000000000000000000000000000002']
+-- Generated: edit the code, then run `uv run manage.py render_sql`.
+
+WITH prior AS (
+    SELECT t.id, todo_board_state(t.state, t.next_retry_at) AS state_before FROM todos t
+    WHERE t.id = ANY(%(ids)s::text[]) AND t.endpoint_id IN (
+        SELECT oe.id FROM endpoints oe
+        WHERE EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = oe.team_id AND m.user_id = %(user_id)s
+          AND m.role IN ('operator', 'admin')))
+      AND t.state = 'pending' AND t.next_retry_at = 'infinity' ORDER BY t.id
+    FOR UPDATE
+),
+upd AS (
+    UPDATE todos t SET parents_left = 0, run_at_after_block = NULL,
+    next_retry_at = CASE WHEN t.run_at_after_block > now() THEN t.run_at_after_block END, updated_at = now()
+    FROM prior p
+    WHERE t.id = p.id AND t.state = 'pending' AND t.next_retry_at = 'infinity'
+    RETURNING t.*, p.state_before
+),
+audit AS (INSERT INTO audit_log (team_id, user_id, actor, action, todo_id, endpoint_id, queue, note, detail)
+    SELECT ae.team_id, %(user_id)s, %(actor)s, 'todo.run_anyway', r.id, r.endpoint_id, r.queue, %(note)s,
+           %(detail)s
+    FROM upd r JOIN endpoints ae ON ae.id = r.endpoint_id),
+logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
+                        waited, ran)
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'run_now',
+           r.state_before,
+           todo_board_state(r.state, r.next_retry_at),
+           NULL,
+           NULL,
+           CASE WHEN (r.state_before) = 'claimed'
+                  AND (todo_board_state(r.state, r.next_retry_at)) IS DISTINCT FROM 'claimed'
+                THEN extract(epoch FROM now() - r.claimed_at)::double precision END
+    FROM upd r JOIN endpoints le ON le.id = r.endpoint_id),
+woken AS (
+    SELECT (SELECT count(pg_notify('board_ready',
+                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
+                FROM (SELECT endpoint_id, queue, count(*) AS n
+                      FROM upd WHERE next_retry_at IS NULL
+                      GROUP BY 1, 2) w) AS n
+)
+SELECT u.id, (SELECT n FROM woken) AS notified FROM upd u
