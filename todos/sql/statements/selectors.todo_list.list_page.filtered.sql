@@ -37,20 +37,7 @@ CROSS JOIN LATERAL (
       AND t.created_at < %(created_before)s
       AND t.completed_at >= %(finished_from)s
       AND t.completed_at < %(finished_before)s
-      AND t.state = 'failed' AND (
-        SELECT left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower(coalesce(
-        nullif(concat_ws(': ',
-        nullif(btrim(a.error->>'type'), ''),
-        nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''),
-        nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
-    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
-    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
-    '[0-9]+', '#', 'g'),
-    '\s+', ' ', 'g')), 300)
-        FROM (SELECT t.id, t.result, t.attempts_total) d
-        LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
-      ) = %(failed_with)s
+      AND t.state = 'failed' AND t.failure_reason_group = %(failed_with)s
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x
