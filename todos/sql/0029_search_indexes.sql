@@ -30,8 +30,9 @@ UPDATE todos t SET failure_reason_group = (
     FROM (SELECT 1) one LEFT JOIN todo_attempts a ON a.todo_id = t.id AND a.seq = t.attempts_total)
 WHERE t.state = 'failed' AND t.failure_reason_group IS NULL;
 
+-- The state and retry time ride along, so the tabs' counts under the filter read the index alone.
 CREATE INDEX IF NOT EXISTS todos_failed_reason ON todos (endpoint_id, failure_reason_group, created_at, id)
-    WHERE state = 'failed';
+    INCLUDE (state, next_retry_at) WHERE state = 'failed';
 
 -- The finished filter: each endpoint's finished todos by finished time.
 CREATE INDEX IF NOT EXISTS todos_endpoint_finished ON todos (endpoint_id, completed_at, id)
@@ -39,4 +40,4 @@ CREATE INDEX IF NOT EXISTS todos_endpoint_finished ON todos (endpoint_id, comple
 
 -- An exact priority (the default 0 stays out: the claim path's rows mostly never enter it).
 CREATE INDEX IF NOT EXISTS todos_endpoint_priority ON todos (endpoint_id, priority, created_at, id)
-    WHERE priority <> 0;
+    INCLUDE (state, next_retry_at) WHERE priority <> 0;
