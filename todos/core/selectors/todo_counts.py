@@ -145,7 +145,7 @@ FROM ({walked}) t"""
         row = single_row(conn.execute(sql, params))
     full = row["walked"] > COUNT_CAP
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
-    return {"all": Count(min(row["walked"], COUNT_CAP), full), **counts}
+    return {"all": Count(min(row["walked"], COUNT_CAP), full, COUNT_CAP), **counts}
 
 
 def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:
