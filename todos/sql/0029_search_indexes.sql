@@ -34,7 +34,7 @@ WHERE t.state = 'failed' AND t.failure_reason_group IS NULL;
 CREATE INDEX IF NOT EXISTS todos_failed_reason ON todos (endpoint_id, failure_reason_group, created_at, id)
     INCLUDE (state, next_retry_at) WHERE state = 'failed';
 
--- The finished filter: each endpoint's finished todos by finished time.
+-- The finished filter: each endpoint's finished todos by finished time (the tabs' counts walk it).
 CREATE INDEX IF NOT EXISTS todos_endpoint_finished ON todos (endpoint_id, completed_at, id)
     WHERE completed_at IS NOT NULL;
 
