@@ -47,6 +47,11 @@ SELECT 'td_' || replace(gen_random_uuid()::text, '-', ''), %(ep)s, %(queue)s, 'd
 FROM generate_series(1, %(n)s) AS i""",
             {"ep": endpoint_id, "n": n, "queue": queue},
         )
+        # their reason group, as the statement that fails a todo stores it
+        conn.execute(
+            """UPDATE todos SET failure_reason_group = board_reason_group(NULL, NULL, result->>'error')
+               WHERE state = 'failed' AND failure_reason_group IS NULL"""
+        )
     recount()
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from tests.support.board import make
 from todos.core.db import execute
 from todos.core.filters import TodoFilter
-from todos.core.selectors import dead_letters
+from todos.core.selectors import dead_letters, todo_list
 from todos.core.selectors.access import viewer_for
 from todos.core.store import agent as agent_store
 
@@ -57,3 +57,18 @@ def test_the_dead_letter_list_shows_the_error_as_the_reason(world, alice_client)
     make(world, "dead", title="Plain")
     page = alice_client.get(reverse("todo_list") + "?state=dead").content.decode()
     assert "app.SyncError: remote refused" in page
+
+
+def test_failed_with_lists_exactly_the_todos_each_group_counts(world):
+    """The filter reads the group stored by the failing statement; the page computes it."""
+    for n in range(3):
+        dead(world, f"Boom {n}", error={"type": "Boom", "message": f"at {n}"})
+    dead(world, "Other", summary="something else")
+    viewer = viewer_for(world.alice_user)
+    groups, _ = dead_letters.groups(viewer, TodoFilter(state="dead"))
+    assert {g.fingerprint: g.count for g in groups} == {"boom: at #": 3, "something else": 1}
+    for group in groups:
+        members = set(next(dead_letters.group_ids(viewer, TodoFilter(state="dead"), group.fingerprint)))
+        for state in ("all", "dead"):
+            page = todo_list.list_page(viewer, TodoFilter(state=state, failed_with=group.fingerprint))
+            assert {r.id for r in page.rows} == members

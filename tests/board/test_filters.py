@@ -42,7 +42,13 @@ def set_times(todo_id: str, *, created: str | None = None, finished: str | None 
         if created:
             conn.execute("UPDATE todos SET created_at = %s WHERE id = %s", (created, todo_id))
         if finished:
-            conn.execute("UPDATE todos SET completed_at = %s WHERE id = %s", (finished, todo_id))
+            # a todo finishes after it is created (the finished filter relies on it)
+            conn.execute(
+                """UPDATE todos SET completed_at = %(at)s,
+                       created_at = least(created_at, %(at)s::timestamptz - interval '1 minute')
+                   WHERE id = %(id)s""",
+                {"at": finished, "id": todo_id},
+            )
 
 
 def dead_with(world, summary: str, *, agent=None, title: str = "dead"):

@@ -12,7 +12,7 @@ from tests.board.test_bulk import insert_dead_letters
 from tests.factories import relayed
 from tests.support.board import make
 from todos.core.db import connect, execute
-from todos.core.filters import Cursor, TodoFilter
+from todos.core.filters import Cursor, PriorityRange, TodoFilter
 from todos.core.selectors import todo_counts, todo_list
 from todos.core.selectors.access import viewer_for
 from todos.core.store import agent as agent_store
@@ -345,3 +345,44 @@ def test_the_retry_list_and_count_use_the_retry_index_and_stay_exact(world, agen
     make(world, "retry", agent=world.globex_agent)
     relayed()
     assert str(todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter())["retry"]) == "3"
+
+
+def test_filtered_counts_walk_the_filter_once_and_say_when_they_stopped(world, alice_client, monkeypatch):
+    """Under a filter on the todos' own columns, the tabs count the first COUNT_CAP + 1 matches
+    of the filter: exact below the cap, "1,000+" on All and "n+" on each state past it."""
+    for _ in range(2):
+        make(world, "pending", kind="deploy")
+    make(world, "done", kind="deploy")
+    make(world, "dead", kind="deploy")
+    make(world, "pending", kind="build")  # not of the filter
+    viewer = viewer_for(world.alice_user)
+    counts = todo_counts.state_counts(viewer, TodoFilter(kind="deploy"))
+    assert {key: str(c) for key, c in counts.items() if c.value} == {
+        "all": "4",
+        "pending": "2",
+        "done": "1",
+        "dead": "1",
+    }
+    assert not any(c.capped or c.at_least for c in counts.values())
+    assert str(counts["canceled"]) == "0"
+
+    monkeypatch.setattr(todo_counts, "COUNT_CAP", 3)
+    counts = todo_counts.state_counts(viewer, TodoFilter(kind="deploy"))
+    assert str(counts["all"]) == "3+" and counts["all"].capped
+    assert all(c.at_least for key, c in counts.items() if key != "all")
+    assert sum(c.value for key, c in counts.items() if key != "all") == 4  # the walk stopped at cap + 1
+    assert all(str(c) == (f"{c.value}+" if c.value else "0") for key, c in counts.items() if key != "all")
+    body = alice_client.get(reverse("todo_list"), {"kind": "deploy"}).content.decode()
+    assert 'data-count="all">3+<' in body and "Counted over the first 1,000 matches" in body
+
+
+def test_filtered_counts_of_a_rare_value_are_exact_and_stay_within_the_viewers_teams(world, alice_client):
+    make(world, "pending", priority=5)
+    make(world, "canceled", priority=5)
+    make(world, "pending", priority=4)
+    make(world, "pending")
+    make(world, "pending", priority=5, agent=world.globex_agent)  # another team's
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter(priority=PriorityRange(5, 5)))
+    assert (str(counts["all"]), str(counts["pending"]), str(counts["canceled"])) == ("2", "1", "1")
+    body = alice_client.get(reverse("todo_list"), {"priority": "5"}).content.decode()
+    assert 'data-count="all">2<' in body

@@ -21,10 +21,7 @@ REASON: LiteralString = f"""coalesce(
         nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')"""
 
 # Normalised so "timeout after 30s on 10.0.0.7" and "timeout after 45s on 10.0.0.9" land together:
-# lower case, UUIDs, hex runs and digits replaced, whitespace collapsed.
-FINGERPRINT: LiteralString = f"""left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower({REASON}),
-    '[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}', '<uuid>', 'g'),
-    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{{6,}}', '<hex>', 'g'),
-    '[0-9]+', '#', 'g'),
-    '\\s+', ' ', 'g')), 300)"""
+# lower case, UUIDs, hex runs and digits replaced, whitespace collapsed. The one definition is the
+# SQL function ``board_reason_group`` (0029), which the statements that fail a todo also use to
+# store it in ``todos.failure_reason_group`` (what the "failed with" filter reads).
+FINGERPRINT: LiteralString = "board_reason_group(a.error, a.summary, d.result->>'error')"

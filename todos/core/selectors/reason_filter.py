@@ -1,23 +1,18 @@
 """The todo list's "failed with" filter: failed todos whose last attempt's reason falls in one
 reason group of the Dead letters page.
 
-The grouping is that page's own expression (``failure_reason.FINGERPRINT``, over ``d``, the
-todo, and ``a``, its last attempt), so a group's "in the list" link lists the same todos the
-group counts.
+The statements that fail a todo store its group (``todos.failure_reason_group``, written with
+``board_reason_group``, the function the Dead letters page groups by), so a group's "in the list"
+link lists the same todos the group counts, and each endpoint's branch walks the partial index
+``todos_failed_reason`` instead of computing every failed row's group.
 """
 
 from __future__ import annotations
 
 from typing import LiteralString
 
-from todos.core.selectors.failure_reason import FINGERPRINT
-
 
 def failed_with_predicate(fingerprint: LiteralString) -> LiteralString:
     """A failed todo (retry scheduled or dead) whose reason's group is ``fingerprint`` (a bound
     placeholder)."""
-    return f"""t.state = 'failed' AND (
-        SELECT {FINGERPRINT}
-        FROM (SELECT t.id, t.result, t.attempts_total) d
-        LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
-      ) = {fingerprint}"""
+    return f"t.state = 'failed' AND t.failure_reason_group = {fingerprint}"

@@ -1,9 +1,9 @@
 """The state tabs' counts.
 
-The tabs' counts are the relay's exact counts (``todo_counts``); only "assigned to me", which they
-cannot answer, counts rows: exact up to ``COUNT_CAP`` (over ``LIMIT cap + 1``), shown as "1,000+"
-beyond it (leases in flight, bounded by the workers, always exact). A render never walks more
-than ``cap`` index entries per state.
+The tabs' counts are the relay's exact counts (``todo_counts``); "assigned to me" and the filters
+on a todo's own columns, which they cannot answer, count rows: exact up to ``COUNT_CAP`` (over
+``LIMIT cap + 1``), shown as "1,000+" beyond it. A render never walks more than ``cap`` matches
+per state, and under a row filter no more than ``cap`` matches for all the tabs together.
 """
 
 from __future__ import annotations
@@ -87,9 +87,10 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
     (:func:`search_counts`).
 
     Exact, from the relay's counts, unless "assigned to me" or a filter on the todos' own columns
-    (kind, priority, days, failure reason) is on: counts cannot answer those, so
-    those tabs count the rows themselves, exact up to COUNT_CAP (claimed: always exact) and "1,000+"
-    beyond. Either way one statement: one round trip and one snapshot for the seven numbers.
+    (kind, priority, days, failure reason) is on: counts cannot answer those. Under such a filter
+    the tabs count one bounded walk of it (:func:`filtered_counts`); "assigned to me" alone counts
+    each tab's rows, exact up to COUNT_CAP (claimed: always exact) and "1,000+" beyond. Either way
+    one statement: one round trip and one snapshot for the seven numbers.
     """
     keys = ("all", *STATE_PREDICATES)  # "all" first, as the tabs show them
     if f.q:
@@ -104,7 +105,50 @@ def state_counts(viewer: Viewer, f: TodoFilter) -> dict[str, Count]:
         by_state = {row["state"]: row["n"] for row in rows}
         exact = {key: Count(by_state.get(key, 0), False) for key in STATE_PREDICATES}
         return {"all": Count(sum(c.value for c in exact.values()), False), **exact}
+    if f.row_filtered:
+        return filtered_counts(viewer, unsearched, keys)
     return _scanned_counts(viewer, unsearched, keys)
+
+
+def filtered_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:
+    """The tabs' counts under a filter on the todos' own columns: the first ``COUNT_CAP + 1``
+    matches of the filter (every state), in whatever order the indexes give them, counted per tab.
+
+    One walk that stops at the cap for all the tabs, instead of one per tab: a tab whose state is
+    rare under the filter (a priority among the canceled) walked whole histories to learn it had
+    fewer than the cap. Under the cap every count is exact; past it "All" reads "1,000+" and each
+    state "n+" (at least that many: more may lie past the walk).
+    """
+    query = build_query(viewer, dataclasses.replace(f, state="all", after=None, before=None))
+    if not query.endpoint_ids:
+        return {key: Count(0, False) for key in keys}
+    params = Params(query.params)
+    cap = params.bind("cap", COUNT_CAP + 1)
+    # Under a finished range each endpoint is walked by finished time (todos_endpoint_finished): by
+    # created time the planner, blind to the two times' correlation, chose to read the whole day.
+    finished = any(bound is not None for bound in f.day_bounds("finished"))
+    walked = scan_sql(
+        query,
+        columns=("completed_at", "id") if finished else ("created_at", "id"),
+        direction="DESC",
+        keyset=None,
+        limit=cap,
+        select="t.created_at, t.id, t.state, t.next_retry_at",
+        ordered=False,
+    )
+    per_state = compose.join(
+        COLUMN_SEPARATOR,
+        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+    )
+    sql: LiteralString = f"""
+SELECT count(*) AS walked,
+       {per_state}
+FROM ({walked}) t"""
+    with read_connection() as conn:
+        row = single_row(conn.execute(sql, params))
+    full = row["walked"] > COUNT_CAP
+    counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
+    return {"all": Count(min(row["walked"], COUNT_CAP), full, COUNT_CAP), **counts}
 
 
 def _scanned_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[str, Count]:

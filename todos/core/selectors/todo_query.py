@@ -147,7 +147,15 @@ def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
         predicates.append(f"t.kind = {params.bind('kind', f.kind)}")
     if f.priority is not None:
         low, high = params.bind("priority_low", f.priority.low), params.bind("priority_high", f.priority.high)
-        predicates.append(f"t.priority BETWEEN {low} AND {high}")
+        if f.priority.low == f.priority.high:
+            # an equality, so todos_endpoint_priority hands each endpoint's rows over in created order
+            # (a BETWEEN, even of one value, made each branch read and sort all of them)
+            predicates.append(f"t.priority = {low}")
+        else:
+            predicates.append(f"t.priority BETWEEN {low} AND {high}")
+        if f.priority.low > 0 or f.priority.high < 0:
+            # said in so many words, so a prepared (generic) plan can still use todos_endpoint_priority
+            predicates.append("t.priority <> 0")
     # created_at leads the lists' per-endpoint indexes after the endpoint (and state): a range on it
     # bounds each branch's index scan instead of filtering the rows it reads.
     created_from, created_before = f.day_bounds("created")
@@ -159,7 +167,11 @@ def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
     if finished_from is not None:
         predicates.append(f"t.completed_at >= {params.bind('finished_from', finished_from)}")
     if finished_before is not None:
-        predicates.append(f"t.completed_at < {params.bind('finished_before', finished_before)}")
+        before = params.bind("finished_before", finished_before)
+        predicates.append(f"t.completed_at < {before}")
+        # A todo finishes after it is created: the bound lets each endpoint's newest-first walk
+        # start at the range's end instead of reading everything created since.
+        predicates.append(f"t.created_at < {before}")
     if f.failed_with:
         predicates.append(failed_with_predicate(params.bind("failed_with", f.failed_with)))
     return predicates

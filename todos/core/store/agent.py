@@ -36,6 +36,7 @@ from todos.core.store.fragments import (
     log_todos,
     notify_ready,
     queue_not_paused,
+    stored_reason_group,
 )
 from todos.core.store.records import (
     TODO_COLUMNS,
@@ -889,6 +890,7 @@ def fail(
     return _report_statement(
         ChangeOp.FAIL,
         f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            {stored_reason_group("%(error)s::jsonb", "%(summary)s::text", "%(result)s::jsonb->>'error'")},
             next_retry_at = CASE WHEN t.attempt < t.max_attempts
                 THEN now() + {BACKOFF} END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",

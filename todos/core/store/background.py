@@ -17,9 +17,11 @@ from todos.core.store.fragments import (
     board_state,
     children_settled,
     children_woken,
+    last_attempt_reason_group,
     log_todos,
     notify_ready,
     run_time_limit,
+    stored_reason_group,
 )
 from todos.core.store.records import SweepOutcome
 from todos.core.words import BoardState, ChangeOp, TodoState
@@ -57,6 +59,7 @@ reaped AS (
     UPDATE todos t SET
         state = CASE WHEN c.dead THEN {TodoState.FAILED.sql} ELSE {TodoState.PENDING.sql} END,
         completed_at = CASE WHEN c.dead THEN now() END,
+        {last_attempt_reason_group()},
         owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM cand c
     WHERE t.id = c.id AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at < now()
@@ -75,6 +78,14 @@ SELECT r.id,
        {children_woken()} AS woken
 FROM reaped r"""
     return Statement(sql, {"limit": limit}, _outcome)
+
+
+def timed_out_error(seconds: LiteralString) -> LiteralString:
+    """The error object of an attempt that ran past its limit of ``seconds`` (SQL)."""
+    return f"""jsonb_build_object(
+            'type', 'timed_out',
+            'message', format('ran past its run-time limit of %%s seconds', {seconds}),
+            'truncated', false)"""
 
 
 def time_out(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
@@ -116,6 +127,7 @@ timed AS (
         next_retry_at = CASE WHEN c.dead THEN NULL
             ELSE now() + {BACKOFF} END,
         completed_at = CASE WHEN c.dead THEN now() END,
+        {stored_reason_group(timed_out_error("c.seconds"), "NULL", "NULL")},
         updated_at = now()
     FROM cand c
     WHERE t.id = c.id AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at >= now()
@@ -125,10 +137,7 @@ timed AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'timed_out',
         disposition = CASE WHEN r.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-        error = jsonb_build_object(
-            'type', 'timed_out',
-            'message', format('ran past its run-time limit of %%s seconds', r.seconds),
-            'truncated', false)
+        error = {timed_out_error("r.seconds")}
     FROM timed r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),

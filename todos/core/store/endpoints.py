@@ -46,6 +46,7 @@ from todos.core.store.fragments import (
     board_state,
     children_settled,
     children_woken,
+    last_attempt_reason_group,
     log_endpoints,
     log_todos,
     member_of,
@@ -448,7 +449,8 @@ dead AS (
     -- live work of a revoked endpoint can never be claimed again: dead-letter it
     UPDATE todos t SET state = {TodoState.FAILED.sql}, next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
         completed_at = now(), updated_at = now(),
-        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
+        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now()),
+        {last_attempt_reason_group("'endpoint_revoked'")}
     FROM live l
     WHERE t.id = l.id AND {REVOKE_LIVE}
     RETURNING t.*, l.state_before

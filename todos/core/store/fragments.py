@@ -402,3 +402,19 @@ def children_settled(finished: LiteralString, *, done: bool, name: LiteralString
 def children_woken(name: LiteralString = "kids") -> LiteralString:
     """The answer's column that wakes agents waiting for the children unblocked now (``notify_ready``)."""
     return notify_ready(name, f"state = {TodoState.PENDING.sql} AND next_retry_at IS NULL")
+
+
+def stored_reason_group(error: LiteralString, summary: LiteralString, result_error: LiteralString) -> LiteralString:
+    """The SET item that stores the reason group of a todo this statement fails
+    (``todos.failure_reason_group``, read by the "failed with" filter): ``board_reason_group``
+    (0029, the Dead letters page's grouping) over what its last attempt will hold once closed, its
+    ``error`` and ``summary``, and the todo's ``result.error`` (SQL expressions)."""
+    return f"failure_reason_group = board_reason_group({error}, {summary}, {result_error})"
+
+
+def last_attempt_reason_group(result_error: LiteralString = "t.result->>'error'") -> LiteralString:
+    """:func:`stored_reason_group` for a statement that closes the attempt without writing its
+    error or summary (a reap, a revoke): read from the attempt as it stands, or none."""
+    return f"""failure_reason_group = (
+            SELECT board_reason_group(a.error, a.summary, {result_error})
+            FROM (SELECT 1) one LEFT JOIN todo_attempts a ON a.todo_id = t.id AND a.seq = t.attempts_total)"""

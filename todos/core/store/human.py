@@ -43,6 +43,7 @@ from todos.core.store.fragments import (
     notify_ready,
     operator_miss,
     ready_message,
+    stored_reason_group,
 )
 from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
 from todos.core.store.scopes import OperatorScope
@@ -255,6 +256,7 @@ def fail(op: OperatorScope, todo_id: Any, *, note: Any = None) -> Statement[Todo
         ChangeOp.FAIL,
         "todo.fail",
         f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            {stored_reason_group("NULL", "%(summary)s::text", "%(result)s::jsonb->>'error'")},
             next_retry_at = CASE WHEN t.attempt < t.max_attempts
                 THEN now() + {BACKOFF} END,
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",

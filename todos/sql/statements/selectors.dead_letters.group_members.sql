@@ -42,16 +42,7 @@ r AS (
         nullif(btrim(a.error->>'type'), ''),
         nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''),
         nullif(a.summary, ''), d.result->>'error', '(no reason recorded)') AS reason,
-           left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower(coalesce(
-        nullif(concat_ws(': ',
-        nullif(btrim(a.error->>'type'), ''),
-        nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''),
-        nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
-    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
-    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
-    '[0-9]+', '#', 'g'),
-    '\s+', ' ', 'g')), 300) AS fingerprint
+           board_reason_group(a.error, a.summary, d.result->>'error') AS fingerprint
     FROM d LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
 )
 SELECT m.id, t.title, t.queue, m.created_at, m.reason

@@ -21,99 +21,25 @@
 --       after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-SELECT (SELECT count(*) AS n FROM (
+SELECT count(*) AS walked,
+       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NULL) AS "pending",
+       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at = 'infinity') AS "blocked",
+       count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at < 'infinity') AS "scheduled",
+       count(*) FILTER (WHERE t.state = 'claimed') AS "claimed",
+       count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NOT NULL) AS "retry",
+       count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NULL) AS "dead",
+       count(*) FILTER (WHERE t.state = 'done') AS "done",
+       count(*) FILTER (WHERE t.state = 'canceled') AS "canceled"
+FROM (
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
+    SELECT t.created_at, t.id, t.state, t.next_retry_at
     FROM todos t
     WHERE t.endpoint_id = e.id
       AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
+      AND t.priority = %(priority_low)s
+      AND t.priority <> 0
+    ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(cap)s
 ) x
-LIMIT %(cap)s) counted) AS "all",
-       (SELECT count(*) AS n FROM (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
-    FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'pending'
-      AND t.next_retry_at IS NULL
-      AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
-    LIMIT %(cap)s
-) x
-LIMIT %(cap)s) counted) AS "pending",
-       (SELECT count(*) AS n FROM (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
-    FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'pending'
-      AND t.next_retry_at = 'infinity'
-      AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
-    LIMIT %(cap)s
-) x
-LIMIT %(cap)s) counted) AS "blocked",
-       (SELECT count(*) AS n FROM (
-SELECT t.created_at, t.id
-FROM todos t
-WHERE t.endpoint_id = ANY(%(eps)s::uuid[])
-  AND t.state = 'pending'
-  AND t.next_retry_at < 'infinity'
-  AND t.kind = %(kind)s
-  AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-LIMIT %(cap)s) counted) AS "scheduled",
-       (SELECT count(*) FROM todos t WHERE t.endpoint_id = ANY(%(eps)s::uuid[]) AND t.state = 'claimed'
-          AND t.kind = %(kind)s
-          AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s) AS "claimed",
-       (SELECT count(*) AS n FROM (
-SELECT t.created_at, t.id
-FROM todos t
-WHERE t.endpoint_id = ANY(%(eps)s::uuid[])
-  AND t.state = 'failed'
-  AND t.next_retry_at IS NOT NULL
-  AND t.kind = %(kind)s
-  AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-LIMIT %(cap)s) counted) AS "retry",
-       (SELECT count(*) AS n FROM (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
-    FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'failed'
-      AND t.next_retry_at IS NULL
-      AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
-    LIMIT %(cap)s
-) x
-LIMIT %(cap)s) counted) AS "dead",
-       (SELECT count(*) AS n FROM (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
-    FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'done'
-      AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
-    LIMIT %(cap)s
-) x
-LIMIT %(cap)s) counted) AS "done",
-       (SELECT count(*) AS n FROM (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
-    FROM todos t
-    WHERE t.endpoint_id = e.id AND t.state = 'canceled'
-      AND t.kind = %(kind)s
-      AND t.priority BETWEEN %(priority_low)s AND %(priority_high)s
-    ORDER BY t.created_at ASC, t.id ASC
-    LIMIT %(cap)s
-) x
-LIMIT %(cap)s) counted) AS "canceled"
+LIMIT %(cap)s) t

@@ -22,15 +22,10 @@
 --       after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
+WITH page_keys AS MATERIALIZED (
 SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
-       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
-       t.lease_expires_at,
-       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
-       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
-       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
-       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    SELECT t.created_at, t.id
     FROM todos t
     WHERE t.endpoint_id = e.id AND t.state = 'failed'
       AND t.kind = %(kind)s
@@ -39,22 +34,19 @@ CROSS JOIN LATERAL (
       AND t.created_at < %(created_before)s
       AND t.completed_at >= %(finished_from)s
       AND t.completed_at < %(finished_before)s
-      AND t.state = 'failed' AND (
-        SELECT left(btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    lower(coalesce(
-        nullif(concat_ws(': ',
-        nullif(btrim(a.error->>'type'), ''),
-        nullif(btrim(split_part(a.error->>'message', E'\n', 1), E' \t\r'), '')), ''),
-        nullif(a.summary, ''), d.result->>'error', '(no reason recorded)')),
-    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
-    '(0x)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}', '<hex>', 'g'),
-    '[0-9]+', '#', 'g'),
-    '\s+', ' ', 'g')), 300)
-        FROM (SELECT t.id, t.result, t.attempts_total) d
-        LEFT JOIN todo_attempts a ON a.todo_id = d.id AND a.seq = d.attempts_total
-      ) = %(failed_with)s
+      AND t.created_at < %(finished_before)s
+      AND t.state = 'failed' AND t.failure_reason_group = %(failed_with)s
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT %(limit)s
 ) x
 ORDER BY x.created_at DESC, x.id DESC
-LIMIT %(limit)s
+LIMIT %(limit)s)
+SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at,
+       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
+       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+FROM page_keys k JOIN todos t ON t.id = k.id
+ORDER BY t.created_at DESC, t.id DESC

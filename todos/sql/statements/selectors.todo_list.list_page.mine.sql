@@ -20,31 +20,29 @@
 --       finished_to=None, failed_with='', sort='newest', after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
+WITH page_keys AS MATERIALIZED (
 SELECT x.* FROM (
     SELECT y.* FROM unnest(ARRAY['pending', 'claimed', 'done', 'failed', 'canceled']::text[]) AS s(state)
     CROSS JOIN LATERAL (
-        SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
-       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
-       t.lease_expires_at,
-       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
-       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
-       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
-       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+        SELECT t.created_at, t.id
         FROM todos t
         WHERE t.assignee = %(me)s AND t.state = s.state AND t.endpoint_id = ANY(%(eps)s::uuid[])
         ORDER BY t.created_at DESC, t.id DESC LIMIT %(limit)s
     ) y UNION ALL
-    (SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
-       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
-       t.lease_expires_at,
-       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
-       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
-       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
-       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    (SELECT t.created_at, t.id
      FROM todos t
      WHERE t.state = 'claimed' AND t.owner = %(me)s AND t.assignee IS DISTINCT FROM %(me)s
        AND t.endpoint_id = ANY(%(eps)s::uuid[])
      ORDER BY t.created_at DESC, t.id DESC LIMIT %(limit)s)
 ) x
 ORDER BY x.created_at DESC, x.id DESC
-LIMIT %(limit)s
+LIMIT %(limit)s)
+SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at,
+       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
+       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+FROM page_keys k JOIN todos t ON t.id = k.id
+ORDER BY t.created_at DESC, t.id DESC

@@ -20,15 +20,10 @@
 --       finished_to=None, failed_with='', sort='priority', after=None, before=None, errors=())
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
+WITH page_keys AS MATERIALIZED (
 SELECT x.* FROM unnest(%(eps)s::uuid[], %(queues)s::text[]) AS e(id, queue)
 CROSS JOIN LATERAL (
-    SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
-       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
-       t.lease_expires_at,
-       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
-       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
-       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
-       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+    SELECT t.priority, t.created_at, t.id
     FROM todos t
     WHERE t.endpoint_id = e.id AND t.queue = e.queue AND t.state = 'pending'
       AND t.next_retry_at IS NULL
@@ -36,4 +31,13 @@ CROSS JOIN LATERAL (
     LIMIT %(limit)s
 ) x
 ORDER BY x.priority ASC, x.created_at ASC, x.id ASC
-LIMIT %(limit)s
+LIMIT %(limit)s)
+SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
+       t.owner, t.assignee, t.priority, t.attempt, t.max_attempts, t.attempts_total,
+       t.lease_expires_at,
+       nullif(t.next_retry_at, 'infinity') AS next_retry_at,
+       (t.state = 'pending' AND t.next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+       t.created_at, t.updated_at, t.claimed_at, t.completed_at, t.concurrency_key, t.requires,
+       (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed
+FROM page_keys k JOIN todos t ON t.id = k.id
+ORDER BY t.priority ASC, t.created_at ASC, t.id ASC

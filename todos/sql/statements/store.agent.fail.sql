@@ -12,6 +12,7 @@
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 upd AS (
     UPDATE todos t SET state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            failure_reason_group = board_reason_group(%(error)s::jsonb, %(summary)s::text, %(result)s::jsonb->>'error'),
             next_retry_at = CASE WHEN t.attempt < t.max_attempts
                 THEN now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
                   interval '15 minutes') END,

@@ -14,6 +14,9 @@ reaped AS (
     UPDATE todos t SET
         state = CASE WHEN c.dead THEN 'failed' ELSE 'pending' END,
         completed_at = CASE WHEN c.dead THEN now() END,
+        failure_reason_group = (
+            SELECT board_reason_group(a.error, a.summary, t.result->>'error')
+            FROM (SELECT 1) one LEFT JOIN todo_attempts a ON a.todo_id = t.id AND a.seq = t.attempts_total),
         owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM cand c
     WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at < now()

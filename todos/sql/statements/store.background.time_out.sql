@@ -26,6 +26,10 @@ timed AS (
             ELSE now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
                   interval '15 minutes') END,
         completed_at = CASE WHEN c.dead THEN now() END,
+        failure_reason_group = board_reason_group(jsonb_build_object(
+            'type', 'timed_out',
+            'message', format('ran past its run-time limit of %%s seconds', c.seconds),
+            'truncated', false), NULL, NULL),
         updated_at = now()
     FROM cand c
     WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at >= now()

@@ -27,7 +27,10 @@ dead AS (
     -- live work of a revoked endpoint can never be claimed again: dead-letter it
     UPDATE todos t SET state = 'failed', next_retry_at = NULL, owner = NULL, lease_expires_at = NULL,
         completed_at = now(), updated_at = now(),
-        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now())
+        result = jsonb_build_object('error', 'endpoint_revoked', 'endpoint', l.slug, 'revoked_at', now()),
+        failure_reason_group = (
+            SELECT board_reason_group(a.error, a.summary, 'endpoint_revoked')
+            FROM (SELECT 1) one LEFT JOIN todo_attempts a ON a.todo_id = t.id AND a.seq = t.attempts_total)
     FROM live l
     WHERE t.id = l.id AND (t.state = 'pending'
            OR (t.state = 'claimed' AND EXISTS (

@@ -19,6 +19,7 @@ WITH prior AS (
 ),
 upd AS (
     UPDATE todos t SET state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
+            failure_reason_group = board_reason_group(NULL, %(summary)s::text, %(result)s::jsonb->>'error'),
             next_retry_at = CASE WHEN t.attempt < t.max_attempts
                 THEN now() + least(interval '30 seconds' * power(2, least(greatest(t.attempt - 1, 0), 10)),
                   interval '15 minutes') END,

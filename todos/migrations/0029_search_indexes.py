@@ -1,0 +1,8 @@
+from django.db import migrations
+
+from todos.core.schema import apply
+
+
+class Migration(migrations.Migration):
+    dependencies = [("todos", "0027_sign_in_identities")]
+    operations = [apply("0029_search_indexes.sql")]
