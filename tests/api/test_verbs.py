@@ -39,6 +39,7 @@ TODO_KEYS = {
     "requires",
     "timeout_seconds",
     "rate_key",
+    "traceparent",
     "created_at",
     "updated_at",
     "payload",

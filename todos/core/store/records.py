@@ -48,6 +48,7 @@ class Todo:
     on_parent_failure: str | None = None  # "cancel" or "run"; None without parents
     timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
     rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
+    traceparent: str | None = None  # the producer's W3C trace context (0028, docs/telemetry.md)
 
     @property
     def blocked(self) -> bool:
@@ -80,7 +81,8 @@ _TODO_FIELDS = tuple(f.name for f in dataclasses.fields(Todo))
 TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key"""
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent"""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class Attempt:
     # why it failed, as its holder reported it with fail or complete: {type?, message?,
     # traceback?, truncated} (inputs.error_object); None when it reported none
     error: dict | None = None
+    traceparent: str | None = None  # the trace context of the worker that settled it (0028)
 
     @property
     def forced(self) -> bool:
@@ -130,7 +133,7 @@ _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
 ATTEMPT_COLUMNS: LiteralString = """seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by, error"""
+                    summary, summary_truncated, artifact, ended_by, error, traceparent"""
 
 
 @dataclass(frozen=True)

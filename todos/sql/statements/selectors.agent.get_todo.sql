@@ -11,10 +11,11 @@ SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
            concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent,
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
             SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by, error
+                    summary, summary_truncated, artifact, ended_by, error, traceparent
             FROM todo_attempts a
             WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts
 FROM todos t

@@ -9,7 +9,8 @@
 SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key FROM todos t
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent FROM todos t
               WHERE t.endpoint_id = %(endpoint_id)s
                 AND t.queue = ANY(%(queues)s::text[])
               ORDER BY t.created_at DESC, t.id DESC

@@ -41,6 +41,7 @@ result AS (
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
            concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n

@@ -47,7 +47,8 @@ existing AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key FROM todos
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent FROM todos
     WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
       AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
       AND EXISTS (SELECT 1 FROM allowed)
@@ -57,6 +58,7 @@ result AS (
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
            concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
@@ -67,7 +69,8 @@ result AS (
     SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
            attempts_pruned, next_retry_at, result, created_at, updated_at, claimed_at, completed_at,
-           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key, 0
+           concurrency_key, requires, parents_left, on_parent_failure, timeout_seconds, rate_key,
+           traceparent, 0
     FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
 )
 SELECT r.*, CASE
