@@ -60,6 +60,7 @@ ATTEMPT_KEYS = {
     "summary_truncated",
     "artifact",
     "error",
+    "traceparent",
 }
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 

@@ -26,6 +26,8 @@ DEFAULT_SERVICE_NAME = "board"
 MESSAGING_SYSTEM = "board"
 # Where a statement's name comes from: the outermost function of these packages that built it.
 STATEMENT_PACKAGES = ("todos.core.store.", "todos.core.selectors.")
+# Modules the SQL catalog names otherwise (todos/ops/sql_catalog.py).
+CATALOG_MODULES = {"selectors.agent_api": "selectors.agent"}
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
@@ -51,8 +53,21 @@ def endpoint_configured(environ: Mapping[str, str] = os.environ) -> bool:
 def setup(environ: Mapping[str, str] = os.environ) -> bool:
     """Install the SDK with its OTLP/HTTP exporter if an endpoint is configured; True if it did.
     Called at start-up (the app's ``ready``); a second call changes nothing."""
-    if STATE.tracer is not None or not endpoint_configured(environ):
-        return STATE.tracer is not None
+    if STATE.tracer is not None:
+        return True
+    provider = build_provider(environ)
+    if provider is None:
+        return False
+    trace.set_tracer_provider(provider)
+    use(provider)
+    return True
+
+
+def build_provider(environ: Mapping[str, str] = os.environ) -> Any:
+    """The SDK's ``TracerProvider`` exporting over OTLP/HTTP (the exporter reads the standard
+    ``OTEL_EXPORTER_OTLP_*`` variables), or None without an endpoint."""
+    if not endpoint_configured(environ):
+        return None
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -64,9 +79,7 @@ def setup(environ: Mapping[str, str] = os.environ) -> bool:
         attributes["service.name"] = DEFAULT_SERVICE_NAME
     provider = TracerProvider(resource=Resource.create(attributes))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    use(provider)
-    return True
+    return provider
 
 
 def use(provider: Any) -> None:
@@ -155,7 +168,7 @@ def statement_name(depth: int) -> str:
         if module.startswith(prefix):
             module = module[len(prefix) :]
             break
-    return f"{module}.{found.f_code.co_name}"
+    return f"{CATALOG_MODULES.get(module, module)}.{found.f_code.co_name}"
 
 
 def statement_attributes(name: str) -> dict[str, str]:
