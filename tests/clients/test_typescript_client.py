@@ -29,7 +29,7 @@ NODE_TESTS_TIMEOUT = 200  # within pytest's own 300 s, an install and a build in
 # The queues of the endpoint the node tests run as: each test file works its own queues, so the
 # files may run side by side (clients/typescript/src/test/board.ts names them).
 QUEUES = ("default", "other", "client", "poll", "fence", "errors", "worker", "outcomes", "beats", "lost", "stop",
-          "retry", "schedules", "failures", "paused", "timeout")  # fmt: skip
+          "retry", "schedules", "failures", "paused", "timeout", "traces")  # fmt: skip
 
 
 def tool(name: str) -> str:

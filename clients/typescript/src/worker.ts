@@ -53,6 +53,7 @@ import {
   Unauthorized,
   Unavailable,
 } from "./errors.js";
+import { processing } from "./tracing.js";
 import type { ClaimArgs, Claimed, ErrorReport, Input, Reported, Todo } from "./types.js";
 
 const BACKOFF_START_MS = 1_000;
@@ -197,6 +198,8 @@ class Job implements JobContext {
   beat: ReturnType<typeof setTimeout> | undefined;
   abandoned = false;
   lostBecause: BoardError | null = null;
+  /** The worker's processing span's traceparent, sent with the report (tracing.ts). */
+  traceparent: string | undefined;
   #abandon: () => void = () => {};
   /** Resolves when the worker gives up waiting for the handler (stop's grace period is over). */
   readonly abandonment = new Promise<null>((resolve) => {
@@ -505,6 +508,19 @@ export class Worker {
     this.#running.set(job.id, job);
     this.#heartbeat(job, this.#beatInterval());
     this.#beatAtLimit(job);
+    // The handler and its report in one span, a child of the todo's trace context (tracing.ts).
+    const traced = await processing(job.todo, job.queue);
+    job.traceparent = traced.traceparent;
+    let report: Report | null = null;
+    try {
+      return await traced.run(() => this.#handle(job, handler, (made) => (report = made)));
+    } finally {
+      const made = report as Report | null;
+      traced.end(made?.verb === "fail" ? (made.fields.summary ?? "failed") : undefined);
+    }
+  }
+
+  async #handle(job: Job, handler: Handler, made: (report: Report | null) => void): Promise<Claimed | null> {
     let report: Report | null;
     try {
       report = await Promise.race([outcome(handler, job), job.abandonment]);
@@ -513,6 +529,7 @@ export class Worker {
       clearTimeout(job.beat);
       this.#running.delete(job.id);
     }
+    made(report);
     if (job.lostBecause !== null) {
       this.#record(job, "lost", null, job.lostBecause);
       return null;
@@ -608,7 +625,8 @@ export class Worker {
       return null;
     }
     const body: Input<"complete"> = { ...held, ...fields };
-    return this.client[verb](following === null ? body : { ...body, next: following });
+    const options = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
+    return this.client[verb](following === null ? body : { ...body, next: following }, options);
   }
 
   /** The claim a report's `next` made; its error stops the worker when it refuses the worker itself. */
