@@ -259,9 +259,9 @@ def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0
     """One pass on ``conn`` (autocommit), in one transaction, over the log rows from ``floor`` on
     (from the start if the log's storage is no longer ``filenode``). Callers hold the relay lock,
     or know that no relay runs (tests, the recount command)."""
-    batch = batch or settings.BOARD_RELAY_BATCH
-    with telemetry.span("relay pass", attributes={"board.relay.batch": batch}) as span:
-        done = _relay_pass(conn, batch, floor, filenode)
+    size: int = batch or settings.BOARD_RELAY_BATCH
+    with telemetry.span("relay pass", attributes={"board.relay.batch": size}) as span:
+        done = _relay_pass(conn, size, floor, filenode)
         if span is not None:
             span.set_attribute("board.relay.taken", done.taken)
             span.set_attribute("board.relay.sent", done.sent)

@@ -23,7 +23,8 @@ upd AS (
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
-            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s, error = %(error)s, traceparent = %(traceparent)s
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s,
+            error = %(error)s, traceparent = %(traceparent)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id

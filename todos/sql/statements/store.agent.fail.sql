@@ -27,7 +27,8 @@ upd AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s, error = %(error)s, traceparent = %(traceparent)s
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s,
+            error = %(error)s, traceparent = %(traceparent)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
