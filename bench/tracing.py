@@ -45,7 +45,7 @@ class _Sink(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, *args):
+    def log_message(self, format, *args):
         pass
 
 

@@ -86,7 +86,7 @@ def start() -> tuple[Collector, ThreadingHTTPServer]:
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, *args):
+        def log_message(self, format, *args):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
