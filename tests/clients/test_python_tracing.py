@@ -21,13 +21,12 @@ def test_without_opentelemetry_the_client_traces_nothing_and_still_works():
         from board_client import tracing
         assert tracing.current_traceparent() is None
         assert tracing.headers() == {}
-        with tracing.processing({"id": "td_1", "traceparent": "%s"}, "q") as span:
+        with tracing.processing({"id": "td_1", "traceparent": "PRODUCER"}, "q") as span:
             assert span is None
         tracing.failed(None, "x")
         print("ok")
         """
-        % PRODUCER
-    )
+    ).replace("PRODUCER", PRODUCER)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
@@ -40,7 +39,8 @@ def test_the_active_span_is_the_header_and_the_processing_span_is_the_todos_chil
     tracer = provider.get_tracer("test")
     with tracer.start_as_current_span("outer") as outer:
         context = outer.get_span_context()
-        assert tracing.headers() == {"traceparent": f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"}
+        expected = f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+        assert tracing.headers() == {"traceparent": expected}
     assert tracing.headers() == {}
     # the processing span's parent comes from the stored traceparent, not the current span
     from opentelemetry import trace
