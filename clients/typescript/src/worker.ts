@@ -200,6 +200,8 @@ class Job implements JobContext {
   lostBecause: BoardError | null = null;
   /** The worker's processing span's traceparent, sent with the report (tracing.ts). */
   traceparent: string | undefined;
+  /** The summary of the handler's failure, which marks its processing span an error. */
+  failedWith: string | undefined;
   #abandon: () => void = () => {};
   /** Resolves when the worker gives up waiting for the handler (stop's grace period is over). */
   readonly abandonment = new Promise<null>((resolve) => {
@@ -511,16 +513,15 @@ export class Worker {
     // The handler and its report in one span, a child of the todo's trace context (tracing.ts).
     const traced = await processing(job.todo, job.queue);
     job.traceparent = traced.traceparent;
-    let report: Report | null = null;
     try {
-      return await traced.run(() => this.#handle(job, handler, (made) => (report = made)));
+      return await traced.run(() => this.#handle(job, handler));
     } finally {
-      const made = report as Report | null;
-      traced.end(made?.verb === "fail" ? (made.fields.summary ?? "failed") : undefined);
+      traced.end(job.failedWith);
     }
   }
 
-  async #handle(job: Job, handler: Handler, made: (report: Report | null) => void): Promise<Claimed | null> {
+  /** The handler's run and its report (inside the todo's processing span). */
+  async #handle(job: Job, handler: Handler): Promise<Claimed | null> {
     let report: Report | null;
     try {
       report = await Promise.race([outcome(handler, job), job.abandonment]);
@@ -529,7 +530,9 @@ export class Worker {
       clearTimeout(job.beat);
       this.#running.delete(job.id);
     }
-    made(report);
+    if (report?.verb === "fail") {
+      job.failedWith = report.fields.summary ?? "failed";
+    }
     if (job.lostBecause !== null) {
       this.#record(job, "lost", null, job.lostBecause);
       return null;
