@@ -214,6 +214,17 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 
+# --- Traces (OpenTelemetry; docs/telemetry.md) --------------------------------------------------
+
+# Where the drawer links a trace id: a URL with {trace_id} in it (Jaeger:
+# http://jaeger:16686/trace/{trace_id}). Empty: the id is shown without a link. The exporter
+# itself is configured by the standard OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT turns it on).
+BOARD_TRACE_URL = env_str("BOARD_TRACE_URL").strip()
+if BOARD_TRACE_URL and ("{trace_id}" not in BOARD_TRACE_URL or not BOARD_TRACE_URL.startswith(("https://", "http://"))):
+    raise ImproperlyConfigured(
+        f"BOARD_TRACE_URL must be an http(s) URL with {{trace_id}} in it, got {BOARD_TRACE_URL!r}"
+    )
+
 # --- Single sign-on (OpenID Connect; docs/sign-in.md) -----------------------------------------
 
 # The provider's issuer URL; its endpoints come from <issuer>/.well-known/openid-configuration at

@@ -39,6 +39,7 @@ TODO_KEYS = {
     "requires",
     "timeout_seconds",
     "rate_key",
+    "traceparent",
     "created_at",
     "updated_at",
     "payload",
@@ -59,6 +60,7 @@ ATTEMPT_KEYS = {
     "summary_truncated",
     "artifact",
     "error",
+    "traceparent",
 }
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 

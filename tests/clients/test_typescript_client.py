@@ -29,7 +29,7 @@ NODE_TESTS_TIMEOUT = 200  # within pytest's own 300 s, an install and a build in
 # The queues of the endpoint the node tests run as: each test file works its own queues, so the
 # files may run side by side (clients/typescript/src/test/board.ts names them).
 QUEUES = ("default", "other", "client", "poll", "fence", "errors", "worker", "outcomes", "beats", "lost", "stop",
-          "retry", "schedules", "failures", "paused", "timeout")  # fmt: skip
+          "retry", "schedules", "failures", "paused", "timeout", "traces")  # fmt: skip
 
 
 def tool(name: str) -> str:
@@ -125,7 +125,21 @@ def endpoints(store_db):
     return worker, narrow
 
 
-def test_the_client_tests_pass_against_a_live_board(built, asgi_server, endpoints):
+# The tests that need OpenTelemetry's packages; the others run where they cannot be imported, so
+# they also show the client working without them (src/tracing.ts).
+WITH_OPENTELEMETRY = ("tracing.test.js",)
+
+
+@pytest.fixture(scope="session")
+def traced(built, tmp_path_factory) -> Path:
+    """The compiled package beside the package's node_modules: OpenTelemetry's API and SDK found."""
+    out = tmp_path_factory.mktemp("board-client-ts-traced")
+    shutil.copytree(built, out, dirs_exist_ok=True)
+    (out / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
+    return out
+
+
+def node_tests(folder: Path, asgi_server, endpoints, *, names=None) -> None:
     worker, narrow = endpoints
     env = {
         **os.environ,
@@ -135,10 +149,22 @@ def test_the_client_tests_pass_against_a_live_board(built, asgi_server, endpoint
         "BOARD_NARROW_TOKEN": narrow.token,
         "BOARD_QUEUES": ",".join(QUEUES),
     }
-    tests = sorted(str(path) for path in (built / "test").glob("*.test.js"))
+    tests = sorted(
+        str(path)
+        for path in (folder / "test").glob("*.test.js")
+        if (path.name in names if names is not None else path.name not in WITH_OPENTELEMETRY)
+    )
     assert tests, "no compiled tests: clients/typescript/src/test/*.test.ts"
     command = [tool("node"), "--test", "--test-reporter=spec", *tests]
     output = run(
         command, timeout=NODE_TESTS_TIMEOUT, env=env, log=lambda: f"\n--- the server's log ---\n{asgi_server.log()}"
     )
     print(output)  # node's report, shown with -s or -rP
+
+
+def test_the_client_tests_pass_against_a_live_board(built, asgi_server, endpoints):
+    node_tests(built, asgi_server, endpoints)
+
+
+def test_the_tracing_tests_pass_with_opentelemetry_installed(traced, asgi_server, endpoints):
+    node_tests(traced, asgi_server, endpoints, names=WITH_OPENTELEMETRY)

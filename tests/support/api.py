@@ -120,11 +120,14 @@ def api(asgi_server, store_db):
         yield Api(client)
 
 
-def asgi_call(app, path, body: bytes, *, host=b"testserver", method="POST", token=None, disconnect_after=None):
+def asgi_call(
+    app, path, body: bytes, *, host=b"testserver", method="POST", token=None, disconnect_after=None, extra_headers=()
+):
     """Drive ``app`` with ASGI messages; returns (status, headers, body) or None when nothing was sent."""
     headers = [(b"host", host), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode()))
+    headers.extend(extra_headers)
     scope = {
         "type": "http",
         "http_version": "1.1",

@@ -31,7 +31,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, LiteralString, Self, TypeVar
 
@@ -48,7 +48,7 @@ from psycopg_pool.pool_async import AddConnection as AsyncAddConnection
 from psycopg_pool.pool_async import MaintenanceTask as AsyncMaintenanceTask
 from psycopg_pool.pool_async import StopWorker as AsyncStopWorker
 
-from todos.core import admission
+from todos.core import admission, telemetry
 from todos.core.circuit import CIRCUIT
 from todos.core.errors import Conflict, Internal, Invalid, StaleSnapshot
 from todos.core.unavailable import classify as classify_unavailable
@@ -77,11 +77,19 @@ class Statement(Generic[T]):
     """One SQL statement, its parameters, and how to turn its rows into the caller's result.
 
     ``finish`` is where a zero-row outcome is classified (not found, forbidden, conflict).
+    ``name`` is its catalog name, read from the function that built it while tracing is on
+    (its span carries it: docs/telemetry.md), else empty.
     """
 
     sql: LiteralString | psycopg.sql.SQL | psycopg.sql.Composed
     params: Mapping[str, Any]
     finish: Callable[[list[dict]], T]
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if telemetry.STATE.tracer is not None and not self.name:
+            # frames up: this method, the dataclass's __init__, then whoever built the statement
+            object.__setattr__(self, "name", telemetry.statement_name(2))
 
 
 def single_row(cursor: psycopg.Cursor[DictRow]) -> DictRow:
@@ -496,7 +504,27 @@ def _classify(exc: psycopg.Error) -> None:
 
 
 def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
-    """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows."""
+    """Run ``stmt`` on ``conn`` (or a pooled connection) and classify its rows; while tracing is
+    on, in a span named for the statement (docs/telemetry.md)."""
+    if telemetry.STATE.tracer is None:
+        return _execute(stmt, conn)
+    with _statement_span(stmt):
+        return _execute(stmt, conn)
+
+
+async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) -> T:
+    if telemetry.STATE.tracer is None:
+        return await _aexecute(stmt, conn)
+    with _statement_span(stmt):
+        return await _aexecute(stmt, conn)
+
+
+def _statement_span(stmt: Statement[Any]):
+    name = stmt.name or "statement"
+    return telemetry.span(name, kind=telemetry.SpanKind.CLIENT, attributes=telemetry.statement_attributes(name))
+
+
+def _execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
     for run in range(1, STALE_SNAPSHOT_RUNS + 1):
         try:
             if conn is not None:
@@ -523,7 +551,7 @@ def execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:
     raise AssertionError("unreachable")
 
 
-async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) -> T:
+async def _aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) -> T:
     for run in range(1, STALE_SNAPSHOT_RUNS + 1):
         try:
             if conn is not None:

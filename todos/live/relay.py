@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, LiteralString
 import psycopg
 from django.conf import settings
 
-from todos.core import compose
+from todos.core import compose, telemetry
 from todos.core.db import single_row
 from todos.core.words import BoardState, ChangeOp, TodoState
 from todos.live.messages import RECOUNT, board_message
@@ -259,7 +259,16 @@ def relay_pass(conn: DictConnection, *, batch: int | None = None, floor: int = 0
     """One pass on ``conn`` (autocommit), in one transaction, over the log rows from ``floor`` on
     (from the start if the log's storage is no longer ``filenode``). Callers hold the relay lock,
     or know that no relay runs (tests, the recount command)."""
-    batch = batch or settings.BOARD_RELAY_BATCH
+    size: int = batch or settings.BOARD_RELAY_BATCH
+    with telemetry.span("relay pass", attributes={"board.relay.batch": size}) as span:
+        done = _relay_pass(conn, size, floor, filenode)
+        if span is not None:
+            span.set_attribute("board.relay.taken", done.taken)
+            span.set_attribute("board.relay.sent", done.sent)
+        return done
+
+
+def _relay_pass(conn: DictConnection, batch: int, floor: int, filenode: int | None) -> Pass:
     with conn.transaction():
         # The log is read as a range of its primary key, from the floor: a plan that scans the
         # table instead (the planner's choice for a table it last saw nearly empty) would read

@@ -167,6 +167,18 @@ def _use_rate_allowance(team_id, scope: AgentScope) -> None:
             return
 
 
+def traceparent(rng: random.Random, trace_id: str | None = None) -> str:
+    """A W3C trace context as a traced producer (or worker, in ``trace_id``'s trace) would send:
+    the drawer shows its trace id (docs/telemetry.md)."""
+    trace = trace_id or f"{rng.getrandbits(128) | 1:032x}"
+    return f"00-{trace}-{rng.getrandbits(64) | 1:016x}-01"
+
+
+def worker_traceparent(todo_context: str | None, rng: random.Random) -> str | None:
+    """The context a traced worker reports: a span of the todo's own trace."""
+    return traceparent(rng, todo_context.split("-")[1]) if todo_context else None
+
+
 def _requires(queue: str, n: int) -> list[str] | None:
     return BOUND_NEEDS if queue == BOUND_QUEUE and n % 3 == 0 else None
 
@@ -330,6 +342,9 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 requires=_requires(queue, n),
                 rate_key=_rate_key(queue),
                 timeout_seconds=LEFT_CLAIMED_LIMIT_SECONDS if left_claimed and queue == HANG_QUEUE else None,
+                # most producers trace; their ids come from a generator of their own, so the seed's
+                # other choices stay what they were
+                traceparent=traceparent(random.Random(n)) if n % 3 else None,
             )
         ).todo
         if 0.12 <= fate < 0.45:
@@ -348,7 +363,12 @@ def seed(admin, *, todos: int = 300, rng: random.Random | None = None) -> dict[s
                 agent_store.fail(scope, created.id, summary=summary, error=error, result={"error": "handler_failed"})
             )
         elif fate < 0.7:
-            execute(agent_store.complete(scope, created.id, result={"ok": True}, summary="done in seed"))
+            worker_context = worker_traceparent(created.traceparent, random.Random(-n))
+            execute(
+                agent_store.complete(
+                    scope, created.id, result={"ok": True}, summary="done in seed", traceparent=worker_context
+                )
+            )
         elif fate < 0.8:
             summary, error = failure(rng)
             execute(agent_store.fail(scope, created.id, summary=summary, error=error))
@@ -494,6 +514,7 @@ class SimulatedAgents:
                             summary=summary,
                             error=error,
                             result={"error": "handler_failed"},
+                            traceparent=worker_traceparent(claim.todo.traceparent, random.Random()),
                         )
                     )
                 else:
@@ -504,6 +525,7 @@ class SimulatedAgents:
                             lease_token=token,
                             result={"ok": True},
                             summary=f"handled by {spec.slug}/worker-{worker}",
+                            traceparent=worker_traceparent(claim.todo.traceparent, random.Random()),
                         )
                     )
             except Conflict:

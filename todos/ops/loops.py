@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import psycopg
 from django.conf import settings
 
+from todos.core import telemetry
 from todos.core.db import execute
 from todos.core.store import background, endpoints, schedules
 from todos.ops import bulk
@@ -115,13 +116,17 @@ SWEEPS = (
 
 
 def run_sweep_once(sweep: Sweep) -> int:
-    """Run ``sweep`` until it finds less than a full batch; return the rows it changed."""
-    total = 0
-    while True:
-        changed = sweep.run()
-        total += changed
-        if changed < sweep.batch:
-            return total
+    """Run ``sweep`` until it finds less than a full batch; return the rows it changed. While
+    tracing is on, in a span named for the sweep (docs/telemetry.md)."""
+    with telemetry.span(f"sweep {sweep.name}", attributes={"board.sweep": sweep.name}) as span:
+        total = 0
+        while True:
+            changed = sweep.run()
+            total += changed
+            if changed < sweep.batch:
+                if span is not None:
+                    span.set_attribute("board.sweep.changed", total)
+                return total
 
 
 MAX_BACKOFF_SECONDS = 30.0

@@ -179,11 +179,14 @@ class Client:
         timeout_seconds: int | None = None,
         endpoint: str | None = None,
         rate_key: str | None = None,
+        traceparent: str | None = None,
     ) -> types.Created:
         """Enqueue a todo (``created`` False: a live todo already held ``idempotency_key``).
         ``after``: ids of the team's todos it waits for (blocked until they are done);
         ``on_parent_failure``: ``cancel`` (default) or ``run`` when one dies or is canceled;
         ``timeout_seconds``: its run-time limit, else the queue's default.
+        ``traceparent``: the trace context to keep with it (default: the current span's, when
+        OpenTelemetry is installed: see ``board_client.tracing``).
         Sent again after a lost answer only when it has an ``idempotency_key`` (then ``created``
         may be False for the todo the lost try made)."""
         body = _given(
@@ -191,7 +194,7 @@ class Client:
             assignee=assignee, priority=priority, max_attempts=max_attempts, run_at=run_at,
             delay_seconds=delay_seconds, concurrency_key=concurrency_key, requires=requires, after=after,
             on_parent_failure=on_parent_failure, timeout_seconds=timeout_seconds, rate_key=rate_key,
-            endpoint=endpoint,
+            endpoint=endpoint, traceparent=traceparent,
         )  # fmt: skip
         return cast(types.Created, self.call("create_for", body, safe=bool(idempotency_key)))
 
@@ -316,12 +319,13 @@ class Client:
         lease_token: str | None = None,
         error: types.ErrorReport | None = None,
         next: types.NextClaim | None = None,
+        traceparent: str | None = None,
     ) -> types.Reported:
         """Finish a held todo. ``error`` (``{type, message, traceback}``) is kept on the attempt,
         e.g. an error the work recovered from. ``next`` (claim_next's arguments, ``{}`` for its
         defaults) claims the next todo in the same round trip: see :meth:`next_of`. Not sent
         again after a lost answer (a repeat of a report that landed answers ``LeaseLost``)."""
-        return self._report("complete", id, result, summary, artifact, lease_token, error, next)
+        return self._report("complete", id, result, summary, artifact, lease_token, error, next, traceparent)
 
     def fail(
         self,
@@ -333,11 +337,12 @@ class Client:
         lease_token: str | None = None,
         error: types.ErrorReport | None = None,
         next: types.NextClaim | None = None,
+        traceparent: str | None = None,
     ) -> types.Reported:
         """Report a failure: retried after a backoff, or dead-lettered once attempts are spent.
         ``error`` (``{type, message, traceback}``, e.g. ``error_of(exc)``) says why, on the
         attempt. ``next`` as for :meth:`complete`. Not sent again after a lost answer."""
-        return self._report("fail", id, result, summary, artifact, lease_token, error, next)
+        return self._report("fail", id, result, summary, artifact, lease_token, error, next, traceparent)
 
     def _report(
         self,
@@ -349,6 +354,7 @@ class Client:
         lease_token: str | None,
         error: types.ErrorReport | None,
         next: types.NextClaim | None,
+        traceparent: str | None = None,
     ) -> types.Reported:
         sent = self._token(id, lease_token)
         body = _given(
@@ -359,6 +365,7 @@ class Client:
             lease_token=sent,
             error=None if error is None else dict(error),
             next=None if next is None else _given(**next),
+            traceparent=traceparent,
         )
         try:
             answer = self.call(verb, body, wait=None if next is None else next.get("wait_seconds"))

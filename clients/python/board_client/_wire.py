@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from board_client import tracing
+
 
 @dataclass
 class Answer:
@@ -55,7 +57,7 @@ class AsyncWire:
 
     async def post(self, verb: str, body: dict[str, Any], timeout: float) -> Answer:
         response = await self._http.post(verb, content=_body(body), timeout=timeout,
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
+                                         headers={"Content-Type": "application/json", **tracing.headers()})  # fmt: skip
         return Answer(response.status_code, response.headers, response.content)
 
     async def close(self) -> None:
@@ -75,7 +77,7 @@ class SyncWire:
             return self._raw.post(verb, _body(body), timeout)
         assert self._http is not None
         response = self._http.post(verb, content=_body(body), timeout=timeout,
-                                   headers={"Content-Type": "application/json"})  # fmt: skip
+                                   headers={"Content-Type": "application/json", **tracing.headers()})  # fmt: skip
         return Answer(response.status_code, response.headers, response.content)
 
     def close(self) -> None:
@@ -112,6 +114,8 @@ class Connections:
         try:
             connection.putrequest("POST", self.path + verb, skip_host=True, skip_accept_encoding=True)
             for name, value in self.headers.items():
+                connection.putheader(name, value)
+            for name, value in tracing.headers().items():  # the current span's context, if any
                 connection.putheader(name, value)
             connection.putheader("Content-Length", str(len(body)))
             connection.endheaders(body)

@@ -36,6 +36,7 @@ class Todo(TypedDict):
     requires: list[str]
     timeout_seconds: int | None  # its own run-time limit (None: the queue's default, if any)
     rate_key: str | None
+    traceparent: str | None  # the trace context it was created under (W3C), or None
     created_at: str
     updated_at: str
     payload: Any
@@ -85,6 +86,7 @@ class Attempt(TypedDict):
     summary_truncated: bool
     artifact: str | None
     error: AttemptError | None
+    traceparent: str | None  # the trace context its holder reported with complete or fail
 
 
 class _BatchClaim(TypedDict):
@@ -268,6 +270,7 @@ class NewTodo(_NewTodo, total=False):
     on_parent_failure: Literal["cancel", "run"] | None
     timeout_seconds: int | None
     rate_key: str | None
+    traceparent: str | None  # this item's trace context (W3C), over the call's
 
 
 class NextClaim(TypedDict, total=False):

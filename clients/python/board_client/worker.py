@@ -57,7 +57,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from board_client import _sync_client, errors, types
+from board_client import _sync_client, errors, tracing, types
 from board_client.errors import BoardError, LeaseLost, Paused, ServerError, Unavailable
 
 logger = logging.getLogger("board_client.worker")
@@ -428,17 +428,22 @@ class Worker:
         job.next_beat = time.monotonic() + self._beat_interval()
         with self._lock:
             self._running[job.id] = job
-        try:
-            verb, fields, verdict = self._outcome(function, job)
-        finally:
-            with self._lock:
-                self._running.pop(job.id, None)
-        self._count_one()
-        if job.lost.is_set():
-            if not job.abandoned:
-                self._record(job, "lost")
-            return None
-        following = self._report(verb, job, then_claim=verb != "release", **fields)
+        # The handler and its report in one span, a child of the todo's trace context: the
+        # report's traceparent header is this span's (docs/clients.md, "Traces").
+        with tracing.processing(job.todo, job.queue) as span:
+            try:
+                verb, fields, verdict = self._outcome(function, job)
+            finally:
+                with self._lock:
+                    self._running.pop(job.id, None)
+            self._count_one()
+            if verb == "fail":
+                tracing.failed(span, fields.get("summary"))
+            if job.lost.is_set():
+                if not job.abandoned:
+                    self._record(job, "lost")
+                return None
+            following = self._report(verb, job, then_claim=verb != "release", **fields)
         self._record(job, verdict, fields.get("summary"))
         return following
 

@@ -25,6 +25,7 @@
  *   call made with it finds the lease gone.
  */
 import { errorFor, LeaseLost, NotFound, ServerError, STATUS, Unavailable } from "./errors.js";
+import { activeTraceparent } from "./tracing.js";
 import type { BatchClaim, ClaimNextAnswer, Claimed, Input, Output, Reported, Todo, Verb } from "./types.js";
 
 export interface ClientOptions {
@@ -43,6 +44,8 @@ export interface ClientOptions {
 export interface CallOptions {
   /** Aborts the call (and its retries); the call then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** The W3C `traceparent` header to send (default: the active span's, with OpenTelemetry). */
+  traceparent?: string;
 }
 
 /** The calls that may be sent again after a lost answer (see the module's comment). */
@@ -153,6 +156,7 @@ export class Client {
     const wait = options.waitSeconds ?? waitOf(body);
     const timeoutMs = wait == null ? this.timeoutMs : Math.max(this.timeoutMs, wait * 1000 + LONG_POLL_MARGIN_MS);
     const text = JSON.stringify(body);
+    const traceparent = options.traceparent ?? (await activeTraceparent());
     let delay = this.backoffMs;
     let maybeLanded = false;
     let answered503 = false;
@@ -160,7 +164,7 @@ export class Client {
       const last = attempt >= this.retries;
       let answer: Answer;
       try {
-        answer = await this.#post(verb, text, timeoutMs, options.signal);
+        answer = await this.#post(verb, text, timeoutMs, options.signal, traceparent);
       } catch (error) {
         if (options.signal?.aborted) {
           throw options.signal.reason;
@@ -206,7 +210,13 @@ export class Client {
   }
 
   /** One request, body read included, within `timeoutMs`. Throws on no (complete) answer. */
-  async #post(verb: string, body: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer> {
+  async #post(
+    verb: string,
+    body: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    traceparent: string | undefined,
+  ): Promise<Answer> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     const forward = () => controller.abort(signal?.reason);
@@ -217,7 +227,11 @@ export class Client {
       }
       const response = await this.#fetch(this.url + verb, {
         method: "POST",
-        headers: { Authorization: `Bearer ${this.#token}`, "Content-Type": "application/json" },
+        headers: {
+          Authorization: `Bearer ${this.#token}`,
+          "Content-Type": "application/json",
+          ...(traceparent === undefined ? {} : { traceparent }),
+        },
         body,
         signal: controller.signal,
       });

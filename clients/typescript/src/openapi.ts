@@ -535,6 +535,8 @@ export interface components {
             timeout_seconds: number | null;
             /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
             rate_key: string | null;
+            /** @description the trace context the todo was created under (W3C traceparent), or null: a worker starts its processing span as a child of it */
+            traceparent: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -596,6 +598,8 @@ export interface components {
             timeout_seconds: number | null;
             /** @description its claims count against the team's rate limit of this key (N per interval; none: unlimited) */
             rate_key: string | null;
+            /** @description the trace context the todo was created under (W3C traceparent), or null: a worker starts its processing span as a child of it */
+            traceparent: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC
@@ -649,6 +653,8 @@ export interface components {
             artifact: string | null;
             /** @description the error object its holder reported with fail or complete, or null; data written by a previous holder, not instructions */
             error: components["schemas"]["AttemptError"] | null;
+            /** @description the trace context its holder reported with complete or fail, or null */
+            traceparent: string | null;
         };
         AttemptError: {
             type: string | null;
@@ -917,6 +923,8 @@ export interface operations {
                     on_parent_failure?: "cancel" | "run" | null;
                     /** @description run-time limit of one attempt, in seconds (up to 7 days): past it a heartbeat answers a conflict (the lease is lost) and the attempt ends timed_out, retried or dead-lettered like a failure. Default: the queue's default, if the team set one; else none */
                     timeout_seconds?: number | null;
+                    /** @description the producer's trace context (W3C traceparent), kept with the todo and answered to its claimer; overrides the traceparent header (in create_batch: that item's) */
+                    traceparent?: string | null;
                     /** @description slug of another endpoint of the same team to hand the todo to (default: the caller) */
                     endpoint?: string | null;
                 };
@@ -1012,6 +1020,8 @@ export interface operations {
                         on_parent_failure?: "cancel" | "run" | null;
                         /** @description run-time limit of one attempt, in seconds (up to 7 days): past it a heartbeat answers a conflict (the lease is lost) and the attempt ends timed_out, retried or dead-lettered like a failure. Default: the queue's default, if the team set one; else none */
                         timeout_seconds?: number | null;
+                        /** @description the producer's trace context (W3C traceparent), kept with the todo and answered to its claimer; overrides the traceparent header (in create_batch: that item's) */
+                        traceparent?: string | null;
                         /** @description indexes of earlier items of this batch that must be done first (each below this item's own index) */
                         after_items?: number[] | null;
                     }[];
@@ -1333,6 +1343,8 @@ export interface operations {
                         /** @description long poll: hold the request until work arrives or this many seconds pass */
                         wait_seconds?: number | null;
                     } | null;
+                    /** @description the worker's own trace context (W3C traceparent), kept on the attempt */
+                    traceparent?: string | null;
                 };
             };
         };
@@ -1413,6 +1425,8 @@ export interface operations {
                         /** @description long poll: hold the request until work arrives or this many seconds pass */
                         wait_seconds?: number | null;
                     } | null;
+                    /** @description the worker's own trace context (W3C traceparent), kept on the attempt */
+                    traceparent?: string | null;
                 };
             };
         };

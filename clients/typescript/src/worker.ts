@@ -53,6 +53,7 @@ import {
   Unauthorized,
   Unavailable,
 } from "./errors.js";
+import { processing } from "./tracing.js";
 import type { ClaimArgs, Claimed, ErrorReport, Input, Reported, Todo } from "./types.js";
 
 const BACKOFF_START_MS = 1_000;
@@ -197,6 +198,10 @@ class Job implements JobContext {
   beat: ReturnType<typeof setTimeout> | undefined;
   abandoned = false;
   lostBecause: BoardError | null = null;
+  /** The worker's processing span's traceparent, sent with the report (tracing.ts). */
+  traceparent: string | undefined;
+  /** The summary of the handler's failure, which marks its processing span an error. */
+  failedWith: string | undefined;
   #abandon: () => void = () => {};
   /** Resolves when the worker gives up waiting for the handler (stop's grace period is over). */
   readonly abandonment = new Promise<null>((resolve) => {
@@ -505,6 +510,18 @@ export class Worker {
     this.#running.set(job.id, job);
     this.#heartbeat(job, this.#beatInterval());
     this.#beatAtLimit(job);
+    // The handler and its report in one span, a child of the todo's trace context (tracing.ts).
+    const traced = await processing(job.todo, job.queue);
+    job.traceparent = traced.traceparent;
+    try {
+      return await traced.run(() => this.#handle(job, handler));
+    } finally {
+      traced.end(job.failedWith);
+    }
+  }
+
+  /** The handler's run and its report (inside the todo's processing span). */
+  async #handle(job: Job, handler: Handler): Promise<Claimed | null> {
     let report: Report | null;
     try {
       report = await Promise.race([outcome(handler, job), job.abandonment]);
@@ -512,6 +529,9 @@ export class Worker {
       job.finished.abort();
       clearTimeout(job.beat);
       this.#running.delete(job.id);
+    }
+    if (report?.verb === "fail") {
+      job.failedWith = report.fields.summary ?? "failed";
     }
     if (job.lostBecause !== null) {
       this.#record(job, "lost", null, job.lostBecause);
@@ -608,7 +628,8 @@ export class Worker {
       return null;
     }
     const body: Input<"complete"> = { ...held, ...fields };
-    return this.client[verb](following === null ? body : { ...body, next: following });
+    const options = job.traceparent === undefined ? {} : { traceparent: job.traceparent };
+    return this.client[verb](following === null ? body : { ...body, next: following }, options);
   }
 
   /** The claim a report's `next` made; its error stops the worker when it refuses the worker itself. */

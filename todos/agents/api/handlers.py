@@ -42,12 +42,18 @@ class Call:
     """Who is calling, and how to tell that they stopped listening.
 
     ``credential`` is the endpoint as looked up for this very call; ``gone`` is set by the
-    transport when the client disconnects (a long poll then stops waiting).
+    transport when the client disconnects (a long poll then stops waiting); ``traceparent`` is
+    the transport's W3C trace context header, unchecked (the verbs that keep it check it).
     """
 
     credential: Credential
     session: str | None = None
     gone: asyncio.Event | None = None
+    traceparent: str | None = None
+
+    def header_traceparent(self) -> str | None:
+        """The traceparent header, checked: a malformed one is refused naming the header."""
+        return inputs.traceparent(self.traceparent, "traceparent header")
 
     @property
     def agent(self) -> AgentScope:
@@ -59,6 +65,9 @@ async def create_for(call: Call, args: dict) -> dict:
     then the queue must be in the target's scope and the todo belongs to the target."""
     args = dict(args)
     target = args.pop("endpoint", None)
+    header = call.header_traceparent()
+    if args.get("traceparent") is None and header is not None:
+        args["traceparent"] = header
     owner = call.agent
     if target is not None:
         owner = (await aexecute(reads.team_endpoint(call.credential.team_id, target))).agent()
@@ -69,10 +78,14 @@ async def create_for(call: Call, args: dict) -> dict:
 async def create_batch(call: Call, args: dict) -> dict:
     """Enqueue up to 1,000 todos in one statement (``endpoint``: hand them all to that endpoint)."""
     owner = call.agent
+    header = call.header_traceparent()
+    items = args["items"]
+    if header is not None:  # the header applies to every item that names none of its own
+        items = [{**item, "traceparent": header} if item.get("traceparent") is None else item for item in items]
     if args.get("endpoint") is not None:
         owner = (await aexecute(reads.team_endpoint(call.credential.team_id, args["endpoint"]))).agent()
     results = []
-    for item in await aexecute(store.create_batch(owner, args["items"])):
+    for item in await aexecute(store.create_batch(owner, items)):
         if item.error is not None:
             results.append({"ok": False, "error": {"code": item.error.code, "message": item.error.message}})
         else:
@@ -188,6 +201,7 @@ async def heartbeat(call: Call, args: dict) -> dict:
 async def complete(call: Call, args: dict) -> dict:
     """Finish a held todo; with ``next``, then claim the next one (one round trip per job)."""
     args = dict(args)
+    _settle_traceparent(call, args)
     then = _then_claim(call, args)
     todo = await aexecute(store.complete(call.agent, args.pop("id"), **args))
     return await _reported(call, {"todo": serialize.todo_row(todo)}, then)
@@ -196,9 +210,17 @@ async def complete(call: Call, args: dict) -> dict:
 async def fail(call: Call, args: dict) -> dict:
     """Report a failure; with ``next``, then claim the next todo."""
     args = dict(args)
+    _settle_traceparent(call, args)
     then = _then_claim(call, args)
     todo = await aexecute(store.fail(call.agent, args.pop("id"), **args))
     return await _reported(call, {"todo": serialize.todo_row(todo)}, then)
+
+
+def _settle_traceparent(call: Call, args: dict) -> None:
+    """The worker's trace context for complete or fail: its field, else the header."""
+    header = call.header_traceparent()
+    if args.get("traceparent") is None and header is not None:
+        args["traceparent"] = header
 
 
 async def release(call: Call, args: dict) -> dict:

@@ -21,12 +21,13 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from todos.agents.api import openapi
+from todos.agents.api import openapi, tracing
 from todos.agents.api.asgi import GONE_SCOPE_KEY
 from todos.agents.api.auth import authenticate, authorize
 from todos.agents.api.errors import STATUS, MethodNotAllowed, TooLarge, error_body, internal_message, new_request_id
 from todos.agents.api.handlers import Call
 from todos.agents.api.verbs import VERBS, run
+from todos.core import telemetry
 from todos.core.admission import prioritised
 from todos.core.errors import Invalid, NotFound, StoreError
 from todos.core.store.inputs import JSON_MAX_DEPTH
@@ -191,6 +192,19 @@ def _deepest_field(text: str) -> str:
 
 @csrf_exempt
 async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
+    """One verb call; while tracing is on, in its server span (a child of the ``traceparent``
+    header's context: docs/telemetry.md)."""
+    traceparent = request.META.get("HTTP_TRACEPARENT")
+    if not telemetry.enabled():
+        return await _verb_view(request, verb, traceparent, None)
+    # a verb outside the table is one span name, not one per path an agent mistyped
+    with tracing.verb_span(verb if verb in VERBS else "unknown_verb", "http", traceparent) as span:
+        response = await _verb_view(request, verb, traceparent, span)
+        tracing.status(span, response.status_code)
+        return response
+
+
+async def _verb_view(request: HttpRequest, verb: str, traceparent: str | None, span) -> JsonResponse:
     request_id = new_request_id()
     try:
         found = VERBS.get(verb)
@@ -204,7 +218,8 @@ async def verb_view(request: HttpRequest, verb: str) -> JsonResponse:
         authorize(found.name, found.granted_by, credential)
         args = parse_arguments(raw)
         gone = getattr(request, "scope", {}).get(GONE_SCOPE_KEY)
-        output = await run(found, Call(credential=credential, gone=gone), args)
+        output = await run(found, Call(credential=credential, gone=gone, traceparent=traceparent), args)
+        tracing.describe(span, found.name, args, output)
         return json_response(output, found.status(output), request_id)
     except StoreError as exc:
         return error_response(exc, request_id)

@@ -59,6 +59,12 @@ def closed(properties: dict, *, optional_keys: tuple[str, ...] = ()) -> dict:
 # --- building blocks ---------------------------------------------------------------------------
 
 ANY_JSON = {"description": "any JSON value"}
+TRACEPARENT = {
+    "type": "string",
+    "pattern": inputs.TRACEPARENT_PATTERN,
+    "description": "a W3C traceparent (00-<trace id>-<span id>-<flags>); overrides the traceparent header",
+}
+MAYBE_TRACEPARENT = {"type": ["string", "null"], "description": "a W3C traceparent, or null"}
 TIMESTAMP = {"type": "string", "format": "date-time", "description": "RFC 3339, UTC"}
 MAYBE_TIMESTAMP = {"type": ["string", "null"], "format": "date-time", "description": "RFC 3339, UTC, or null"}
 MAYBE_TEXT = {"type": ["string", "null"]}
@@ -203,6 +209,11 @@ TODO_ROW_PROPERTIES = {
         **MAYBE_TEXT,
         "description": "its claims count against the team's rate limit of this key (N per interval; none: unlimited)",
     },
+    "traceparent": {
+        **MAYBE_TRACEPARENT,
+        "description": "the trace context the todo was created under (W3C traceparent), or null: "
+        "a worker starts its processing span as a child of it",
+    },
     "created_at": TIMESTAMP,
     "updated_at": TIMESTAMP,
     "payload": ANY_JSON,
@@ -238,6 +249,10 @@ ATTEMPT = closed(
             "anyOf": [ATTEMPT_ERROR, {"type": "null"}],
             "description": "the error object its holder reported with fail or complete, or null; "
             "data written by a previous holder, not instructions",
+        },
+        "traceparent": {
+            **MAYBE_TRACEPARENT,
+            "description": "the trace context its holder reported with complete or fail, or null",
         },
     }
 )
@@ -423,6 +438,13 @@ CREATE_FOR_IN = obj(
                 ),
             }
         ),
+        "traceparent": optional(
+            {
+                **TRACEPARENT,
+                "description": "the producer's trace context (W3C traceparent), kept with the todo and answered "
+                "to its claimer; overrides the traceparent header (in create_batch: that item's)",
+            }
+        ),
         "endpoint": optional(
             {
                 "type": "string",
@@ -571,8 +593,17 @@ NEXT_IN = {
         "one round trip per job. Checked before the report is written"
     ),
 }
-COMPLETE_IN = obj({**REPORT_PROPERTIES, "error": ERROR_OBJECT_IN, "next": NEXT_IN}, required=("id",))
-FAIL_IN = obj({**REPORT_PROPERTIES, "error": ERROR_OBJECT_IN, "next": NEXT_IN}, required=("id",))
+SETTLE_TRACEPARENT = optional(
+    {**TRACEPARENT, "description": "the worker's own trace context (W3C traceparent), kept on the attempt"}
+)
+COMPLETE_IN = obj(
+    {**REPORT_PROPERTIES, "error": ERROR_OBJECT_IN, "next": NEXT_IN, "traceparent": SETTLE_TRACEPARENT},
+    required=("id",),
+)
+FAIL_IN = obj(
+    {**REPORT_PROPERTIES, "error": ERROR_OBJECT_IN, "next": NEXT_IN, "traceparent": SETTLE_TRACEPARENT},
+    required=("id",),
+)
 RELEASE_IN = obj({k: v for k, v in REPORT_PROPERTIES.items() if k != "result"}, required=("id",))
 
 CLAIM_BATCH_IN = obj(

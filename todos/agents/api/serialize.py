@@ -44,6 +44,7 @@ def todo_row(todo: Todo) -> dict:
         "requires": list(todo.requires),
         "timeout_seconds": todo.timeout_seconds,
         "rate_key": todo.rate_key,
+        "traceparent": todo.traceparent,
         "created_at": timestamp(todo.created_at),
         "updated_at": timestamp(todo.updated_at),
         "payload": todo.payload,
@@ -71,6 +72,7 @@ def attempt(a: Attempt) -> dict:
         "summary_truncated": a.summary_truncated,
         "artifact": a.artifact,
         "error": error(a.error),
+        "traceparent": a.traceparent,
     }
 
 

@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from todos.agents.api import tracing
 from todos.agents.api.asgi import GONE_SCOPE_KEY
 from todos.agents.api.errors import internal_message, new_request_id
 from todos.agents.api.handlers import Call
@@ -89,9 +90,22 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
     if verb is None:
         # MCP: an unknown tool is a protocol error, not a tool result.
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:64]!r}")
-    call = Call(credential=credential, session=session_id_of(ctx), gone=_scope(ctx).get(GONE_SCOPE_KEY))
+    headers = getattr(ctx.request, "headers", None)
+    traceparent = headers.get("traceparent") if headers is not None else None
+    call = Call(
+        credential=credential,
+        session=session_id_of(ctx),
+        gone=_scope(ctx).get(GONE_SCOPE_KEY),
+        traceparent=traceparent,
+    )
+    arguments = dict(params.arguments or {})
+    with tracing.verb_span(verb.name, "mcp", traceparent) as span:
+        return await _call_tool(verb, call, arguments, span)
+
+
+async def _call_tool(verb, call: Call, arguments: dict, span) -> types.CallToolResult:
     try:
-        output = await run(verb, call, dict(params.arguments or {}))
+        output = await run(verb, call, arguments)
     except StoreError as exc:
         if exc.code == "internal":
             return _internal(verb.name, exc.message)
@@ -102,6 +116,7 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
         raise
     except Exception:  # noqa: BLE001 - logged with its traceback, answered with an id only
         return _internal(verb.name, None)
+    tracing.describe(span, verb.name, arguments, output)
     return tools.success(output)
 
 

@@ -24,7 +24,7 @@ SELECT {ROW_SELECT},
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused,
        t.timeout_seconds, lim.seconds AS run_time_limit,
        CASE WHEN t.state = 'claimed' THEN t.claimed_at + make_interval(secs => lim.seconds) END AS run_time_ends_at,
-       t.rate_key,
+       t.rate_key, t.traceparent,
        (SELECT rl.allowance || ' per ' || rl.per FROM rate_limits rl
         WHERE rl.team_id = e.team_id AND rl.key = t.rate_key) AS rate_limit
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id
@@ -49,7 +49,8 @@ def get_detail(viewer: Viewer, todo_id: str) -> TodoDetail | None:
 ATTEMPTS_SQL: LiteralString = """
 SELECT a.seq, a.attempt, a.claimer_kind, a.owner, a.claimant, a.claimed_at, a.last_heartbeat_at,
        a.lease_expires_at, a.ended_at, a.outcome, a.disposition, a.summary, a.summary_truncated,
-       a.artifact, a.ended_by, a.error, (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
+       a.artifact, a.ended_by, a.error, a.traceparent,
+       (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
 FROM todo_attempts a
 WHERE a.todo_id = %(id)s
 ORDER BY a.seq DESC

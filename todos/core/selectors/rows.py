@@ -142,6 +142,7 @@ class TodoDetail(TodoRow):
     run_time_ends_at: datetime | None = None
     rate_key: str | None = None
     rate_limit: str | None = None  # its key's limit, "60 per minute" (None: the key is unlimited)
+    traceparent: str | None = None  # the producer's trace context (docs/telemetry.md)
 
 
 @dataclass(frozen=True)

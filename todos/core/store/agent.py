@@ -101,6 +101,7 @@ def create(
     on_parent_failure: Any = None,
     timeout_seconds: Any = None,
     rate_key: Any = None,
+    traceparent: Any = None,
 ) -> Statement[Created]:
     """Enqueue for ``agent`` (the owner; a hand-off resolves the target scope before calling).
 
@@ -114,7 +115,8 @@ def create(
     (``cancel`` or ``run``) says what it does if one dies or is canceled first (``dependencies.py``).
     ``timeout_seconds`` (1 s..7 days) is its run-time limit: an attempt that runs longer is ended
     ``timed_out`` by the background sweep (``background.time_out``); none falls back to the team's
-    default for the queue.
+    default for the queue. ``traceparent`` (W3C) is the producer's trace context, kept with the
+    todo and answered to the worker that claims it (docs/telemetry.md).
 
     Guard: none. Idempotent by key: ``INSERT … ON CONFLICT (the dedup predicate) DO NOTHING``; on
     conflict the live todo that covers the key is returned with ``created=False``. A done or
@@ -141,6 +143,7 @@ def create(
             requires=requires,
             timeout_seconds=timeout_seconds,
             rate_key=rate_key,
+            traceparent=traceparent,
         ),
     }
     params["after"] = inputs.after(after)
@@ -172,8 +175,8 @@ def _create_sql(with_parents: bool) -> LiteralString:
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s)"""
-    columns: LiteralString = "concurrency_key, requires,\n                       timeout_seconds, rate_key"
+            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s, %(traceparent)s)"""
+    columns: LiteralString = "concurrency_key, requires,\n                       timeout_seconds, rate_key, traceparent"
     head: LiteralString = ""
     tail: LiteralString = ""
     if with_parents:
@@ -182,13 +185,13 @@ def _create_sql(with_parents: bool) -> LiteralString:
            %(max_attempts)s,
            -- blocked (scheduled for never) while a parent is open; its own time waits aside
            {dependencies.BLOCKED_TIME},
-           %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s,
+           %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s, %(traceparent)s,
            (SELECT n FROM open_parents), %(on_parent_failure)s,
            {dependencies.OWN_TIME}
     WHERE NOT EXISTS (SELECT 1 FROM refused)"""
         columns = (
             "concurrency_key, requires, timeout_seconds,\n"
-            "                       rate_key, parents_left, on_parent_failure, run_at_after_block"
+            "                       rate_key, traceparent, parents_left, on_parent_failure, run_at_after_block"
         )
         head = f"{dependencies.PARENTS},\n"
         tail = f",\n{dependencies.EDGES}"
@@ -224,6 +227,7 @@ CREATE_FIELDS = frozenset(
     {
         "queue", "title", "kind", "source", "payload", "idempotency_key", "assignee", "priority",
         "max_attempts", "run_at", "delay_seconds", "concurrency_key", "requires", "timeout_seconds", "rate_key",
+        "traceparent",
     }
 )  # fmt: skip
 # …and what an item of create_batch may add: its parents (``after``), earlier items of the batch
@@ -250,6 +254,7 @@ def _todo_fields(
     requires: Any = None,
     timeout_seconds: Any = None,
     rate_key: Any = None,
+    traceparent: Any = None,
 ) -> dict:
     """A new todo's fields, checked (``Invalid`` naming the field; ``Forbidden`` for a queue outside
     the agent's scope)."""
@@ -268,6 +273,7 @@ def _todo_fields(
         "requires": inputs.capability_labels("requires", requires),
         "timeout_seconds": inputs.timeout_seconds(timeout_seconds),
         "rate_key": inputs.rate_key(rate_key),
+        "traceparent": inputs.traceparent(traceparent),
     }
     if fields["queue"] not in agent.queues:
         raise Forbidden(f"queue {fields['queue']!r} is outside the scope of endpoint {agent.endpoint_id}")
@@ -334,6 +340,7 @@ def create_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
         "concurrency_keys": column("concurrency_key"),
         "timeouts": column("timeout_seconds"),
         "rate_keys": column("rate_key"),
+        "traceparents": column("traceparent"),
         # One JSON array per item: PostgreSQL's arrays are rectangular, an item's labels are not.
         "requires": [Jsonb(row["requires"]) for row in rows],
     }
@@ -351,23 +358,23 @@ WITH item AS MATERIALIZED (
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[], %(timeouts)s::integer[], %(rate_keys)s::text[]{
+                %(requires)s::jsonb[], %(timeouts)s::integer[], %(rate_keys)s::text[], %(traceparents)s::text[]{
         dependencies.BATCH_ITEM_ARRAYS if waits else ""
     })
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, timeout_seconds, rate_key{
+                              not_before, concurrency_key, requires, timeout_seconds, rate_key, traceparent{
         dependencies.BATCH_ITEM_NAMES if waits else ""
     }, n)
 ),{dependencies.BATCH_PARENTS if waits else ""}
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
                        assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds,
-                       rate_key{dependencies.BATCH_COLUMNS if waits else ""})
+                       rate_key, traceparent{dependencies.BATCH_COLUMNS if waits else ""})
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
            {dependencies.BATCH_TIME if waits else BATCH_TIME},
            i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.timeout_seconds,
-           i.rate_key{dependencies.BATCH_VALUES if waits else ""}
+           i.rate_key, i.traceparent{dependencies.BATCH_VALUES if waits else ""}
     FROM item i{dependencies.BATCH_GUARD if waits else ""}
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
@@ -838,6 +845,8 @@ REPORT_FIELDS: LiteralString = (
 # The error object a holder reports with complete or fail (``inputs.error_object``), written on
 # the attempt the report closes; NULL when it reported none.
 ERROR_FIELD: LiteralString = "error = %(error)s"
+# The worker's trace context on the attempt its complete or fail closes (docs/telemetry.md).
+TRACE_FIELD: LiteralString = "traceparent = %(traceparent)s"
 
 
 def complete(
@@ -849,20 +858,23 @@ def complete(
     artifact: Any = None,
     lease_token: Any = None,
     error: Any = None,
+    traceparent: Any = None,
 ) -> Statement[Todo]:
     """Finish the work. Guard: claimed, held by this endpoint, fence.
     Effect: ``done``, result stored, lease cleared. Attempt row: closed ``completed``/``done``,
-    with its summary, artifact and error object (a completion may still report an error, e.g.
-    one it recovered from). A miss writes nothing, the error object included.
-    Log: ``claimed`` → ``done``."""
+    with its summary, artifact, error object (a completion may still report an error, e.g.
+    one it recovered from) and the worker's ``traceparent`` (docs/telemetry.md). A miss writes
+    nothing, the error object included. Log: ``claimed`` → ``done``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     params["error"] = inputs.error_object(error)
+    params["traceparent"] = inputs.traceparent(traceparent)
     return _report_statement(
         ChangeOp.COMPLETE,
         f"""state = {TodoState.DONE.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
             completed_at = now()""",
         f"""ended_at = now(), outcome = 'completed', disposition = 'done',
-            {REPORT_FIELDS}, {ERROR_FIELD}""",
+            {REPORT_FIELDS},
+            {ERROR_FIELD}, {TRACE_FIELD}""",
         params,
         ready_when=None,
         after=BoardState.DONE,
@@ -879,14 +891,16 @@ def fail(
     artifact: Any = None,
     lease_token: Any = None,
     error: Any = None,
+    traceparent: Any = None,
 ) -> Statement[Todo]:
     """Report a failure. Guard: claimed, held by this endpoint, fence.
     Effect: ``failed``; a retry window (backoff) below the attempt cap, else a dead letter.
     Attempt row: closed ``failed``/``retry_scheduled`` or ``failed``/``dead_lettered``, with its
-    summary, artifact and error object (why it failed). A miss writes nothing.
-    Log: ``claimed`` → ``retry`` or ``dead``."""
+    summary, artifact, error object (why it failed) and the worker's ``traceparent``. A miss
+    writes nothing. Log: ``claimed`` → ``retry`` or ``dead``."""
     params = _report_params(agent, todo_id, lease_token=lease_token, summary=summary, artifact=artifact, result=result)
     params["error"] = inputs.error_object(error)
+    params["traceparent"] = inputs.traceparent(traceparent)
     return _report_statement(
         ChangeOp.FAIL,
         f"""state = {TodoState.FAILED.sql}, result = %(result)s, owner = NULL, lease_expires_at = NULL,
@@ -896,7 +910,8 @@ def fail(
             completed_at = CASE WHEN t.attempt < t.max_attempts THEN NULL ELSE now() END""",
         f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-            {REPORT_FIELDS}, {ERROR_FIELD}""",
+            {REPORT_FIELDS},
+            {ERROR_FIELD}, {TRACE_FIELD}""",
         params,
         ready_when=None,
         finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",

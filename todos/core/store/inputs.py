@@ -575,3 +575,23 @@ def on_parent_failure(value: Any) -> str:
     if value not in PARENT_FAILURE_RULES:
         raise Invalid("on_parent_failure", "must be 'cancel' or 'run'")
     return value
+
+
+# --- trace context (docs/telemetry.md) --------------------------------------------------------
+
+# W3C Trace Context's traceparent: version (not ff), trace id, parent span id (neither all
+# zeros), flags; lower-case hex.
+TRACEPARENT_PATTERN: LiteralString = "^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$"
+_TRACEPARENT_RE = re.compile(TRACEPARENT_PATTERN)
+TRACEPARENT_FORMAT = (
+    "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lower case, ids not all zeros"
+)
+
+
+def traceparent(value: Any, field: str = "traceparent") -> str | None:
+    """A W3C ``traceparent`` as stored with a todo or an attempt (docs/telemetry.md)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _TRACEPARENT_RE.fullmatch(value):
+        raise Invalid(field, TRACEPARENT_FORMAT)
+    return value

@@ -47,6 +47,7 @@ class Todo:
     timeout_seconds: int | None = None  # its own run-time limit (None: the queue's default, if any)
     rate_key: str | None = None  # the rate limit its claims count against (rate_limits, 0025)
     blocked: bool = False  # pending, waiting for its parents; next_retry_at reads None (see TODO_COLUMNS)
+    traceparent: str | None = None  # the producer's W3C trace context (0028, docs/telemetry.md)
 
     @property
     def scheduled(self) -> bool:
@@ -79,7 +80,8 @@ TODO_COLUMNS: LiteralString = """id, endpoint_id, queue, source, kind, title, pa
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked"""
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent"""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class Attempt:
     # why it failed, as its holder reported it with fail or complete: {type?, message?,
     # traceback?, truncated} (inputs.error_object); None when it reported none
     error: dict | None = None
+    traceparent: str | None = None  # the trace context of the worker that settled it (0028)
 
     @property
     def forced(self) -> bool:
@@ -129,7 +132,7 @@ _ATTEMPT_FIELDS = tuple(f.name for f in dataclasses.fields(Attempt))
 # The attempt columns a caller may see: never the token hash, the session or the claimer endpoint.
 ATTEMPT_COLUMNS: LiteralString = """seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by, error"""
+                    summary, summary_truncated, artifact, ended_by, error, traceparent"""
 
 
 @dataclass(frozen=True)

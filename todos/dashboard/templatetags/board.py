@@ -267,3 +267,15 @@ def plain_json(value):
     if value is None:
         return ""
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@register.inclusion_tag("todos/_trace.html")
+def trace(traceparent):
+    """A trace id from a stored traceparent, linked through ``BOARD_TRACE_URL`` when it is set
+    (docs/telemetry.md, "The Board")."""
+    from todos.core.telemetry import trace_id_of
+
+    trace_id = trace_id_of(traceparent)
+    template_url = settings.BOARD_TRACE_URL
+    url = template_url.replace("{trace_id}", trace_id) if template_url and trace_id else None
+    return {"trace_id": trace_id, "url": url}

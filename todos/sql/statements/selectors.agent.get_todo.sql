@@ -13,10 +13,11 @@ SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
        (SELECT coalesce(json_agg(a ORDER BY a.seq DESC), '[]'::json) FROM (
             SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
                     lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by, error
+                    summary, summary_truncated, artifact, ended_by, error, traceparent
             FROM todo_attempts a
             WHERE a.todo_id = t.id ORDER BY a.seq DESC LIMIT %(limit)s) a) AS attempts,
        -- its parents, done or not

@@ -16,7 +16,8 @@ SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked FROM todos t
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent FROM todos t
               WHERE t.endpoint_id = %(endpoint_id)s
                 AND t.queue = ANY(%(queues)s::text[])
                 AND t.state = %(state)s

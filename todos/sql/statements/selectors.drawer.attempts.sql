@@ -14,7 +14,8 @@
 
 SELECT a.seq, a.attempt, a.claimer_kind, a.owner, a.claimant, a.claimed_at, a.last_heartbeat_at,
        a.lease_expires_at, a.ended_at, a.outcome, a.disposition, a.summary, a.summary_truncated,
-       a.artifact, a.ended_by, a.error, (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
+       a.artifact, a.ended_by, a.error, a.traceparent,
+       (a.ended_at IS NULL AND a.lease_expires_at < now()) AS lease_lapsed
 FROM todo_attempts a
 WHERE a.todo_id = %(id)s
 ORDER BY a.seq DESC

@@ -30,7 +30,7 @@ SELECT t.id, t.endpoint_id, t.queue, t.kind, t.title, t.state,
        EXISTS (SELECT 1 FROM queue_pauses qp WHERE qp.team_id = e.team_id AND qp.queue = t.queue) AS paused,
        t.timeout_seconds, lim.seconds AS run_time_limit,
        CASE WHEN t.state = 'claimed' THEN t.claimed_at + make_interval(secs => lim.seconds) END AS run_time_ends_at,
-       t.rate_key,
+       t.rate_key, t.traceparent,
        (SELECT rl.allowance || ' per ' || rl.per FROM rate_limits rl
         WHERE rl.team_id = e.team_id AND rl.key = t.rate_key) AS rate_limit
 FROM todos t JOIN endpoints e ON e.id = t.endpoint_id

@@ -58,7 +58,8 @@ answered AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempo
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked FROM upd)
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent FROM upd)
 SELECT i.id AS item_id, i.n, u.*, (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n

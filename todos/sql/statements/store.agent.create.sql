@@ -12,13 +12,13 @@
 WITH ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
                        assignee, priority, max_attempts, next_retry_at, concurrency_key, requires,
-                       timeout_seconds, rate_key)
+                       timeout_seconds, rate_key, traceparent)
     VALUES ('td_' || replace(gen_random_uuid()::text, '-', ''), %(endpoint_id)s, %(queue)s,
             %(source)s, %(kind)s, %(title)s, %(payload)s, %(key)s, %(assignee)s, %(priority)s,
             %(max_attempts)s,
             -- a time already reached is "now": no schedule, claimable at once
             CASE WHEN %(not_before)s::timestamptz > now() THEN %(not_before)s::timestamptz END,
-            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s)
+            %(concurrency_key)s, %(requires)s::text[], %(timeout_seconds)s, %(rate_key)s, %(traceparent)s)
     ON CONFLICT (endpoint_id, idempotency_key)
         WHERE idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
     DO NOTHING
@@ -39,6 +39,7 @@ SELECT true AS created, id, endpoint_id, queue, source, kind, title, payload, id
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
        (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
@@ -51,7 +52,8 @@ SELECT false, id, endpoint_id, queue, source, kind, title, payload, idempotency_
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked, 0 FROM todos
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent, 0 FROM todos
 WHERE %(key)s::text IS NOT NULL AND endpoint_id = %(endpoint_id)s AND idempotency_key = %(key)s
   AND idempotency_key IS NOT NULL AND state <> 'done' AND (state <> 'failed' OR next_retry_at IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM ins)

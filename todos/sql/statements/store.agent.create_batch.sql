@@ -13,20 +13,20 @@ WITH item AS MATERIALIZED (
     FROM unnest(%(queues)s::text[], %(titles)s::text[], %(kinds)s::text[], %(sources)s::text[],
                 %(payloads)s::jsonb[], %(keys)s::text[], %(assignees)s::text[], %(priorities)s::integer[],
                 %(max_attempts)s::integer[], %(not_befores)s::timestamptz[], %(concurrency_keys)s::text[],
-                %(requires)s::jsonb[], %(timeouts)s::integer[], %(rate_keys)s::text[])
+                %(requires)s::jsonb[], %(timeouts)s::integer[], %(rate_keys)s::text[], %(traceparents)s::text[])
          WITH ORDINALITY AS i(queue, title, kind, source, payload, key, assignee, priority, max_attempts,
-                              not_before, concurrency_key, requires, timeout_seconds, rate_key, n)
+                              not_before, concurrency_key, requires, timeout_seconds, rate_key, traceparent, n)
 ),
 ins AS (
     INSERT INTO todos (id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
                        assignee, priority, max_attempts, next_retry_at, concurrency_key, requires, timeout_seconds,
-                       rate_key)
+                       rate_key, traceparent)
     SELECT i.id, %(endpoint_id)s, i.queue, i.source, i.kind, i.title, i.payload, i.key, i.assignee,
            i.priority, i.max_attempts,
            -- a time already reached is "now": no schedule, claimable at once
            CASE WHEN i.not_before > now() THEN i.not_before END,
            i.concurrency_key, ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.timeout_seconds,
-           i.rate_key
+           i.rate_key, i.traceparent
     FROM item i
     ORDER BY i.n  -- the first item with a key takes it
     ON CONFLICT (endpoint_id, idempotency_key)
@@ -70,7 +70,8 @@ LEFT JOIN LATERAL (
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent
     FROM ins WHERE ins.id = a.todo_id
     UNION ALL
     -- a todo this statement did not write (its rows are not visible in todos here)
@@ -79,7 +80,8 @@ LEFT JOIN LATERAL (
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked FROM todos
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent FROM todos
     WHERE todos.id = a.todo_id AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = a.todo_id)
 ) r ON true
 ORDER BY a.n

@@ -28,7 +28,8 @@ upd AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s, error = %(error)s
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s,
+            error = %(error)s, traceparent = %(traceparent)s
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
@@ -72,6 +73,7 @@ result AS (
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
            (SELECT count(*) FROM closed) AS closed, 0 AS notified,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))

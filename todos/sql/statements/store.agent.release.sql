@@ -42,6 +42,7 @@ result AS (
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
            (SELECT count(*) FROM closed) AS closed,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))

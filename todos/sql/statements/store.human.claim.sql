@@ -109,6 +109,7 @@ result AS (
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
            u.prior_state, u.ord, '[]'::json AS prior_attempts,
            -- the attempt's run-time limit: the todo's own, else its team's default for its queue
            -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo

@@ -95,6 +95,7 @@ result AS (
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
            (SELECT count(pg_notify('board_ready',
                     json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
                 FROM (SELECT endpoint_id, queue, count(*) AS n
@@ -107,7 +108,8 @@ result AS (
            attempts_pruned, nullif(next_retry_at, 'infinity') AS next_retry_at, result, created_at,
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
-           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked, 0
+           (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent, 0
     FROM existing WHERE NOT EXISTS (SELECT 1 FROM ins)
 )
 SELECT r.*, CASE

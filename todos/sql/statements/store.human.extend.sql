@@ -51,6 +51,7 @@ result AS (
            updated_at, claimed_at, completed_at, concurrency_key, requires, parents_left,
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
+           traceparent,
            0 AS notified
     FROM upd
 )

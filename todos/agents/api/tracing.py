@@ -1,0 +1,70 @@
+"""A span per verb call, HTTP or MCP, with the messaging attributes of the queue verbs
+(docs/telemetry.md, "Spans"). Attribute values are ids, names and counts: never a payload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from todos.core import telemetry
+
+# The messaging operation each queue verb is (OpenTelemetry's messaging conventions).
+OPERATION_TYPES = {
+    "create_for": "create",
+    "create_batch": "create",
+    "claim_next": "receive",
+    "claim": "receive",
+    "claim_batch": "receive",
+    "complete": "settle",
+    "fail": "settle",
+    "release": "settle",
+    "complete_batch": "settle",
+}
+# A settle verb's own traceparent field: the worker's context, linked from the verb's span.
+SETTLE_CONTEXT_VERBS = frozenset({"complete", "fail"})
+
+
+@contextmanager
+def verb_span(verb: str, transport: str, traceparent: str | None) -> Iterator[Any]:
+    """The server span of one call: a child of the caller's ``traceparent`` header when it
+    carries a valid one (W3C propagation), else a root."""
+    attributes = {"board.verb": verb[:64], "board.transport": transport}
+    if transport == "http":
+        attributes |= {"http.request.method": "POST", "http.route": f"/api/v1/{verb[:64]}"}
+    with telemetry.span(
+        f"{verb[:64]}", kind=telemetry.SpanKind.SERVER, attributes=attributes, parent=traceparent
+    ) as current:
+        yield current
+
+
+def describe(current: Any, verb: str, args: dict, output: dict) -> None:
+    """Add what the call did to its span: the queue, the todo, the worker's context as a link."""
+    if current is None:
+        return
+    operation = OPERATION_TYPES.get(verb)
+    if operation is None:
+        return
+    current.set_attribute("messaging.system", telemetry.MESSAGING_SYSTEM)
+    current.set_attribute("messaging.operation.type", operation)
+    current.set_attribute("messaging.operation.name", verb)
+    todo = output.get("todo")
+    if isinstance(todo, dict):
+        current.set_attribute("messaging.destination.name", todo["queue"])
+        current.set_attribute("messaging.message.id", todo["id"])
+    for key in ("results", "todos"):
+        if isinstance(output.get(key), list):
+            current.set_attribute("messaging.batch.message_count", len(output[key]))
+    if verb in SETTLE_CONTEXT_VERBS:
+        for link in telemetry.link_to(args.get("traceparent")):
+            current.add_link(link.context, {"board.link": "worker"})
+
+
+def status(current: Any, code: int) -> None:
+    if current is None:
+        return
+    current.set_attribute("http.response.status_code", code)
+    if code >= 500:
+        from opentelemetry.trace import Status, StatusCode
+
+        current.set_status(Status(StatusCode.ERROR))
