@@ -128,3 +128,26 @@ def test_a_malformed_settle_traceparent_is_refused_and_the_lease_is_kept(api, te
 def test_a_malformed_header_on_a_verb_that_keeps_nothing_is_ignored(api, tenancy):
     response = post(api, tenancy.worker_token, "claim_next", {}, "garbage")
     assert response.status_code == 200, response.text
+
+
+def test_complete_batch_takes_the_header_for_every_item_unless_an_item_names_its_own(api, tenancy):
+    ids = [
+        api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": t}, status=201)["todo"]["id"]
+        for t in ("a", "b")
+    ]
+    api.ok(tenancy.worker_token, "claim_batch", {"max": 2})
+    body = {"items": [{"id": ids[0], "traceparent": WORKER}, {"id": ids[1]}]}
+    response = post(api, tenancy.worker_token, "complete_batch", body, HEADER)
+    assert response.status_code == 200, response.text
+    assert [r["ok"] for r in response.json()["results"]] == [True, True]
+    kept = [api.ok(tenancy.worker_token, "get_todo", {"id": i})["attempts"][0]["traceparent"] for i in ids]
+    assert kept == [WORKER, HEADER]
+
+
+def test_complete_batch_refuses_a_malformed_header_and_keeps_every_lease(api, tenancy):
+    todo = api.ok(tenancy.worker_token, "create_for", {"queue": "default", "title": "t"}, status=201)["todo"]
+    api.ok(tenancy.worker_token, "claim_next", {})
+    response = post(api, tenancy.worker_token, "complete_batch", {"items": [{"id": todo["id"]}]}, BAD[0])
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith("traceparent header:")
+    assert api.ok(tenancy.worker_token, "get_todo", {"id": todo["id"]})["todo"]["state"] == "claimed"

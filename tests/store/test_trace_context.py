@@ -62,3 +62,23 @@ def test_a_refused_report_writes_nothing_its_context_included(agent, verb):
     with pytest.raises(Invalid) as refused:
         REPORTS[verb](agent, todo.id, traceparent="nope")
     assert refused.value.field == "traceparent"
+
+
+def test_complete_batch_keeps_each_items_context_on_its_attempt(agent):
+    todos = [execute(agent_store.create(agent, queue="default", title=t)).todo for t in ("a", "b")]
+    for todo in todos:
+        execute(agent_store.claim(agent, todo.id))
+    items = [{"id": todos[0].id, "traceparent": WORKER}, {"id": todos[1].id}]
+    assert [r.ok for r in execute(agent_store.complete_batch(agent, items))] == [True, True]
+    assert [attempts(t.id)[0]["traceparent"] for t in todos] == [WORKER, None]
+
+
+def test_complete_batch_refuses_a_malformed_item_context_naming_the_item_and_writes_nothing(agent):
+    todos = [execute(agent_store.create(agent, queue="default", title=t)).todo for t in ("a", "b")]
+    for todo in todos:
+        execute(agent_store.claim(agent, todo.id))
+    before = [snapshot(t.id) for t in todos]
+    with pytest.raises(Invalid) as refused:
+        agent_store.complete_batch(agent, [{"id": todos[0].id}, {"id": todos[1].id, "traceparent": "00-abc"}])
+    assert refused.value.field == "items[1].traceparent"
+    assert [snapshot(t.id) for t in todos] == before

@@ -1581,7 +1581,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description each id at most once in a batch */
+                    /** @description each id at most once in a batch; an item without a traceparent takes the traceparent header's */
                     items: {
                         /** @description a todo id (td_…) */
                         id: string;
@@ -1593,6 +1593,8 @@ export interface operations {
                         artifact?: string | null;
                         /** @description the lease_token of a fenced claim (required exactly when the claim was fenced) */
                         lease_token?: string | null;
+                        /** @description the worker's own trace context (W3C traceparent), kept on the attempt */
+                        traceparent?: string | null;
                     }[];
                 };
             };

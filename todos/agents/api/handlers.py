@@ -43,17 +43,19 @@ class Call:
 
     ``credential`` is the endpoint as looked up for this very call; ``gone`` is set by the
     transport when the client disconnects (a long poll then stops waiting); ``traceparent`` is
-    the transport's W3C trace context header, unchecked (the verbs that keep it check it).
+    the W3C trace context the transport carried, unchecked (the verbs that keep it check it), and
+    ``traceparent_from`` where it came from (the HTTP header, or an MCP call's ``_meta``).
     """
 
     credential: Credential
     session: str | None = None
     gone: asyncio.Event | None = None
     traceparent: str | None = None
+    traceparent_from: str = "traceparent header"
 
     def header_traceparent(self) -> str | None:
-        """The traceparent header, checked: a malformed one is refused naming the header."""
-        return inputs.traceparent(self.traceparent, "traceparent header")
+        """The transport's traceparent, checked: a malformed one is refused naming where it came from."""
+        return inputs.traceparent(self.traceparent, self.traceparent_from)
 
     @property
     def agent(self) -> AgentScope:
@@ -234,7 +236,11 @@ async def claim_batch(call: Call, args: dict) -> dict:
 
 
 async def complete_batch(call: Call, args: dict) -> dict:
-    outcomes = await aexecute(store.complete_batch(call.agent, args["items"]))
+    header = call.header_traceparent()
+    items = args["items"]
+    if header is not None:  # the header applies to every item that names no context of its own
+        items = [{**item, "traceparent": header} if item.get("traceparent") is None else item for item in items]
+    outcomes = await aexecute(store.complete_batch(call.agent, items))
     results = []
     for item in outcomes:
         entry: dict = {"id": item.id, "ok": item.ok}

@@ -58,6 +58,11 @@ def describe(current: Any, verb: str, args: dict, output: dict) -> None:
     if verb in SETTLE_CONTEXT_VERBS:
         for link in telemetry.link_to(args.get("traceparent")):
             current.add_link(link.context, {"board.link": "worker"})
+    elif verb == "complete_batch":
+        contexts = {item.get("traceparent") for item in args.get("items") or () if isinstance(item, dict)}
+        for traceparent in sorted(c for c in contexts if isinstance(c, str)):
+            for link in telemetry.link_to(traceparent):
+                current.add_link(link.context, {"board.link": "worker"})
 
 
 def status(current: Any, code: int) -> None:

@@ -84,19 +84,30 @@ async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestPa
     return types.ListToolsResult(tools=tools.tools_for(credential))
 
 
+def traceparent_of(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> tuple[str | None, str]:
+    """The call's trace context and where it came from: the request's ``_meta.traceparent`` (the
+    context of this one call, as MCP carries it), else the HTTP request's ``traceparent`` header."""
+    meta = params.meta if isinstance(params.meta, dict) else {}
+    given = meta.get("traceparent")
+    if given is not None:
+        return (given if isinstance(given, str) else repr(given)[:80]), "_meta.traceparent"
+    headers = getattr(ctx.request, "headers", None)
+    return (headers.get("traceparent") if headers is not None else None), "traceparent header"
+
+
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
     credential = credential_of(ctx)
     verb = VERBS.get(params.name)
     if verb is None:
         # MCP: an unknown tool is a protocol error, not a tool result.
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:64]!r}")
-    headers = getattr(ctx.request, "headers", None)
-    traceparent = headers.get("traceparent") if headers is not None else None
+    traceparent, source = traceparent_of(ctx, params)
     call = Call(
         credential=credential,
         session=session_id_of(ctx),
         gone=_scope(ctx).get(GONE_SCOPE_KEY),
         traceparent=traceparent,
+        traceparent_from=source,
     )
     arguments = dict(params.arguments or {})
     with tracing.verb_span(verb.name, "mcp", traceparent) as span:

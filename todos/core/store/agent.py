@@ -947,11 +947,11 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
     """
     if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= 100:
         raise Invalid("items", "must be a list of 1 to 100 items")
-    ids, results, summaries, truncs, artifacts, hashes = [], [], [], [], [], []
+    ids, results, summaries, truncs, artifacts, hashes, contexts = [], [], [], [], [], [], []
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             raise Invalid(f"items[{n}]", "must be an object")
-        unknown = set(item) - {"id", "result", "summary", "artifact", "lease_token"}
+        unknown = set(item) - {"id", "result", "summary", "artifact", "lease_token", "traceparent"}
         if unknown:
             raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
         try:
@@ -973,6 +973,7 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
         truncs.append(p["summary_truncated"])
         artifacts.append(p["artifact"])
         hashes.append(p["token_hash"])
+        contexts.append(inputs.traceparent(item.get("traceparent"), f"items[{n}].traceparent"))
     from psycopg.types.json import Jsonb
 
     params = {
@@ -986,12 +987,14 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
         "truncs": truncs,
         "artifacts": artifacts,
         "hashes": hashes,
+        "traceparents": contexts,
     }
     sql = f"""
 WITH item AS (
     SELECT * FROM unnest(%(ids)s::text[], %(results)s::jsonb[], %(summaries)s::text[],
-                         %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[])
-           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, n)
+                         %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[],
+                         %(traceparents)s::text[])
+           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, traceparent, n)
 ),
 {seen_sql(agent.endpoint_id)}upd AS (
     UPDATE todos t SET state = {TodoState.DONE.sql}, result = i.result, owner = NULL, lease_expires_at = NULL,
@@ -1007,7 +1010,8 @@ WITH item AS (
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
-        summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact
+        summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact,
+        traceparent = i.traceparent
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
