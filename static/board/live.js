@@ -308,6 +308,12 @@
       refreshAll("[data-todo-id]");
     } else {
       (msg.ids || []).forEach(function (id) { refreshAll('[data-todo-id="' + esc(id) + '"]'); });
+      /* the open drawer's graph shows its parents' and children's states */
+      var drawer = document.querySelector("#drawer[data-related-ids]");
+      if (drawer) {
+        var related = " " + drawer.getAttribute("data-related-ids") + " ";
+        if ((msg.ids || []).some(function (id) { return related.indexOf(" " + id + " ") >= 0; })) refresh(drawer);
+      }
     }
     var regions = document.querySelectorAll("[data-live-region]");
     for (var i = 0; i < regions.length; i++) {
@@ -366,7 +372,9 @@
   function subscription() {
     var drawer = document.getElementById("drawer");
     var filter = page === "todos" ? window.location.search.replace(/^\?/, "") : (body.getAttribute("data-live-filter") || "");
-    return { page: page, filter: filter, todo: (drawer && drawer.getAttribute("data-todo-id")) || null };
+    var related = drawer && drawer.getAttribute("data-related-ids");
+    return { page: page, filter: filter, todo: (drawer && drawer.getAttribute("data-todo-id")) || null,
+             related: related ? related.split(" ") : [] };
   }
 
   function subscribe(force) {

@@ -275,3 +275,19 @@ def test_the_indicator_says_reconnecting_while_the_server_is_away_and_the_page_r
         page.context.close()
     finally:
         stop_daphne(process)
+
+
+def test_an_open_drawer_s_dependency_graph_follows_its_children_and_parents(chromium, asgi_server, world):
+    parent = execute(agent_store.create(world.agent_a, queue="default", title="plan the release")).todo
+    child = execute(agent_store.create(world.agent_a, queue="default", title="ship it", after=[parent.id])).todo
+    # the drawer alone (its own page): only the open todo and its relatives reach it
+    page = open_page(chromium, asgi_server.url, world.user_a, f"/todos/{parent.id}/")
+    children = page.locator("#drawer .relatives-list").last
+    expect(children).to_contain_text("Blocked")
+    # an agent claims and completes the parent: its child unblocks in the same statement
+    claim = execute(agent_store.claim(world.agent_a, parent.id))
+    execute(agent_store.complete(world.agent_a, parent.id, lease_token=claim.lease_token))
+    expect(children).to_contain_text("Pending", timeout=WAIT)
+    # the child changes on its own: the parent's drawer shows it
+    execute(agent_store.claim(world.agent_a, child.id))
+    expect(children).to_contain_text("Claimed", timeout=WAIT)

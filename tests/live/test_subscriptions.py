@@ -27,6 +27,10 @@ def event(op="claim", ids=("td_1",), queues=("default",), team=TEAM, endpoints=(
         {"page": "drawer", "todo": True},
         {"page": "drawer", "todo": {"id": 1}},
         {"page": "drawer", "todo": "x" * 65},
+        {"page": "drawer", "todo": "td_1", "related": "td_2"},
+        {"page": "drawer", "todo": "td_1", "related": [7]},
+        {"page": "drawer", "todo": "td_1", "related": ["x" * 65]},
+        {"page": "drawer", "todo": "td_1", "related": [f"td_{n}" for n in range(201)]},
     ],
 )
 def test_invalid_subscriptions_are_refused(raw):
@@ -89,3 +93,11 @@ def test_a_todo_page_is_sent_only_its_own_id_from_a_merged_change():
     merged = {"team": TEAM, "ids": ["td_2", "td_1", "td_3"], "queues": ["q"], "ops": ["claim"]}
     assert drawer.shown_ids(merged) == ["td_1"]
     assert todos.shown_ids(merged) == ["td_2", "td_1", "td_3"]  # the list shows them all
+
+
+def test_the_open_drawer_s_relatives_matter_and_reach_a_drawer_page_as_theirs_only():
+    sub = Subscription.parse({"page": "drawer", "todo": "td_1", "related": ["td_2", "td_3"]})
+    assert sub.wants(event("claim", ids=["td_3"], team=OTHER_TEAM))
+    assert sub.shown_ids(event("claim", ids=["td_9", "td_2", "td_1"])) == ["td_2", "td_1"]
+    alone = Subscription.parse({"page": "drawer", "todo": "td_1"})
+    assert alone.shown_ids(event("claim", ids=["td_2"])) == []

@@ -1,7 +1,8 @@
 """What the browser says it shows, and whether a team's change concerns it.
 
-The page sends ``{"subscribe": {"page": "todos", "filter": "<querystring>", "todo": "<id>|null"}}``
-on connect, when its filter changes and when the drawer opens or closes. The server uses it only to
+The page sends ``{"subscribe": {"page": "todos", "filter": "<querystring>", "todo": "<id>|null",
+"related": [<id>, …]}}`` on connect, when its filter changes and when the drawer opens, closes or
+changes (``related``: the open drawer's parents and children, whose states its graph shows). The server uses it only to
 skip changes the page cannot show (fewer wake-ups, fewer fragment fetches); it is never a
 permission: what a consumer may receive at all is decided by its team groups, and every fragment
 the page then fetches is an ordinary authorised request.
@@ -95,6 +96,8 @@ PAGE_OPS: dict[str, frozenset[str]] = {
 
 MAX_FILTER = 2000
 MAX_ID = 64
+# The open drawer's parents and children (todos.core.selectors.drawer.RELATIVES_SHOWN each).
+MAX_RELATED = 200
 
 
 class InvalidSubscription(ValueError):
@@ -114,6 +117,7 @@ def _uuids(values: list[str]) -> frozenset[str] | None:
 class Subscription:
     page: str = ""
     todo: str | None = None
+    related: frozenset[str] = frozenset()
     teams: frozenset[str] | None = None
     queues: frozenset[str] | None = None
     endpoints: frozenset[str] | None = None
@@ -131,18 +135,34 @@ class Subscription:
             not isinstance(todo, (str, int)) or isinstance(todo, bool) or not 0 < len(str(todo)) <= MAX_ID
         ):
             raise InvalidSubscription("todo must be a todo id or null")
+        related = raw.get("related") or []
+        if (
+            not isinstance(related, list)
+            or len(related) > MAX_RELATED
+            or not all(isinstance(r, str) and 0 < len(r) <= MAX_ID for r in related)
+        ):
+            raise InvalidSubscription(f"related must be a list of at most {MAX_RELATED} todo ids")
         teams = queues = endpoints = None
         if page == "todos":
             query = parse_qs(filter_.lstrip("?"), keep_blank_values=False)
             teams = _uuids(query["team"]) if "team" in query else None
             queues = frozenset(query["queue"]) if "queue" in query else None
             endpoints = _uuids(query["endpoint"]) if "endpoint" in query else None
-        return cls(page=page, todo=None if todo is None else str(todo), teams=teams, queues=queues, endpoints=endpoints)
+        return cls(
+            page=page,
+            todo=None if todo is None else str(todo),
+            related=frozenset(related),
+            teams=teams,
+            queues=queues,
+            endpoints=endpoints,
+        )
 
     def wants(self, event: dict) -> bool:
         """Whether a team's (merged) change may alter what this page shows."""
         if self.todo is not None and self.todo in (str(i) for i in event.get("ids", ())):
             return True
+        if self.related and not self.related.isdisjoint(str(i) for i in event.get("ids", ())):
+            return True  # a parent or child in the open drawer's dependency graph
         wanted = PAGE_OPS.get(self.page)
         if wanted is not None and not wanted.intersection(event.get("ops", ())):
             return False
@@ -160,9 +180,9 @@ class Subscription:
 
     def shown_ids(self, event: dict) -> list:
         """The event's ids this page can show. A todo's own page (the drawer opened alone) shows one
-        todo, so a change merged with others' (one relay pass, one fan-out window) reaches it as
-        that todo's change only; every other page gets all the ids."""
+        todo and its relatives, so a change merged with others' (one relay pass, one fan-out window)
+        reaches it as theirs only; every other page gets all the ids."""
         ids = list(event.get("ids", ()))
         if self.page == "drawer" and self.todo is not None:
-            return [i for i in ids if str(i) == self.todo]
+            return [i for i in ids if str(i) == self.todo or str(i) in self.related]
         return ids

@@ -223,6 +223,8 @@ def drawer_context(
         "timeline": attempt_timeline.timeline(todo.created_at, attempt_rows, attempt_timeline.now_utc()),
         "audit": audit,
         "relatives": relatives,
+        # live updates refresh the drawer when one of these changes (static/board/live.js)
+        "related_ids": " ".join(r.id for r in relatives["parents"] + relatives["children"]),
         "graph": 0 < len(relatives["parents"]) + len(relatives["children"]) <= GRAPH_MAX_RELATIVES,
         "assign_choices": choices,
         "lease_choices": LEASE_CHOICES,
