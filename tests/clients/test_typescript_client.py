@@ -20,6 +20,8 @@ import pytest
 from tests import factories
 from todos.agents.api.openapi import document
 from todos.agents.api.verbs import VERBS
+from todos.core.db import execute
+from todos.core.store import queue_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "typescript"
@@ -29,7 +31,10 @@ NODE_TESTS_TIMEOUT = 200  # within pytest's own 300 s, an install and a build in
 # The queues of the endpoint the node tests run as: each test file works its own queues, so the
 # files may run side by side (clients/typescript/src/test/board.ts names them).
 QUEUES = ("default", "other", "client", "poll", "fence", "errors", "worker", "outcomes", "beats", "lost", "stop",
-          "retry", "schedules", "failures", "paused", "timeout", "traces")  # fmt: skip
+          "retry", "schedules", "failures", "paused", "timeout", "timeout-default", "traces")  # fmt: skip
+# A queue whose team default run-time limit is 1 s (set by an admin, as the Board or manage.py
+# would): the worker test of a limit the claim answers from the queue, not the todo.
+QUEUE_DEFAULT_LIMIT = ("timeout-default", 1)
 
 
 def tool(name: str) -> str:
@@ -122,6 +127,7 @@ def endpoints(store_db):
     team = factories.team()
     worker = factories.endpoint(team, slug="ts-worker", queues=QUEUES)
     narrow = factories.endpoint(team, slug="ts-producer", queues=("default",), verbs=("create_for", "list_todos"))
+    execute(queue_settings.set_timeout(None, team.id, *QUEUE_DEFAULT_LIMIT))
     return worker, narrow
 
 

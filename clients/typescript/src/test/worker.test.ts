@@ -179,6 +179,36 @@ test("a hung handler past its todo's run-time limit has its signal aborted", { t
   assert.equal((await producer.getTodo({ id: todo.id })).todo.state, "claimed"); // until the sweep ends it
 });
 
+test("a hung handler past its queue's default run-time limit has its signal aborted", { timeout: 60_000 }, async () => {
+  // the pytest driver set this queue's team default to 1 s; the todo names no limit of its own
+  const name = queue("timeout-default");
+  const producer = client();
+  await drain(producer, name);
+  const { todo } = await producer.createFor({ queue: name, title: unique("hangs") });
+  assert.equal(todo.timeout_seconds, null);
+  const recorder = new Recorder();
+  const runner = worker(recorder, { leaseSeconds: 30 });
+  let claimedLimit: unknown = undefined;
+  let aborted: unknown = null;
+  runner.handle(name, async (_todo, ctx) => {
+    claimedLimit = ctx.claim.timeout_seconds; // the claim answers the attempt's effective limit
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+    aborted = ctx.signal.reason;
+    return "must not be reported";
+  });
+  const running = runner.run();
+  // beaten as the limit passes, long before the 30 s lease's regular beat (every 10 s)
+  await until(() => aborted !== null, "the handler's signal to abort", 8_000);
+  await until(() => runner.outcomes.length > 0, "the outcome");
+  await runner.stop();
+  await running;
+
+  assert.equal(claimedLimit, 1);
+  assert.ok(aborted instanceof LeaseLost, `aborted with ${String(aborted)}`);
+  assert.equal(runner.outcomes[0]?.verdict, "lost");
+  assert.equal(recorder.count("complete") + recorder.count("fail"), 0, recorder.verbs().join(" "));
+});
+
 test("a lost lease aborts the handler's signal and drops the todo unreported", { timeout: 60_000 }, async () => {
   const name = queue("lost");
   const producer = client();
