@@ -61,7 +61,7 @@ kids AS MATERIALIZED (
 ),
 kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, (SELECT 'requeue'::change_op),
            'blocked',
            todo_board_state(r.state, r.next_retry_at),
            NULL,

@@ -50,7 +50,7 @@ kids AS MATERIALIZED (
 ),
 kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'requeue',
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, (SELECT 'requeue'::change_op),
            'blocked',
            todo_board_state(r.state, r.next_retry_at),
            NULL,
@@ -59,7 +59,7 @@ kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue,
     FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
 kids_canceled AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
                         waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, 'cancel',
+    SELECT le.team_id, r.endpoint_id, r.id, r.queue, (SELECT 'cancel'::change_op),
            'blocked',
            'canceled',
            NULL,
