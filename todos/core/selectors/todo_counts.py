@@ -145,7 +145,7 @@ SELECT count(*) AS walked,
        {per_state}
 FROM ({walked}) t"""
     with read_connection() as conn:
-        row = single_row(conn.execute(sql, params))
+        row = single_row(conn.execute(sql, params, prepare=query.prepare))
     full = row["walked"] > COUNT_CAP
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(min(row["walked"], COUNT_CAP), full, COUNT_CAP), **counts}
@@ -226,7 +226,7 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE {matches}"""
     with read_connection() as conn:
-        row = single_row(conn.execute(sql, params))
+        row = single_row(conn.execute(sql, params, prepare=query.prepare))
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}

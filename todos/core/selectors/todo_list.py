@@ -74,7 +74,7 @@ SELECT {SELECT_ROW}
 FROM page_keys k JOIN todos t ON t.id = k.id
 ORDER BY {order_by(columns, scan_direction)}"""
         with read_connection() as conn:
-            rows = [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
+            rows = [TodoRow.from_row(r) for r in conn.execute(sql, params, prepare=query.prepare).fetchall()]
         more = len(rows) > page_size
         rows = rows[:page_size]
         edge = None
@@ -110,7 +110,7 @@ edge AS (
 )
 SELECT * FROM matched UNION ALL SELECT * FROM edge"""
         with read_connection() as conn:
-            raw = conn.execute(sql, params).fetchall()
+            raw = conn.execute(sql, params, prepare=query.prepare).fetchall()
         edge_rows = [r for r in raw if r["is_edge"]]
         rows = sorted(
             (TodoRow.from_row(r) for r in raw if not r["is_edge"]),
@@ -159,7 +159,7 @@ def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int
     newer = keyset(columns, ">", Cursor(cursor.created_at, cursor.id), params, "n")
     sql = scan_sql(query, columns=columns, direction="DESC", keyset=newer, limit="%(limit)s", select=SELECT_ROW)
     with read_connection() as conn:
-        return [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
+        return [TodoRow.from_row(r) for r in conn.execute(sql, params, prepare=query.prepare).fetchall()]
 
 
 GET_ROW_SQL: LiteralString = f"""
