@@ -45,17 +45,17 @@ matched AS (
     SELECT w.*, false AS is_edge FROM window_rows w
     WHERE (w.id ILIKE %(pattern)s OR w.title ILIKE %(pattern)s OR w.kind ILIKE %(pattern)s
         OR w.source ILIKE %(pattern)s OR w.idempotency_key ILIKE %(pattern)s OR w.payload::text ILIKE %(pattern)s
-        OR EXISTS (
-        SELECT 1 FROM todo_attempts a
+        OR (w.attempts_total > 0 AND EXISTS (
+        SELECT 1 FROM todo_attempts a LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true
         WHERE a.todo_id = w.id
           AND (to_tsvector('simple', coalesce(a.summary, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+             OR to_tsvector('simple', coalesce(e.type, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+             OR to_tsvector('simple', coalesce(replace(e.type, '.', ' '), ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
-                @@ phraseto_tsquery('simple', %(phrase)s))))
+             OR to_tsvector('simple', coalesce(e.message, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)))))
     ORDER BY w.created_at DESC, w.id DESC LIMIT %(limit)s
 ),
 edge AS (
