@@ -361,3 +361,27 @@ def test_a_finished_range_is_planned_for_its_values_and_other_filters_are_prepar
         todo_list.list_page(viewer, TodoFilter(kind="deploy"))
         prepared = conn.execute("SELECT statement FROM pg_prepared_statements", prepare=False).fetchall()
         assert len(prepared) == 1 and "t.kind = $" in prepared[0]["statement"]
+
+
+@pytest.mark.parametrize("window", [1_000, 3])
+def test_a_search_pages_own_tab_counts_are_the_tabs_counts(world, monkeypatch, window):
+    from todos.core.selectors import todo_list
+
+    monkeypatch.setattr(todo_list, "SEARCH_SCAN_ROWS", window)
+    dead_with(world, "disk full on builder one")
+    dead_with(world, "disk full on builder two")
+    make(world, "pending", title="disk full, the title says")
+    make(world, "done", title="nothing here")
+    dead_with(world, "disk full elsewhere", agent=world.globex_agent)
+    viewer = viewer_for(world.alice_user)
+    for f in (TodoFilter(q="disk full"), TodoFilter(q="no such words"), TodoFilter(q="disk full", kind="none")):
+        page = todo_list.list_page(viewer, f)
+        assert page.tab_counts is not None
+        counted = todo_counts.state_counts(viewer, f)
+        assert {k: str(v) for k, v in page.tab_counts.items()} == {k: str(v) for k, v in counted.items()}
+    if window == 1_000:
+        counts = todo_list.list_page(viewer, TodoFilter(q="disk full")).tab_counts
+        assert counts is not None and str(counts["all"]) == "3" and str(counts["dead"]) == "2"
+    # a page whose window is not the tabs' window leaves them to their own statement
+    assert todo_list.list_page(viewer, TodoFilter(q="disk full", state="dead")).tab_counts is None
+    assert todo_list.list_page(viewer, TodoFilter(q="disk full", sort="oldest")).tab_counts is None

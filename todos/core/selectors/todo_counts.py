@@ -138,7 +138,7 @@ def filtered_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
     )
     per_state = compose.join(
         COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
     )
     sql: LiteralString = f"""
 SELECT count(*) AS walked,
@@ -217,7 +217,7 @@ def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[
         matches, _ = search_predicate(f.q, viewer, params, "t")
     per_state = compose.join(
         COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
     )
     sql: LiteralString = f"""
 WITH window_keys AS MATERIALIZED ({window})
@@ -232,7 +232,7 @@ WHERE {matches}"""
     return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
 
 
-def _tab_predicate(key: str) -> LiteralString:
+def tab_predicate(key: str) -> LiteralString:
     """A tab's rows as a predicate over ``t`` (retry and dead split the store's ``failed``)."""
     state, extra = STATE_PREDICATES[key]
     return compose.conjunction((f"t.state = {compose.state(state)}", *((extra,) if extra else ())))
