@@ -304,3 +304,84 @@ def test_a_bulk_job_reads_its_days_in_the_zone_the_person_saw(world, alice_clien
     assert f.day_bounds("created")[0] == datetime(2026, 3, 10, 4, tzinfo=UTC)  # EDT since March 8
     # a filter with no days keeps no zone: its stored form is what it was
     assert "zone" not in bulk.job_filter({"kind": "report"}).params()
+
+
+# --- filters and a search together; statements planned for their values ---------------------------
+
+
+def test_a_search_under_kind_and_priority_lists_exactly_the_todos_matching_both(world, alice_client, bob_client):
+    def failed_as(kind: str, priority: int, summary: str, *, agent=None):
+        agent = agent or world.agent
+        todo = execute(
+            agent_store.create(agent, queue="default", title="t", kind=kind, priority=priority, max_attempts=1)
+        ).todo
+        execute(agent_store.claim(agent, todo.id))
+        return execute(agent_store.fail(agent, todo.id, summary=summary))
+
+    both = failed_as("deploy", 3, "disk full on the builder")
+    other_kind = failed_as("build", 3, "disk full on the builder")
+    other_priority = failed_as("deploy", 9, "disk full on the builder")
+    other_words = failed_as("deploy", 3, "network unreachable")
+    theirs = failed_as("deploy", 3, "disk full on the builder", agent=world.globex_agent)
+    params = {"q": "disk full", "kind": "deploy", "priority": "0..5"}
+    ids, _ = listed(alice_client, **params)
+    assert ids == [both.id]
+    assert not {other_kind.id, other_priority.id, other_words.id, theirs.id} & set(ids)
+    assert listed(bob_client, **params)[0] == [theirs.id]
+    # the tabs count the same matches
+    counts = todo_counts.state_counts(viewer_for(world.alice_user), TodoFilter.from_query(params))
+    assert counts["dead"].value == 1 and counts["all"].value == 1
+    # and a week of creation around them keeps them, a week before drops them
+    today = datetime.now(UTC).date().isoformat()
+    assert listed(alice_client, **params, created_from=today, created_to=today)[0] == [both.id]
+    assert listed(alice_client, **params, created_from="2020-01-01", created_to="2020-01-07")[0] == []
+
+
+def test_a_finished_range_is_planned_for_its_values_and_other_filters_are_prepared(world, monkeypatch):
+    from contextlib import contextmanager
+
+    from todos.core.selectors import todo_list
+
+    done = make(world, "done")
+    with connect(prepare_threshold=0) as conn:  # prepares every statement it may
+
+        @contextmanager
+        def this_connection():
+            yield conn
+
+        monkeypatch.setattr(todo_list, "read_connection", this_connection)
+        monkeypatch.setattr(todo_counts, "read_connection", this_connection)
+        viewer = viewer_for(world.alice_user)
+        today = datetime.now(UTC).date()
+        finished = TodoFilter(finished_from=today, finished_to=today)
+        assert [r.id for r in todo_list.list_page(viewer, finished).rows] == [done.id]
+        todo_counts.state_counts(viewer, finished)
+        prepared = conn.execute("SELECT statement FROM pg_prepared_statements", prepare=False).fetchall()
+        assert prepared == []  # a generic plan would read the whole day
+        todo_list.list_page(viewer, TodoFilter(kind="deploy"))
+        prepared = conn.execute("SELECT statement FROM pg_prepared_statements", prepare=False).fetchall()
+        assert len(prepared) == 1 and "t.kind = $" in prepared[0]["statement"]
+
+
+@pytest.mark.parametrize("window", [1_000, 3])
+def test_a_search_pages_own_tab_counts_are_the_tabs_counts(world, monkeypatch, window):
+    from todos.core.selectors import todo_list
+
+    monkeypatch.setattr(todo_list, "SEARCH_SCAN_ROWS", window)
+    dead_with(world, "disk full on builder one")
+    dead_with(world, "disk full on builder two")
+    make(world, "pending", title="disk full, the title says")
+    make(world, "done", title="nothing here")
+    dead_with(world, "disk full elsewhere", agent=world.globex_agent)
+    viewer = viewer_for(world.alice_user)
+    for f in (TodoFilter(q="disk full"), TodoFilter(q="no such words"), TodoFilter(q="disk full", kind="none")):
+        page = todo_list.list_page(viewer, f)
+        assert page.tab_counts is not None
+        counted = todo_counts.state_counts(viewer, f)
+        assert {k: str(v) for k, v in page.tab_counts.items()} == {k: str(v) for k, v in counted.items()}
+    if window == 1_000:
+        counts = todo_list.list_page(viewer, TodoFilter(q="disk full")).tab_counts
+        assert counts is not None and str(counts["all"]) == "3" and str(counts["dead"]) == "2"
+    # a page whose window is not the tabs' window leaves them to their own statement
+    assert todo_list.list_page(viewer, TodoFilter(q="disk full", state="dead")).tab_counts is None
+    assert todo_list.list_page(viewer, TodoFilter(q="disk full", sort="oldest")).tab_counts is None

@@ -138,14 +138,14 @@ def filtered_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
     )
     per_state = compose.join(
         COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
     )
     sql: LiteralString = f"""
 SELECT count(*) AS walked,
        {per_state}
 FROM ({walked}) t"""
     with read_connection() as conn:
-        row = single_row(conn.execute(sql, params))
+        row = single_row(conn.execute(sql, params, prepare=query.prepare))
     full = row["walked"] > COUNT_CAP
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(min(row["walked"], COUNT_CAP), full, COUNT_CAP), **counts}
@@ -217,7 +217,7 @@ def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[
         matches, _ = search_predicate(f.q, viewer, params, "t")
     per_state = compose.join(
         COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {_tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
+        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
     )
     sql: LiteralString = f"""
 WITH window_keys AS MATERIALIZED ({window})
@@ -226,13 +226,13 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE {matches}"""
     with read_connection() as conn:
-        row = single_row(conn.execute(sql, params))
+        row = single_row(conn.execute(sql, params, prepare=query.prepare))
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
 
 
-def _tab_predicate(key: str) -> LiteralString:
+def tab_predicate(key: str) -> LiteralString:
     """A tab's rows as a predicate over ``t`` (retry and dead split the store's ``failed``)."""
     state, extra = STATE_PREDICATES[key]
     return compose.conjunction((f"t.state = {compose.state(state)}", *((extra,) if extra else ())))

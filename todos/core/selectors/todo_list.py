@@ -18,13 +18,37 @@ from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.rows import LAPSED, ROW_SELECT, TodoRow
 from todos.core.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql
-from todos.core.selectors.todo_query import build_query, search_predicate
+from todos.core.selectors.todo_counts import Count, tab_predicate
+from todos.core.selectors.todo_query import STATE_PREDICATES, build_query, search_predicate
 
 PAGE_SIZE = 50
 NEWER_LIMIT = 100
 SEARCH_SCAN_ROWS = 1_000
 
 SELECT_ROW: LiteralString = f"{ROW_SELECT},\n       {LAPSED}"
+# The matches of a search's window per state tab, as columns ``tab_<state>``.
+TAB_COUNT_COLUMNS: dict[str, LiteralString] = {
+    "pending": "tab_pending",
+    "blocked": "tab_blocked",
+    "scheduled": "tab_scheduled",
+    "claimed": "tab_claimed",
+    "retry": "tab_retry",
+    "dead": "tab_dead",
+    "done": "tab_done",
+    "canceled": "tab_canceled",
+}
+TAB_COUNTS: LiteralString = compose.join(
+    ",\n           ",
+    (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COUNT_COLUMNS[key]}" for key in STATE_PREDICATES),
+)
+
+
+def window_counts(row: dict | None, *, full: bool) -> dict[str, Count]:
+    """The tabs' counts from a search page's statement (``TAB_COUNTS``), as
+    :func:`~todos.core.selectors.todo_counts.search_counts` gives them: "n+" when the window was
+    full. No row at all: nothing matched and the window was not full."""
+    counts = {key: Count(row[f"tab_{key}"] if row else 0, False, at_least=full) for key in STATE_PREDICATES}
+    return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
 
 
 @dataclass(frozen=True)
@@ -35,6 +59,9 @@ class Page:
     newest_cursor: Cursor | None  # the newest row (by created_at) of the page, for live inserts
     scanned_to_limit: bool = False  # a search stopped at SEARCH_SCAN_ROWS before filling the page
     errors: tuple[str, ...] = ()
+    # A first page of a search of all states, newest first: its window is the tabs' window, so
+    # the statement that chose the page also counted the tabs (the view reads no second window).
+    tab_counts: dict[str, Count] | None = None
 
 
 def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> Page:
@@ -55,6 +82,7 @@ def list_page(viewer: Viewer, f: TodoFilter, *, page_size: int = PAGE_SIZE) -> P
     elif f.before is not None:
         after = keyset(columns, ">" if direction == "DESC" else "<", f.before, params, "c")
     scanned_to_limit = False
+    tab_counts = None
     if query.search is None:
         # The page is chosen on index columns alone, then only its rows are read: each branch
         # (endpoint) offers its first page of keys, and a filter's covering index (a priority, a
@@ -74,7 +102,7 @@ SELECT {SELECT_ROW}
 FROM page_keys k JOIN todos t ON t.id = k.id
 ORDER BY {order_by(columns, scan_direction)}"""
         with read_connection() as conn:
-            rows = [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
+            rows = [TodoRow.from_row(r) for r in conn.execute(sql, params, prepare=query.prepare).fetchall()]
         more = len(rows) > page_size
         rows = rows[:page_size]
         edge = None
@@ -92,15 +120,24 @@ ORDER BY {order_by(columns, scan_direction)}"""
             select=compose.columns(columns, "t"),
         )
         matches, _ = search_predicate(f.q, viewer, params, "w")
+        # Every row returned also carries the window's matches per state tab (``TAB_COUNTS``):
+        # when the tabs' window is this one, they are the tabs' counts (``Page.tab_counts``).
         sql = f"""
 WITH window_keys AS MATERIALIZED ({keys}),
 window_rows AS MATERIALIZED (
     SELECT {SELECT_ROW}, t.source, t.idempotency_key, t.payload
     FROM window_keys k JOIN todos t ON t.id = k.id
 ),
-matched AS (
-    SELECT w.*, false AS is_edge FROM window_rows w
+hits AS MATERIALIZED (
+    SELECT w.* FROM window_rows w
     WHERE {matches}
+),
+tabs AS (
+    SELECT {TAB_COUNTS}
+    FROM hits t
+),
+matched AS (
+    SELECT w.*, false AS is_edge FROM hits w
     ORDER BY {order_by(columns, scan_direction, "w")} LIMIT %(limit)s
 ),
 edge AS (
@@ -108,9 +145,9 @@ edge AS (
     WHERE (SELECT count(*) FROM window_rows) >= {scan}
     ORDER BY {order_by(columns, flip(scan_direction), "w")} LIMIT 1
 )
-SELECT * FROM matched UNION ALL SELECT * FROM edge"""
+SELECT r.*, tabs.* FROM (SELECT * FROM matched UNION ALL SELECT * FROM edge) r CROSS JOIN tabs"""
         with read_connection() as conn:
-            raw = conn.execute(sql, params).fetchall()
+            raw = conn.execute(sql, params, prepare=query.prepare).fetchall()
         edge_rows = [r for r in raw if r["is_edge"]]
         rows = sorted(
             (TodoRow.from_row(r) for r in raw if not r["is_edge"]),
@@ -122,6 +159,9 @@ SELECT * FROM matched UNION ALL SELECT * FROM edge"""
         edge = TodoRow.from_row(edge_rows[0]) if edge_rows else None
         if edge is not None and not more:
             scanned_to_limit = True  # the window ran out before the page filled: more may follow
+        if f.state == "all" and f.sort == "newest" and f.after is None and f.before is None:
+            # the tabs' window (todo_counts.search_counts): the newest rows of the filter, any state
+            tab_counts = window_counts(raw[0] if raw else None, full=edge is not None)
     if backwards:
         rows.reverse()
     next_cursor = prev_cursor = None
@@ -145,6 +185,7 @@ SELECT * FROM matched UNION ALL SELECT * FROM edge"""
         Cursor(newest.created_at, newest.id) if newest else None,
         scanned_to_limit=scanned_to_limit,
         errors=errors,
+        tab_counts=tab_counts,
     )
 
 
@@ -159,7 +200,7 @@ def rows_newer_than(viewer: Viewer, f: TodoFilter, cursor: Cursor, *, limit: int
     newer = keyset(columns, ">", Cursor(cursor.created_at, cursor.id), params, "n")
     sql = scan_sql(query, columns=columns, direction="DESC", keyset=newer, limit="%(limit)s", select=SELECT_ROW)
     with read_connection() as conn:
-        return [TodoRow.from_row(r) for r in conn.execute(sql, params).fetchall()]
+        return [TodoRow.from_row(r) for r in conn.execute(sql, params, prepare=query.prepare).fetchall()]
 
 
 GET_ROW_SQL: LiteralString = f"""

@@ -36,7 +36,8 @@ def _list_context(request, f: TodoFilter) -> dict:
     page = todo_pages.list_page(viewer, f)
     paused = todo_pages.paused_queues(viewer)
     queues = sorted({q for e in viewer.endpoints for q in e.scope_queues})
-    counts = tab_counts.state_counts(viewer, f)
+    # a search's first page counted the tabs in its own statement when their windows are one
+    counts = page.tab_counts if page.tab_counts is not None else tab_counts.state_counts(viewer, f)
     stuck = claimability.stuck_work(viewer)
     return {
         "filter": f,

@@ -43,14 +43,14 @@ SELECT (SELECT count(*) FROM window_keys) AS scanned,
 FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pattern)s
         OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s
-        OR EXISTS (
-        SELECT 1 FROM todo_attempts a
+        OR (t.attempts_total > 0 AND EXISTS (
+        SELECT 1 FROM todo_attempts a LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true
         WHERE a.todo_id = t.id
           AND (to_tsvector('simple', coalesce(a.summary, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+             OR to_tsvector('simple', coalesce(e.type, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+             OR to_tsvector('simple', coalesce(replace(e.type, '.', ' '), ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
-                @@ phraseto_tsquery('simple', %(phrase)s))))
+             OR to_tsvector('simple', coalesce(e.message, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)))))

@@ -41,21 +41,35 @@ window_rows AS MATERIALIZED (
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.idempotency_key, t.payload
     FROM window_keys k JOIN todos t ON t.id = k.id
 ),
-matched AS (
-    SELECT w.*, false AS is_edge FROM window_rows w
+hits AS MATERIALIZED (
+    SELECT w.* FROM window_rows w
     WHERE (w.id ILIKE %(pattern)s OR w.title ILIKE %(pattern)s OR w.kind ILIKE %(pattern)s
         OR w.source ILIKE %(pattern)s OR w.idempotency_key ILIKE %(pattern)s OR w.payload::text ILIKE %(pattern)s
-        OR EXISTS (
-        SELECT 1 FROM todo_attempts a
+        OR (w.attempts_total > 0 AND EXISTS (
+        SELECT 1 FROM todo_attempts a LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true
         WHERE a.todo_id = w.id
           AND (to_tsvector('simple', coalesce(a.summary, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'type', ''))
+             OR to_tsvector('simple', coalesce(e.type, ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(a.error->>'type', '.', ' '), ''))
+             OR to_tsvector('simple', coalesce(replace(e.type, '.', ' '), ''))
                 @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(a.error->>'message', ''))
-                @@ phraseto_tsquery('simple', %(phrase)s))))
+             OR to_tsvector('simple', coalesce(e.message, ''))
+                @@ phraseto_tsquery('simple', %(phrase)s)))))
+),
+tabs AS (
+    SELECT count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NULL) AS tab_pending,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at = 'infinity') AS tab_blocked,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at < 'infinity') AS tab_scheduled,
+           count(*) FILTER (WHERE t.state = 'claimed') AS tab_claimed,
+           count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NOT NULL) AS tab_retry,
+           count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NULL) AS tab_dead,
+           count(*) FILTER (WHERE t.state = 'done') AS tab_done,
+           count(*) FILTER (WHERE t.state = 'canceled') AS tab_canceled
+    FROM hits t
+),
+matched AS (
+    SELECT w.*, false AS is_edge FROM hits w
     ORDER BY w.created_at DESC, w.id DESC LIMIT %(limit)s
 ),
 edge AS (
@@ -63,4 +77,4 @@ edge AS (
     WHERE (SELECT count(*) FROM window_rows) >= %(scan)s
     ORDER BY w.created_at ASC, w.id ASC LIMIT 1
 )
-SELECT * FROM matched UNION ALL SELECT * FROM edge
+SELECT r.*, tabs.* FROM (SELECT * FROM matched UNION ALL SELECT * FROM edge) r CROSS JOIN tabs

@@ -41,9 +41,23 @@ window_rows AS MATERIALIZED (
        (t.state = 'claimed' AND t.lease_expires_at < now()) AS lease_lapsed, t.source, t.idempotency_key, t.payload
     FROM window_keys k JOIN todos t ON t.id = k.id
 ),
-matched AS (
-    SELECT w.*, false AS is_edge FROM window_rows w
+hits AS MATERIALIZED (
+    SELECT w.* FROM window_rows w
     WHERE w.payload @> ANY(%(payload_match)s::jsonb[])
+),
+tabs AS (
+    SELECT count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NULL) AS tab_pending,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at = 'infinity') AS tab_blocked,
+           count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at < 'infinity') AS tab_scheduled,
+           count(*) FILTER (WHERE t.state = 'claimed') AS tab_claimed,
+           count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NOT NULL) AS tab_retry,
+           count(*) FILTER (WHERE t.state = 'failed' AND t.next_retry_at IS NULL) AS tab_dead,
+           count(*) FILTER (WHERE t.state = 'done') AS tab_done,
+           count(*) FILTER (WHERE t.state = 'canceled') AS tab_canceled
+    FROM hits t
+),
+matched AS (
+    SELECT w.*, false AS is_edge FROM hits w
     ORDER BY w.created_at DESC, w.id DESC LIMIT %(limit)s
 ),
 edge AS (
@@ -51,4 +65,4 @@ edge AS (
     WHERE (SELECT count(*) FROM window_rows) >= %(scan)s
     ORDER BY w.created_at ASC, w.id ASC LIMIT 1
 )
-SELECT * FROM matched UNION ALL SELECT * FROM edge
+SELECT r.*, tabs.* FROM (SELECT * FROM matched UNION ALL SELECT * FROM edge) r CROSS JOIN tabs
