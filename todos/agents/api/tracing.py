@@ -55,16 +55,20 @@ def describe(current: Any, verb: str, args: dict, output: dict) -> None:
     operation = OPERATION_TYPES.get(verb)
     if operation is None:
         return
-    current.set_attribute("messaging.system", telemetry.MESSAGING_SYSTEM)
-    current.set_attribute("messaging.operation.type", operation)
-    current.set_attribute("messaging.operation.name", verb)
+    # one call: the SDK takes the span's lock and checks the values once per call, not per attribute
+    attributes: dict[str, Any] = {
+        "messaging.system": telemetry.MESSAGING_SYSTEM,
+        "messaging.operation.type": operation,
+        "messaging.operation.name": verb,
+    }
     todo = output.get("todo")
     if isinstance(todo, dict):
-        current.set_attribute("messaging.destination.name", todo["queue"])
-        current.set_attribute("messaging.message.id", todo["id"])
+        attributes["messaging.destination.name"] = todo["queue"]
+        attributes["messaging.message.id"] = todo["id"]
     for key in ("results", "todos"):
         if isinstance(output.get(key), list):
-            current.set_attribute("messaging.batch.message_count", len(output[key]))
+            attributes["messaging.batch.message_count"] = len(output[key])
+    current.set_attributes(attributes)
     if verb in SETTLE_CONTEXT_VERBS:
         for link in telemetry.link_to(args.get("traceparent")):
             current.add_link(link.context, {"board.link": "worker"})
