@@ -1,10 +1,11 @@
 """OpenTelemetry traces (docs/telemetry.md): set up once per process, near-free when off.
 
 Tracing is on when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)
-is set: :func:`setup` installs the SDK's provider with a batching OTLP/HTTP exporter, configured
-by the standard ``OTEL_*`` variables. Otherwise nothing is installed, :data:`STATE` says off, and
-every helper here returns at its first line, so a process without an endpoint pays one attribute
-read per statement and per verb. Tests and the bench hand a provider of their own to :func:`use`.
+is set: :func:`setup` installs the SDK's provider with a batching OTLP/HTTP exporter (or none:
+``OTEL_TRACES_EXPORTER``), configured by the standard ``OTEL_*`` variables. Otherwise nothing is
+installed, :data:`STATE` says off, and every helper here returns at its first line, so a process
+without an endpoint pays one attribute read per statement and per verb. Tests hand a provider of
+their own to :func:`use`.
 """
 
 from __future__ import annotations
