@@ -520,8 +520,7 @@ async def aexecute(stmt: Statement[T], conn: AsyncDictConnection | None = None) 
 
 
 def _statement_span(stmt: Statement[Any]):
-    name = stmt.name or "statement"
-    return telemetry.span(name, kind=telemetry.SpanKind.CLIENT, attributes=telemetry.statement_attributes(name))
+    return telemetry.statement_span(stmt.name or "statement")
 
 
 def _execute(stmt: Statement[T], conn: DictConnection | None = None) -> T:

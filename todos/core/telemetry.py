@@ -1,20 +1,23 @@
 """OpenTelemetry traces (docs/telemetry.md): set up once per process, near-free when off.
 
 Tracing is on when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)
-is set: :func:`setup` installs the SDK's provider with a batching OTLP/HTTP exporter, configured
-by the standard ``OTEL_*`` variables. Otherwise nothing is installed, :data:`STATE` says off, and
-every helper here returns at its first line, so a process without an endpoint pays one attribute
-read per statement and per verb. Tests and the bench hand a provider of their own to :func:`use`.
+is set: :func:`setup` installs the SDK's provider with a batching OTLP/HTTP exporter (or none:
+``OTEL_TRACES_EXPORTER``), configured by the standard ``OTEL_*`` variables. Otherwise nothing is
+installed, :data:`STATE` says off, and every helper here returns at its first line, so a process
+without an endpoint pays one attribute read per statement and per verb. Tests hand a provider of
+their own to :func:`use`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -63,23 +66,57 @@ def setup(environ: Mapping[str, str] = os.environ) -> bool:
     return True
 
 
+# ``OTEL_TRACES_EXPORTER``'s values here: the standard variable's, as far as Board ships an exporter.
+EXPORTERS = ("otlp", "none")
+
+
 def build_provider(environ: Mapping[str, str] = os.environ) -> Any:
-    """The SDK's ``TracerProvider`` exporting over OTLP/HTTP (the exporter reads the standard
-    ``OTEL_EXPORTER_OTLP_*`` variables), or None without an endpoint."""
+    """The SDK's ``TracerProvider`` with a batch span processor, or None without an endpoint.
+    Its exporter is ``OTEL_TRACES_EXPORTER``'s: ``otlp`` (the default) sends over OTLP/HTTP (the
+    exporter reads the standard ``OTEL_EXPORTER_OTLP_*`` variables); ``none`` makes and batches
+    every span and sends none (what the tracing bench's "on, no export" server measures)."""
     if not endpoint_configured(environ):
         return None
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+    exporter = _exporter(environ)
     attributes = {}
     named = "OTEL_SERVICE_NAME" in environ or "service.name=" in environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
     if not named:
         attributes["service.name"] = DEFAULT_SERVICE_NAME
     provider = TracerProvider(resource=Resource.create(attributes))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
+
+
+def _exporter(environ: Mapping[str, str]) -> Any:
+    chosen = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() or "otlp"
+    if chosen == "otlp":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter()
+    if chosen == "none":
+        return _Discard()
+    raise ImproperlyConfigured(  # refused at start, naming the variable
+        f"OTEL_TRACES_EXPORTER must be one of {', '.join(EXPORTERS)} (one exporter), got {chosen[:64]!r}"
+    )
+
+
+class _Discard:
+    """A span exporter that sends nothing (``OTEL_TRACES_EXPORTER=none``)."""
+
+    def export(self, spans: Sequence[Any]) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
 
 
 def use(provider: Any) -> None:
@@ -114,7 +151,6 @@ def link_to(traceparent: str | None) -> list[Link]:
     return [Link(span_context)] if span_context.is_valid else []
 
 
-@contextmanager
 def span(
     name: str,
     *,
@@ -122,17 +158,48 @@ def span(
     attributes: Mapping[str, Any] | None = None,
     parent: str | None = None,
     links: Sequence[Link] = (),
-) -> Iterator[Span | None]:
+) -> AbstractContextManager[Span | None]:
     """A span named ``name`` (None when tracing is off), a child of ``parent`` (a traceparent)
-    when one is given, else of the current span. An exception out of it is recorded on it."""
+    when one is given, else of the current span, and the current span inside the block. An
+    exception out of it is recorded on it."""
     tracer = STATE.tracer
     if tracer is None:
-        yield None
-        return
-    with tracer.start_as_current_span(
-        name, context=context_of(parent), kind=kind, attributes=attributes, links=links
-    ) as current:
-        yield current
+        return _OFF
+    return _Current(tracer.start_span(name, context=context_of(parent), kind=kind, attributes=attributes, links=links))
+
+
+class _Current:
+    """Makes a started span the current one for a block, then ends it: what the SDK's
+    ``start_as_current_span`` does, without its two generator-based context managers."""
+
+    __slots__ = ("span", "token")
+
+    def __init__(self, started: Span) -> None:
+        self.span = started
+
+    def __enter__(self) -> Span:
+        self.token = context_api.attach(trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            context_api.detach(self.token)
+        finally:
+            # the SDK span's own exit records an exception (and the error status), then ends it
+            self.span.__exit__(exc_type, exc, tb)
+
+
+_OFF = nullcontext(None)
+
+
+def statement_span(name: str) -> AbstractContextManager[Any]:
+    """The client span of one statement (the caller knows tracing is on). It has no children, so
+    it never becomes the current span: started and ended, no context attached or detached; its
+    attributes are one dict per catalog name."""
+    tracer = STATE.tracer
+    if tracer is None:
+        return _OFF
+    return tracer.start_span(name, kind=SpanKind.CLIENT, attributes=statement_attributes(name))
 
 
 def traceparent_of(current: Span | None) -> str | None:
@@ -171,5 +238,14 @@ def statement_name(depth: int) -> str:
     return f"{CATALOG_MODULES.get(module, module)}.{found.f_code.co_name}"
 
 
+# A statement span's attributes, one dict per catalog name (a fixed set: the statements the store
+# and the selectors build); the SDK copies them into each span.
+_STATEMENT_ATTRIBUTES: dict[str, dict[str, str]] = {}
+
+
 def statement_attributes(name: str) -> dict[str, str]:
-    return {"db.system": "postgresql", "db.system.name": "postgresql", "db.operation.name": name}
+    found = _STATEMENT_ATTRIBUTES.get(name)
+    if found is None:
+        found = {"db.system": "postgresql", "db.system.name": "postgresql", "db.operation.name": name}
+        _STATEMENT_ATTRIBUTES[name] = found
+    return found

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 from todos.core import telemetry
@@ -25,17 +24,28 @@ OPERATION_TYPES = {
 SETTLE_CONTEXT_VERBS = frozenset({"complete", "fail"})
 
 
-@contextmanager
-def verb_span(verb: str, transport: str, traceparent: str | None) -> Iterator[Any]:
+def verb_span(verb: str, transport: str, traceparent: str | None) -> AbstractContextManager[Any]:
     """The server span of one call: a child of the caller's ``traceparent`` header when it
     carries a valid one (W3C propagation), else a root."""
-    attributes = {"board.verb": verb[:64], "board.transport": transport}
-    if transport == "http":
-        attributes |= {"http.request.method": "POST", "http.route": f"/api/v1/{verb[:64]}"}
-    with telemetry.span(
-        f"{verb[:64]}", kind=telemetry.SpanKind.SERVER, attributes=attributes, parent=traceparent
-    ) as current:
-        yield current
+    name = verb[:64]
+    return telemetry.span(
+        name, kind=telemetry.SpanKind.SERVER, attributes=_attributes(name, transport), parent=traceparent
+    )
+
+
+# A verb span's opening attributes, one dict per verb and transport (the verb table's names and
+# ``unknown_verb``: a fixed set); the SDK copies them into each span.
+_ATTRIBUTES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _attributes(verb: str, transport: str) -> dict[str, str]:
+    found = _ATTRIBUTES.get((verb, transport))
+    if found is None:
+        found = {"board.verb": verb, "board.transport": transport}
+        if transport == "http":
+            found |= {"http.request.method": "POST", "http.route": f"/api/v1/{verb}"}
+        _ATTRIBUTES[(verb, transport)] = found
+    return found
 
 
 def describe(current: Any, verb: str, args: dict, output: dict) -> None:
@@ -45,16 +55,20 @@ def describe(current: Any, verb: str, args: dict, output: dict) -> None:
     operation = OPERATION_TYPES.get(verb)
     if operation is None:
         return
-    current.set_attribute("messaging.system", telemetry.MESSAGING_SYSTEM)
-    current.set_attribute("messaging.operation.type", operation)
-    current.set_attribute("messaging.operation.name", verb)
+    # one call: the SDK takes the span's lock and checks the values once per call, not per attribute
+    attributes: dict[str, Any] = {
+        "messaging.system": telemetry.MESSAGING_SYSTEM,
+        "messaging.operation.type": operation,
+        "messaging.operation.name": verb,
+    }
     todo = output.get("todo")
     if isinstance(todo, dict):
-        current.set_attribute("messaging.destination.name", todo["queue"])
-        current.set_attribute("messaging.message.id", todo["id"])
+        attributes["messaging.destination.name"] = todo["queue"]
+        attributes["messaging.message.id"] = todo["id"]
     for key in ("results", "todos"):
         if isinstance(output.get(key), list):
-            current.set_attribute("messaging.batch.message_count", len(output[key]))
+            attributes["messaging.batch.message_count"] = len(output[key])
+    current.set_attributes(attributes)
     if verb in SETTLE_CONTEXT_VERBS:
         for link in telemetry.link_to(args.get("traceparent")):
             current.add_link(link.context, {"board.link": "worker"})
