@@ -151,6 +151,22 @@ def test_purge_uses_the_retention_setting(agent, settings):
     assert execute(background_store.purge_terminal()).ids == (done,)
 
 
+def test_purge_walks_every_endpoint_and_stops_at_its_limit(world):
+    """The sweep walks each endpoint's finished todos (``todos_endpoint_finished``): old ones of
+    every endpoint go, at most ``limit`` per call, each once."""
+    other = factories.agent(factories.endpoint(world.team, slug="other-purge", queues=("default",)))
+    old = []
+    for agent in (world.agent, other, world.agent, other):
+        todo_id = claimed(agent)
+        execute(agent_store.complete(agent, todo_id))
+        age_completion(todo_id, 31)
+        old.append(todo_id)
+    first = execute(background_store.purge_terminal(limit=3, older_than_days=30)).ids
+    second = execute(background_store.purge_terminal(limit=3, older_than_days=30)).ids
+    assert len(first) == 3 and len(second) == 1 and sorted(first + second) == sorted(old)
+    assert execute(background_store.purge_terminal(limit=3, older_than_days=30)).count == 0
+
+
 # --- revoke and expiry ------------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@ read in one snapshot per scrape (one REPEATABLE READ transaction), so the famili
 Todos per Board state are the relay's exact counts (``todo_counts``); lapsed leases and due retries
 are counted through their partial indexes; the relay's own health is read from ``relay_state`` and
 the size of the change log it has not drained yet. Terminal work is reported as "finished in the
-last hour" through ``todos_completed`` rather than as an ever-growing total; attempts closed in the last hour come from
+last hour" through ``todos_endpoint_finished``, one endpoint at a time, rather than as an
+ever-growing total; attempts closed in the last hour come from
 ``todo_attempts_endpoint_ended`` one endpoint at a time (humans' attempts under ``NULL``).
 
 Per queue (summed over teams): the relay's counts by state, and the running totals of the charts'
@@ -40,8 +41,10 @@ CROSS JOIN LATERAL (
     SELECT t.created_at FROM todos t WHERE t.endpoint_id = e.id AND t.state = 'pending'
     ORDER BY t.created_at LIMIT 1) o""",
     "finished": """
-SELECT state, count(*) AS n FROM todos
-WHERE completed_at > now() - interval '1 hour' GROUP BY state""",
+SELECT f.state, count(*) AS n FROM endpoints e
+CROSS JOIN LATERAL (
+    SELECT t.state FROM todos t WHERE t.endpoint_id = e.id AND t.completed_at > now() - interval '1 hour') f
+GROUP BY f.state""",
     "attempts": """
 SELECT o.outcome, sum(o.n)::bigint AS n FROM (
     SELECT e.id FROM endpoints e UNION ALL SELECT NULL::uuid

@@ -191,12 +191,17 @@ def purge_terminal(limit: int = SWEEP_LIMIT, *, older_than_days: int | None = No
     days = settings.BOARD_RETENTION_DAYS if older_than_days is None else older_than_days
     sql = f"""
 WITH cand AS (
-    SELECT t.id FROM todos t
-    WHERE t.completed_at < now() - make_interval(days => %(days)s)
-      AND (t.state IN ({TodoState.DONE.sql}, {TodoState.CANCELED.sql})
-           OR (t.state = {TodoState.FAILED.sql} AND t.next_retry_at IS NULL))
+    -- each endpoint's oldest finished todos (``todos_endpoint_finished``, its finished time)
+    SELECT o.id FROM endpoints e
+    CROSS JOIN LATERAL (
+        SELECT t.id FROM todos t
+        WHERE t.endpoint_id = e.id AND t.completed_at < now() - make_interval(days => %(days)s)
+          AND (t.state IN ({TodoState.DONE.sql}, {TodoState.CANCELED.sql})
+               OR (t.state = {TodoState.FAILED.sql} AND t.next_retry_at IS NULL))
+        LIMIT %(limit)s
+        FOR UPDATE OF t SKIP LOCKED
+    ) o
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
 ),
 purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id

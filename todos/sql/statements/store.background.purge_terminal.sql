@@ -5,12 +5,17 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH cand AS (
-    SELECT t.id FROM todos t
-    WHERE t.completed_at < now() - make_interval(days => %(days)s)
-      AND (t.state IN ('done', 'canceled')
-           OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+    -- each endpoint's oldest finished todos (``todos_endpoint_finished``, its finished time)
+    SELECT o.id FROM endpoints e
+    CROSS JOIN LATERAL (
+        SELECT t.id FROM todos t
+        WHERE t.endpoint_id = e.id AND t.completed_at < now() - make_interval(days => %(days)s)
+          AND (t.state IN ('done', 'canceled')
+               OR (t.state = 'failed' AND t.next_retry_at IS NULL))
+        LIMIT %(limit)s
+        FOR UPDATE OF t SKIP LOCKED
+    ) o
     LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
 ),
 purged AS (
     DELETE FROM todos t USING cand c WHERE t.id = c.id
