@@ -196,6 +196,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_up_serves_board_and_stops_cleanly(tmp_path):
     """``manage.py up`` on a fresh data directory: embedded PostgreSQL, migrations, the admin,
@@ -210,6 +214,9 @@ def test_up_serves_board_and_stops_cleanly(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Ctrl-C as a terminal sends it: a runner started in the background inherits SIGINT
+        # ignored, and Python then never turns it into KeyboardInterrupt in the child
+        preexec_fn=_interruptible,
     )
     try:
         deadline = time.monotonic() + 90

@@ -9,7 +9,6 @@ per state, and under a row filter no more than ``cap`` matches for all the tabs 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import LiteralString
 
 from todos.core import compose
@@ -19,9 +18,9 @@ from todos.core.filters import TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.scans import ORDERS, scan_sql
+from todos.core.selectors.tab_counts import COUNT_CAP, Count, tab_predicate
 from todos.core.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query, search_predicate
 
-COUNT_CAP = 1_000  # a tab reads "1,000+" past it; ~1 ms of index per state at most
 # Counted exactly: leases in flight, bounded by the number of workers (``todos_claimed``).
 EXACT_COUNTS = ("claimed",)
 # Each tab's column in the one statement that counts them all (a literal per key, never a name built at runtime).
@@ -37,21 +36,6 @@ TAB_COLUMNS: dict[str, LiteralString] = {
     "canceled": '"canceled"',
 }
 COLUMN_SEPARATOR: LiteralString = ",\n       "
-
-
-@dataclass(frozen=True)
-class Count:
-    """A count that may have stopped at ``cap``: then it reads "1,000+"."""
-
-    value: int
-    capped: bool
-    cap: int = COUNT_CAP
-    at_least: bool = False  # a search's count within its window: more may match further back
-
-    def __str__(self) -> str:
-        if self.capped:
-            return f"{self.cap:,}+"
-        return f"{self.value:,}+" if self.at_least and self.value else f"{self.value:,}"
 
 
 def capped_count_sql(query: TodoQuery, cap: LiteralString = "%(cap)s") -> LiteralString:
@@ -230,9 +214,3 @@ WHERE {matches}"""
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
     counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
     return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
-
-
-def tab_predicate(key: str) -> LiteralString:
-    """A tab's rows as a predicate over ``t`` (retry and dead split the store's ``failed``)."""
-    state, extra = STATE_PREDICATES[key]
-    return compose.conjunction((f"t.state = {compose.state(state)}", *((extra,) if extra else ())))

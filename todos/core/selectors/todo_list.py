@@ -18,7 +18,7 @@ from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.rows import LAPSED, ROW_SELECT, TodoRow
 from todos.core.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql
-from todos.core.selectors.todo_counts import Count, tab_predicate
+from todos.core.selectors.tab_counts import Count, tab_predicate
 from todos.core.selectors.todo_query import STATE_PREDICATES, build_query, search_predicate
 
 PAGE_SIZE = 50
