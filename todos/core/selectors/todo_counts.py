@@ -18,23 +18,11 @@ from todos.core.filters import TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.scans import ORDERS, scan_sql
-from todos.core.selectors.tab_counts import COUNT_CAP, Count, tab_predicate
+from todos.core.selectors.tab_counts import COUNT_CAP, TAB_COLUMNS, Count, per_tab_counts, window_counts
 from todos.core.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query, search_predicate
 
 # Counted exactly: leases in flight, bounded by the number of workers (``todos_claimed``).
 EXACT_COUNTS = ("claimed",)
-# Each tab's column in the one statement that counts them all (a literal per key, never a name built at runtime).
-TAB_COLUMNS: dict[str, LiteralString] = {
-    "all": '"all"',
-    "pending": '"pending"',
-    "blocked": '"blocked"',
-    "scheduled": '"scheduled"',
-    "claimed": '"claimed"',
-    "retry": '"retry"',
-    "dead": '"dead"',
-    "done": '"done"',
-    "canceled": '"canceled"',
-}
 COLUMN_SEPARATOR: LiteralString = ",\n       "
 
 
@@ -120,10 +108,7 @@ def filtered_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dic
         select="t.created_at, t.id, t.state, t.next_retry_at",
         ordered=False,
     )
-    per_state = compose.join(
-        COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
-    )
+    per_state = per_tab_counts()
     sql: LiteralString = f"""
 SELECT count(*) AS walked,
        {per_state}
@@ -199,10 +184,7 @@ def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[
         matches: LiteralString = "true"  # a whole id: build_query made it a predicate of the window
     else:
         matches, _ = search_predicate(f.q, viewer, params, "t")
-    per_state = compose.join(
-        COLUMN_SEPARATOR,
-        (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COLUMNS[key]}" for key in STATE_PREDICATES),
-    )
+    per_state = per_tab_counts()
     sql: LiteralString = f"""
 WITH window_keys AS MATERIALIZED ({window})
 SELECT (SELECT count(*) FROM window_keys) AS scanned,
@@ -212,5 +194,4 @@ WHERE {matches}"""
     with read_connection() as conn:
         row = single_row(conn.execute(sql, params, prepare=query.prepare))
     full = query.search is not None and row["scanned"] >= SEARCH_SCAN_ROWS
-    counts = {key: Count(row[key], False, at_least=full) for key in STATE_PREDICATES}
-    return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
+    return window_counts(row, full=full)

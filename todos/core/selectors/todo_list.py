@@ -18,15 +18,15 @@ from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.rows import LAPSED, ROW_SELECT, TodoRow
 from todos.core.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql
-from todos.core.selectors.tab_counts import Count, tab_predicate
-from todos.core.selectors.todo_query import STATE_PREDICATES, build_query, search_predicate
+from todos.core.selectors.tab_counts import Count, per_tab_counts, window_counts
+from todos.core.selectors.todo_query import build_query, search_predicate
 
 PAGE_SIZE = 50
 NEWER_LIMIT = 100
 SEARCH_SCAN_ROWS = 1_000
 
 SELECT_ROW: LiteralString = f"{ROW_SELECT},\n       {LAPSED}"
-# The matches of a search's window per state tab, as columns ``tab_<state>``.
+# The matches of a search's window per state tab, as columns ``tab_<state>`` beside the page's rows.
 TAB_COUNT_COLUMNS: dict[str, LiteralString] = {
     "pending": "tab_pending",
     "blocked": "tab_blocked",
@@ -37,18 +37,7 @@ TAB_COUNT_COLUMNS: dict[str, LiteralString] = {
     "done": "tab_done",
     "canceled": "tab_canceled",
 }
-TAB_COUNTS: LiteralString = compose.join(
-    ",\n           ",
-    (f"count(*) FILTER (WHERE {tab_predicate(key)}) AS {TAB_COUNT_COLUMNS[key]}" for key in STATE_PREDICATES),
-)
-
-
-def window_counts(row: dict | None, *, full: bool) -> dict[str, Count]:
-    """The tabs' counts from a search page's statement (``TAB_COUNTS``), as
-    :func:`~todos.core.selectors.todo_counts.search_counts` gives them: "n+" when the window was
-    full. No row at all: nothing matched and the window was not full."""
-    counts = {key: Count(row[f"tab_{key}"] if row else 0, False, at_least=full) for key in STATE_PREDICATES}
-    return {"all": Count(sum(c.value for c in counts.values()), False, at_least=full), **counts}
+TAB_COUNTS: LiteralString = per_tab_counts(TAB_COUNT_COLUMNS, ",\n           ")
 
 
 @dataclass(frozen=True)
@@ -161,7 +150,7 @@ SELECT r.*, tabs.* FROM (SELECT * FROM matched UNION ALL SELECT * FROM edge) r C
             scanned_to_limit = True  # the window ran out before the page filled: more may follow
         if f.state == "all" and f.sort == "newest" and f.after is None and f.before is None:
             # the tabs' window (todo_counts.search_counts): the newest rows of the filter, any state
-            tab_counts = window_counts(raw[0] if raw else None, full=edge is not None)
+            tab_counts = window_counts(raw[0] if raw else None, full=edge is not None, columns=TAB_COUNT_COLUMNS)
     if backwards:
         rows.reverse()
     next_cursor = prev_cursor = None
