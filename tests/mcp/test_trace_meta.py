@@ -8,6 +8,7 @@ into ``_meta`` whenever OpenTelemetry has a provider, which would replace the on
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from todos.core.db import connect
 
@@ -64,9 +65,8 @@ def test_without_meta_the_header_applies(url, tenancy):
     assert made["structuredContent"]["todo"]["traceparent"] == HEADER
 
 
-def test_a_malformed_meta_traceparent_is_refused_naming_it_and_nothing_is_written(url, tenancy):
-    refused = tool(
-        url, tenancy.token, "create_for", {"queue": "default", "title": "t"}, {"traceparent": "00-not-a-context"}
-    )
+@pytest.mark.parametrize("bad", ["00-not-a-context", 42, ["00"]])
+def test_a_malformed_meta_traceparent_is_refused_naming_it_and_nothing_is_written(url, tenancy, bad):
+    refused = tool(url, tenancy.token, "create_for", {"queue": "default", "title": "t"}, {"traceparent": bad})
     assert refused["isError"] is True and refused["content"][0]["text"].startswith("invalid: _meta.traceparent")
     assert todo_count() == 0
