@@ -84,6 +84,30 @@ def test_a_malformed_error_is_invalid_naming_the_field_and_writes_nothing(api, t
     assert snapshot(todo_id) == before
 
 
+def test_a_complete_batch_item_stores_its_error_and_get_todo_answers_it(api, tenancy):
+    token = tenancy.worker_token
+    (first, claim_1), (second, claim_2) = claimed(api, token), claimed(api, token)
+    items = [
+        {"id": first, "lease_token": claim_1["lease_token"], "error": ERROR},
+        {"id": second, "lease_token": claim_2["lease_token"]},
+    ]
+    results = api.ok(token, "complete_batch", {"items": items})["results"]
+    assert [r["ok"] for r in results] == [True, True]
+    assert api.ok(token, "get_todo", {"id": first})["attempts"][0]["error"] == {**ERROR, "truncated": False}
+    assert api.ok(token, "get_todo", {"id": second})["attempts"][0]["error"] is None
+
+
+@pytest.mark.parametrize(("error", "field"), [("boom", "items[0].error"), ({"type": 7}, "items[0].error.type")])
+def test_a_malformed_complete_batch_error_is_invalid_naming_the_item_and_writes_nothing(api, tenancy, error, field):
+    token = tenancy.worker_token
+    todo_id, claim = claimed(api, token)
+    before = snapshot(todo_id)
+    body = {"items": [{"id": todo_id, "lease_token": claim["lease_token"], "error": error}]}
+    message = api.error(token, "complete_batch", body, "invalid")
+    assert message.startswith(f"{field}:"), message
+    assert snapshot(todo_id) == before
+
+
 def test_a_report_refused_by_the_fence_stores_no_error(api, tenancy):
     token = tenancy.worker_token
     todo_id, _ = claimed(api, token)
@@ -96,6 +120,8 @@ def test_the_openapi_document_describes_the_error_object(api, tenancy):
     for verb in ("fail", "complete"):
         body = document["paths"][f"/{verb}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert body["properties"]["error"] == {"$ref": "#/components/schemas/ErrorReport"}
+    batch = document["paths"]["/complete_batch"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert batch["properties"]["items"]["items"]["properties"]["error"] == {"$ref": "#/components/schemas/ErrorReport"}
     report = document["components"]["schemas"]["ErrorReport"]
     assert set(report["properties"]) == {"type", "message", "traceback"} and report["additionalProperties"] is False
     assert "last 64 KB" in report["description"]

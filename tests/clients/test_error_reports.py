@@ -118,6 +118,18 @@ def test_the_client_sends_an_error_with_fail_and_complete(asgi_server, endpoint)
     assert attempt_error(agent, completing.id) == {"message": "recovered after a retry", "truncated": False}
 
 
+def test_the_client_sends_an_error_with_a_complete_batch_item(asgi_server, endpoint):
+    vended, agent = endpoint
+    noisy, quiet = create(agent, "noisy"), create(agent, "quiet")
+    with Client(asgi_server.url, vended.token) as client:
+        client.claim(noisy.id)
+        client.claim(quiet.id)
+        results = client.complete_batch([{"id": noisy.id, "error": {"type": "Retried"}}, {"id": quiet.id}])
+    assert [r["ok"] for r in results] == [True, True]
+    assert attempt_error(agent, noisy.id) == {"type": "Retried", "truncated": False}
+    assert attempt_error(agent, quiet.id) is None
+
+
 def test_the_worker_reports_a_raising_handler_s_error(asgi_server, endpoint):
     vended, agent = endpoint
     todo = create(agent, "boom", max_attempts=1)

@@ -184,6 +184,51 @@ def test_a_stale_holder_report_stores_its_error_on_no_attempt(agent, verb):
     assert [a["error"] for a in attempts(todo_id)] == [None, None]
 
 
+def test_a_complete_batch_item_stores_its_own_error_on_its_own_attempt(agent):
+    quiet, noisy, long = (claimed(agent)[0] for _ in range(3))
+    results = execute(
+        agent_store.complete_batch(
+            agent,
+            [
+                {"id": quiet},
+                {"id": noisy, "error": {"type": "app.Retried", "message": "recovered after a retry"}},
+                {"id": long, "error": {"traceback": "t" * 70000}},
+            ],
+        )
+    )
+    assert [r.ok for r in results] == [True, True, True]
+    assert attempts(quiet)[0]["error"] is None
+    recovered = {"type": "app.Retried", "message": "recovered after a retry", "truncated": False}
+    assert attempts(noisy)[0]["error"] == recovered
+    [kept] = attempts(long)
+    assert kept["outcome"] == "completed" and kept["error"]["truncated"] is True
+    assert len(kept["error"]["traceback"]) == 65536
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [("boom", "items[1].error"), ({"type": 1}, "items[1].error.type"), ({"stack": "x"}, "items[1].error.stack")],
+)
+def test_a_malformed_error_in_a_complete_batch_item_completes_no_item(agent, value, field):
+    first, second = claimed(agent)[0], claimed(agent)[0]
+    before = (snapshot(first), snapshot(second))
+    with pytest.raises(Invalid) as caught:
+        items = [{"id": first, "error": {"type": "Fine"}}, {"id": second, "error": value}]
+        execute(agent_store.complete_batch(agent, items))
+    assert caught.value.field == field
+    assert (snapshot(first), snapshot(second)) == before
+
+
+def test_a_complete_batch_item_that_misses_stores_no_error(agent):
+    todo_id, token = claimed(agent, require_fence=True)
+    assert token is not None
+    before = snapshot(todo_id)
+    fenced = {"id": todo_id, "lease_token": "A" * len(token), "error": {"type": "Fenced"}}
+    [result] = execute(agent_store.complete_batch(agent, [fenced]))
+    assert not result.ok and result.error.code == "conflict"
+    assert snapshot(todo_id) == before and attempts(todo_id)[0]["error"] is None
+
+
 # --- the column's rule, the backstop behind the store -------------------------------------------
 
 

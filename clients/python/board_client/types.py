@@ -289,11 +289,13 @@ class _CompleteItem(TypedDict):
 
 
 class CompleteItem(_CompleteItem, total=False):
-    """One item of ``complete_batch`` (``lease_token``: the kept one when left out;
-    ``traceparent``: the worker's trace context for this todo's attempt, else the call's)."""
+    """One item of ``complete_batch`` (``lease_token``: the kept one when left out; ``error``:
+    kept on the attempt, as :meth:`~board_client.Client.complete` keeps it; ``traceparent``: the
+    worker's trace context for this todo's attempt, else the call's)."""
 
     result: Any
     summary: str | None
     artifact: str | None
     lease_token: str | None
+    error: ErrorReport | None
     traceparent: str | None

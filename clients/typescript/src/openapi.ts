@@ -1593,6 +1593,7 @@ export interface operations {
                         artifact?: string | null;
                         /** @description the lease_token of a fenced claim (required exactly when the claim was fenced) */
                         lease_token?: string | null;
+                        error?: components["schemas"]["ErrorReport"];
                         /** @description the worker's own trace context (W3C traceparent), kept on the attempt */
                         traceparent?: string | null;
                     }[];

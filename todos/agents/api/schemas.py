@@ -623,7 +623,9 @@ COMPLETE_BATCH_IN = obj(
             "minItems": 1,
             "maxItems": 100,
             "uniqueItems": True,
-            "items": obj({**REPORT_PROPERTIES, "traceparent": SETTLE_TRACEPARENT}, required=("id",)),
+            "items": obj(
+                {**REPORT_PROPERTIES, "error": ERROR_OBJECT_IN, "traceparent": SETTLE_TRACEPARENT}, required=("id",)
+            ),
             "description": (
                 "each id at most once in a batch; an item without a traceparent takes the traceparent header's"
             ),

@@ -943,15 +943,16 @@ def release(
 def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]:
     """Complete up to 100 todos in one statement; each miss is classified as ``complete`` would.
 
-    Guard per item: complete's. Attempt rows: each closed ``completed``/``done``. Log: as complete.
+    Guard per item: complete's. Attempt rows: each closed ``completed``/``done``, with the item's
+    summary, artifact, error object and ``traceparent`` as complete stores them. Log: as complete.
     """
     if not isinstance(items, (list, tuple)) or not 1 <= len(items) <= 100:
         raise Invalid("items", "must be a list of 1 to 100 items")
-    ids, results, summaries, truncs, artifacts, hashes, contexts = [], [], [], [], [], [], []
+    ids, results, summaries, truncs, artifacts, hashes, contexts, errors = [], [], [], [], [], [], [], []
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             raise Invalid(f"items[{n}]", "must be an object")
-        unknown = set(item) - {"id", "result", "summary", "artifact", "lease_token", "traceparent"}
+        unknown = set(item) - {"id", "result", "summary", "artifact", "lease_token", "traceparent", "error"}
         if unknown:
             raise Invalid(f"items[{n}].{sorted(unknown)[0]}", "is not a known field")
         try:
@@ -963,6 +964,7 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
                 artifact=item.get("artifact"),
                 result=item.get("result"),
             )
+            error = inputs.error_object(item.get("error"))
         except Invalid as exc:
             raise Invalid(f"items[{n}].{exc.field}", exc.problem) from None
         if p["id"] in ids:
@@ -974,6 +976,7 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
         artifacts.append(p["artifact"])
         hashes.append(p["token_hash"])
         contexts.append(inputs.traceparent(item.get("traceparent"), f"items[{n}].traceparent"))
+        errors.append(error)
     from psycopg.types.json import Jsonb
 
     params = {
@@ -988,13 +991,14 @@ def complete_batch(agent: AgentScope, items: Any) -> Statement[list[ItemResult]]
         "artifacts": artifacts,
         "hashes": hashes,
         "traceparents": contexts,
+        "errors": errors,
     }
     sql = f"""
 WITH item AS (
     SELECT * FROM unnest(%(ids)s::text[], %(results)s::jsonb[], %(summaries)s::text[],
                          %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[],
-                         %(traceparents)s::text[])
-           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, traceparent, n)
+                         %(traceparents)s::text[], %(errors)s::jsonb[])
+           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, traceparent, error, n)
 ),
 {seen_sql(agent.endpoint_id)}upd AS (
     UPDATE todos t SET state = {TodoState.DONE.sql}, result = i.result, owner = NULL, lease_expires_at = NULL,
@@ -1011,7 +1015,7 @@ WITH item AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
         summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact,
-        traceparent = i.traceparent
+        error = i.error, traceparent = i.traceparent
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),

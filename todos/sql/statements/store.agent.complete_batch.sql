@@ -11,8 +11,8 @@
 WITH item AS (
     SELECT * FROM unnest(%(ids)s::text[], %(results)s::jsonb[], %(summaries)s::text[],
                          %(truncs)s::boolean[], %(artifacts)s::text[], %(hashes)s::bytea[],
-                         %(traceparents)s::text[])
-           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, traceparent, n)
+                         %(traceparents)s::text[], %(errors)s::jsonb[])
+           WITH ORDINALITY AS i(id, result, summary, summary_truncated, artifact, token_hash, traceparent, error, n)
 ),
 upd AS (
     UPDATE todos t SET state = 'done', result = i.result, owner = NULL, lease_expires_at = NULL,
@@ -29,7 +29,7 @@ upd AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
         summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact,
-        traceparent = i.traceparent
+        error = i.error, traceparent = i.traceparent
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),

@@ -1,6 +1,6 @@
 /**
- * The error object from TypeScript: `errorOf` (name, message, stack), the client's `fail` and
- * `complete` carrying an `error`, and the Worker reporting a throwing handler's error on the
+ * The error object from TypeScript: `errorOf` (name, message, stack), the client's `fail`,
+ * `complete` and each `complete_batch` item carrying an `error`, and the Worker reporting a throwing handler's error on the
  * attempt, against a live Board.
  */
 import assert from "node:assert/strict";
@@ -52,6 +52,31 @@ test("fail and complete carry an error object to the attempt", { timeout: 30_000
   await board.complete({ id: completing.id, error: { message: "recovered" } });
   const done = await board.getTodo({ id: completing.id });
   assert.deepEqual(done.attempts[0]?.error, { type: null, message: "recovered", traceback: null, truncated: false });
+});
+
+test("a complete_batch item carries its own error object to its attempt", { timeout: 30_000 }, async () => {
+  const name = queue("failures");
+  const board = client();
+  await drain(board, name);
+  const noisy = (await board.createFor({ queue: name, title: unique("noisy") })).todo;
+  const still = (await board.createFor({ queue: name, title: unique("still") })).todo;
+  await board.claim({ id: noisy.id });
+  await board.claim({ id: still.id });
+  const { results } = await board.completeBatch({
+    items: [{ id: noisy.id, error: { type: "Retried", message: "on the second try" } }, { id: still.id }],
+  });
+  assert.deepEqual(
+    results.map((r) => r.ok),
+    [true, true],
+  );
+  const kept = await board.getTodo({ id: noisy.id });
+  assert.deepEqual(kept.attempts[0]?.error, {
+    type: "Retried",
+    message: "on the second try",
+    traceback: null,
+    truncated: false,
+  });
+  assert.equal((await board.getTodo({ id: still.id })).attempts[0]?.error, null);
 });
 
 test("the Worker reports a throwing handler's error, and Fail's own", { timeout: 60_000 }, async () => {
