@@ -84,6 +84,10 @@ def test_a_phrase_never_spans_two_texts(world):
     # (type, type with dots as spaces, summary, message) or any other
     for phrase in ("app.Quota app", "Quota upload", "halted exceeded", "Quota exceeded", "tenant upload"):
         assert matching([todo_id], phrase) == set(), phrase
+    # the mark stored between two texts is punctuation: no search yields it
+    assert "'|'" in docs(todo_id)[0]
+    assert matching([todo_id], "|") == set()
+    assert matching([todo_id], "Quota | upload") == set()
 
 
 def test_a_pruned_attempt_takes_its_document_with_it(world, settings):
