@@ -67,7 +67,8 @@ def test_a_complete_with_a_summary_or_an_error_stores_a_document(world):
 
 
 def test_a_humans_report_is_searchable(world):
-    todo = execute(human_store.create(world.human, endpoint_id=world.agent.endpoint_id, queue="default", title="h")).todo
+    created = human_store.create(world.human, endpoint_id=world.agent.endpoint_id, queue="default", title="h")
+    todo = execute(created).todo
     execute(human_store.claim(world.human, todo.id))
     execute(human_store.fail(world.human, todo.id, note="printer jammed again"))
     assert matching([todo.id], "printer jammed") == {todo.id}

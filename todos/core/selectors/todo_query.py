@@ -19,7 +19,6 @@ from uuid import UUID
 
 from django.conf import settings
 
-from todos.core import compose
 from todos.core.compose import TODO_STATES, Params
 from todos.core.filters import TodoFilter, parse_payload_match
 from todos.core.selectors.access import Viewer
