@@ -19,7 +19,6 @@ from uuid import UUID
 
 from django.conf import settings
 
-from todos.core import compose
 from todos.core.compose import TODO_STATES, Params
 from todos.core.filters import TodoFilter, parse_payload_match
 from todos.core.selectors.access import Viewer
@@ -190,39 +189,18 @@ def row_predicates(f: TodoFilter, params: Params) -> list[LiteralString]:
     return predicates
 
 
-# The texts of an attempt that the search box matches as a phrase (full text, the ``simple``
-# configuration: no stemming, no stop words), each an expression over ``a``, one attempt row, and
-# ``e``, its error object's type and message (``ATTEMPT_ERROR``). The error's type is matched
-# twice: as written, and with its dots as spaces, so ``DiskFull`` finds ``psycopg.errors.DiskFull``
-# (the simple parser keeps a dotted name as one word).
-ATTEMPT_DOCUMENTS: tuple[LiteralString, ...] = (
-    "a.summary",
-    "e.type",
-    "replace(e.type, '.', ' ')",
-    "e.message",
-)
-# The error object read once per attempt: each ``a.error->>'…'`` decompresses the whole object,
-# traceback and all (1-64 KB), three times an attempt (over the attempts of 1,000 dead letters at
-# 5M todos, 31 ms against 35). The domain ``attempt_error`` holds it to an object of strings, so the fields are
-# the texts ``->>`` gives; an attempt without an error keeps its row (NULL fields).
-ATTEMPT_ERROR: LiteralString = "LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true"
-
-
 def attempt_text_match(alias: LiteralString, phrase: LiteralString) -> LiteralString:
     """Any attempt of the todo ``alias`` whose text holds ``phrase`` (a bound placeholder) as a
-    phrase: the words in that order, next to each other.
+    phrase: the words in that order, next to each other, within one of its texts.
 
-    A todo never claimed (``attempts_total = 0``: most of the live edge, pending) has no attempt
-    to read: the test says so from the row, without a probe of the attempts' key per todo."""
-    query: LiteralString = f"phraseto_tsquery('simple', {phrase})"
-    documents = compose.join(
-        "\n             OR ",
-        (f"to_tsvector('simple', coalesce({doc}, ''))\n                @@ {query}" for doc in ATTEMPT_DOCUMENTS),
-    )
+    Each attempt's texts (summary, error type, the type with its dots as spaces, message) are
+    stored parsed, as ``todo_attempts.search_doc`` (migration 0034): NULL for an attempt that said
+    nothing. A todo never claimed (``attempts_total = 0``: most of the live edge, pending) has no
+    attempt to read: the test says so from the row, without a probe of the attempts' key per todo."""
     return f"""({alias}.attempts_total > 0 AND EXISTS (
-        SELECT 1 FROM todo_attempts a {ATTEMPT_ERROR}
+        SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = {alias}.id
-          AND ({documents})))"""
+          AND a.search_doc @@ phraseto_tsquery('simple', {phrase})))"""
 
 
 def search_predicate(q: str, viewer: Viewer, params: Params, alias: LiteralString = "t") -> tuple[LiteralString, bool]:

@@ -44,13 +44,6 @@ FROM window_keys k JOIN todos t ON t.id = k.id
 WHERE (t.id ILIKE %(pattern)s OR t.title ILIKE %(pattern)s OR t.kind ILIKE %(pattern)s
         OR t.source ILIKE %(pattern)s OR t.idempotency_key ILIKE %(pattern)s OR t.payload::text ILIKE %(pattern)s
         OR (t.attempts_total > 0 AND EXISTS (
-        SELECT 1 FROM todo_attempts a LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true
+        SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = t.id
-          AND (to_tsvector('simple', coalesce(a.summary, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(e.type, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(e.type, '.', ' '), ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(e.message, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)))))
+          AND a.search_doc @@ phraseto_tsquery('simple', %(phrase)s))))

@@ -46,16 +46,9 @@ hits AS MATERIALIZED (
     WHERE (w.id ILIKE %(pattern)s OR w.title ILIKE %(pattern)s OR w.kind ILIKE %(pattern)s
         OR w.source ILIKE %(pattern)s OR w.idempotency_key ILIKE %(pattern)s OR w.payload::text ILIKE %(pattern)s
         OR (w.attempts_total > 0 AND EXISTS (
-        SELECT 1 FROM todo_attempts a LEFT JOIN LATERAL jsonb_to_record(a.error) AS e(type text, message text) ON true
+        SELECT 1 FROM todo_attempts a
         WHERE a.todo_id = w.id
-          AND (to_tsvector('simple', coalesce(a.summary, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(e.type, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(replace(e.type, '.', ' '), ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)
-             OR to_tsvector('simple', coalesce(e.message, ''))
-                @@ phraseto_tsquery('simple', %(phrase)s)))))
+          AND a.search_doc @@ phraseto_tsquery('simple', %(phrase)s))))
 ),
 tabs AS (
     SELECT count(*) FILTER (WHERE t.state = 'pending' AND t.next_retry_at IS NULL) AS tab_pending,
