@@ -78,11 +78,14 @@ def scan_sql(
     limit: LiteralString,
     select: LiteralString,
     ordered: bool = True,
+    merged: bool = False,
 ) -> LiteralString:
     """The first ``limit`` rows of the query in ``columns`` order (``limit`` a placeholder): one
     ordered, limited index scan per branch (endpoint, and state or queue), merged.
     ``ordered=False`` leaves the merged rows unordered, so a count stops as soon as it has
-    ``limit`` of them."""
+    ``limit`` of them. ``merged=True`` (a search's window) writes the branches out as one
+    ``UNION ALL`` where :func:`mergeable` allows, so each walk is read only as far as the merge
+    needs (:func:`_merged_scan_sql`)."""
     extra = query.predicates + ((keyset,) if keyset else ())
     if query.mine:
         return _mine_scan_sql(
@@ -96,6 +99,8 @@ SELECT {select}
 FROM todos t
 WHERE {compose.conjunction(("t.endpoint_id = ANY(%(eps)s::uuid[])", *states, *extra), indent="  ")}
 {order}LIMIT {limit}"""
+    if merged and ordered and mergeable(query):
+        return _merged_scan_sql(query, extra, columns=columns, direction=direction, limit=limit, select=select)
     source, state_pred = branches(query)
     where = compose.conjunction((f"t.endpoint_id = e.id{state_pred}", *extra), indent="      ")
     outer: LiteralString = f"ORDER BY {order_by(columns, direction, 'x')}\n" if ordered else ""
@@ -109,6 +114,55 @@ CROSS JOIN LATERAL (
     LIMIT {limit}
 ) x
 {outer}LIMIT {limit}"""
+
+
+# The most endpoints a merged scan writes out as branches: past it, the statement's text and its
+# planning grow with every branch, and the LATERAL form serves.
+MERGED_MAX_BRANCHES = 64
+
+
+def mergeable(query: TodoQuery) -> bool:
+    """Whether the query's branches are its endpoints alone (no queue pairs, at most one state),
+    few enough to write out one by one."""
+    return (
+        not query.by_queue
+        and (query.states is None or len(query.states) == 1)
+        and 0 < len(query.endpoint_ids) <= MERGED_MAX_BRANCHES
+    )
+
+
+def _merged_scan_sql(
+    query: TodoQuery,
+    extra: tuple[LiteralString, ...],
+    *,
+    columns: Columns,
+    direction: LiteralString,
+    limit: LiteralString,
+    select: LiteralString,
+) -> LiteralString:
+    """The LATERAL scan's branches written out, one ordered and limited walk per endpoint (the
+    ``eps`` array's element ``i``: a value at execution, so the plan serves any endpoints of that
+    count) under one ``ORDER BY … LIMIT``. PostgreSQL merges them (Merge Append) and reads each
+    walk only as far as the merge takes from it: for 50 endpoints, about ``limit`` keys in all
+    instead of ``limit`` per endpoint and a sort of them all (20.3 against 1.8 ms for five teams'
+    newest 1,000 dead letters at 5M todos: bench/README.md)."""
+    _, state_pred = branches(query)
+    parts: list[LiteralString] = []
+    for n in range(1, len(query.endpoint_ids) + 1):
+        endpoint: LiteralString = f"t.endpoint_id = (%(eps)s::uuid[])[{compose.integer(n)}]{state_pred}"
+        where = compose.conjunction((endpoint, *extra), indent="      ")
+        parts.append(f"""  (SELECT {select}
+    FROM todos t
+    WHERE {where}
+    ORDER BY {order_by(columns, direction)}
+    LIMIT {limit})""")
+    branches_sql = compose.join(" UNION ALL\n", parts)
+    return f"""
+SELECT x.* FROM (
+{branches_sql}
+) x
+ORDER BY {order_by(columns, direction, "x")}
+LIMIT {limit}"""
 
 
 def _mine_scan_sql(

@@ -178,7 +178,13 @@ def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[
     params = Params(query.params)
     scan = params.bind("scan", SEARCH_SCAN_ROWS)
     window = scan_sql(
-        query, columns=columns, direction=direction, keyset=None, limit=scan, select=compose.columns(columns, "t")
+        query,
+        columns=columns,
+        direction=direction,
+        keyset=None,
+        limit=scan,
+        select=compose.columns(columns, "t"),
+        merged=True,
     )
     if query.search is None:
         matches: LiteralString = "true"  # a whole id: build_query made it a predicate of the window

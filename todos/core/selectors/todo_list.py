@@ -107,6 +107,7 @@ ORDER BY {order_by(columns, scan_direction)}"""
             keyset=after,
             limit=scan,
             select=compose.columns(columns, "t"),
+            merged=True,
         )
         matches, _ = search_predicate(f.q, viewer, params, "w")
         # Every row returned also carries the window's matches per state tab (``TAB_COUNTS``):

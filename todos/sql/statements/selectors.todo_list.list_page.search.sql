@@ -21,13 +21,22 @@
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
 WITH window_keys AS MATERIALIZED (
-SELECT x.* FROM unnest(%(eps)s::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-    SELECT t.created_at, t.id
+SELECT x.* FROM (
+  (SELECT t.created_at, t.id
     FROM todos t
-    WHERE t.endpoint_id = e.id
+    WHERE t.endpoint_id = (%(eps)s::uuid[])[1]
     ORDER BY t.created_at DESC, t.id DESC
-    LIMIT %(scan)s
+    LIMIT %(scan)s) UNION ALL
+  (SELECT t.created_at, t.id
+    FROM todos t
+    WHERE t.endpoint_id = (%(eps)s::uuid[])[2]
+    ORDER BY t.created_at DESC, t.id DESC
+    LIMIT %(scan)s) UNION ALL
+  (SELECT t.created_at, t.id
+    FROM todos t
+    WHERE t.endpoint_id = (%(eps)s::uuid[])[3]
+    ORDER BY t.created_at DESC, t.id DESC
+    LIMIT %(scan)s)
 ) x
 ORDER BY x.created_at DESC, x.id DESC
 LIMIT %(scan)s),
