@@ -5,8 +5,10 @@ Scale is the constraint (millions of todos), so no list reads an unbounded set. 
 each an ordered index scan that stops after ``limit`` rows, then merges the branches;
 ``todos_endpoint_created``, ``todos_endpoint_state_created`` and
 ``todos_endpoint_queue_state_created`` serve them, and ``(created_at, id) < (…)`` row comparisons
-continue a page without OFFSET. Two other shapes serve what those indexes cannot: "assigned to
-me" starts from the human's own rows, and retry windows from their small partial index.
+continue a page without OFFSET. A search's window writes the branches out instead, one merge
+that reads each walk only as far as it needs (``merged``). Two other shapes serve what those
+indexes cannot: "assigned to me" starts from the human's own rows, and retry windows from their
+small partial index.
 """
 
 from __future__ import annotations
