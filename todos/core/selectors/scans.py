@@ -118,6 +118,16 @@ CROSS JOIN LATERAL (
 {outer}LIMIT {limit}"""
 
 
+def window_sql(
+    query: TodoQuery, *, columns: Columns, direction: LiteralString, keyset: LiteralString | None, limit: LiteralString
+) -> LiteralString:
+    """A search's window: the query's first ``limit`` keys (``columns`` only, read from the
+    indexes without their rows), chosen by one merge of the endpoints' walks where
+    :func:`mergeable` allows. The list's window and the tabs' are both this."""
+    select = compose.columns(columns, "t")
+    return scan_sql(query, columns=columns, direction=direction, keyset=keyset, limit=limit, select=select, merged=True)
+
+
 # The most endpoints a merged scan writes out as branches: past it, the statement's text and its
 # planning grow with every branch, and the LATERAL form serves.
 MERGED_MAX_BRANCHES = 64

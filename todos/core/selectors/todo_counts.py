@@ -17,7 +17,7 @@ from todos.core.db import single_row
 from todos.core.filters import TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
-from todos.core.selectors.scans import ORDERS, scan_sql
+from todos.core.selectors.scans import ORDERS, scan_sql, window_sql
 from todos.core.selectors.tab_counts import COUNT_CAP, TAB_COLUMNS, Count, per_tab_counts, window_counts
 from todos.core.selectors.todo_query import STATE_PREDICATES, TodoQuery, build_query, search_predicate
 
@@ -177,15 +177,7 @@ def search_counts(viewer: Viewer, f: TodoFilter, keys: tuple[str, ...]) -> dict[
     columns, direction = ORDERS["newest"]
     params = Params(query.params)
     scan = params.bind("scan", SEARCH_SCAN_ROWS)
-    window = scan_sql(
-        query,
-        columns=columns,
-        direction=direction,
-        keyset=None,
-        limit=scan,
-        select=compose.columns(columns, "t"),
-        merged=True,
-    )
+    window = window_sql(query, columns=columns, direction=direction, keyset=None, limit=scan)
     if query.search is None:
         matches: LiteralString = "true"  # a whole id: build_query made it a predicate of the window
     else:

@@ -17,7 +17,7 @@ from todos.core.filters import Cursor, TodoFilter
 from todos.core.replica import read_connection
 from todos.core.selectors.access import Viewer
 from todos.core.selectors.rows import LAPSED, ROW_SELECT, TodoRow
-from todos.core.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql
+from todos.core.selectors.scans import ORDERS, by_queue, flip, keyset, order_by, scan_sql, window_sql
 from todos.core.selectors.tab_counts import Count, per_tab_counts, window_counts
 from todos.core.selectors.todo_query import build_query, search_predicate
 
@@ -100,15 +100,7 @@ ORDER BY {order_by(columns, scan_direction)}"""
         # its SEARCH_SCAN_ROWS rows are read from the table to be searched: choosing it on whole
         # rows read that many rows per endpoint (50 endpoints: 100,000 rows, ~250 ms at 5M todos).
         scan = params.bind("scan", SEARCH_SCAN_ROWS)
-        keys = scan_sql(
-            query,
-            columns=columns,
-            direction=scan_direction,
-            keyset=after,
-            limit=scan,
-            select=compose.columns(columns, "t"),
-            merged=True,
-        )
+        keys = window_sql(query, columns=columns, direction=scan_direction, keyset=after, limit=scan)
         matches, _ = search_predicate(f.q, viewer, params, "w")
         # Every row returned also carries the window's matches per state tab (``TAB_COUNTS``):
         # when the tabs' window is this one, they are the tabs' counts (``Page.tab_counts``).
