@@ -1,16 +1,19 @@
 """``todo_attempts.search_doc``: what an attempt said, stored parsed for the search box. Every
-statement that closes an attempt with text writes it, an attempt that said nothing (the drain's
-claim and plain complete) keeps NULL, and a phrase matches within one text, never across two."""
+statement that closes an attempt with text writes it (``fragments.search_document``: a plain
+column since 0035, not a generated one), an attempt that said nothing (the drain's claim and
+plain complete) keeps NULL, and a phrase matches within one text, never across two."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.store.helpers import one, sql
+from tests.store.test_run_time_limits import overrun
 from todos.core.compose import Params
 from todos.core.db import execute
 from todos.core.selectors.todo_query import attempt_text_match
 from todos.core.store import agent as agent_store
+from todos.core.store import background as background_store
 from todos.core.store import human as human_store
 
 pytestmark = pytest.mark.usefixtures("store_db")
@@ -101,3 +104,42 @@ def test_a_pruned_attempt_takes_its_document_with_it(world, settings):
         execute(agent_store.release(world.agent, todo_id))
     assert one("SELECT attempts_pruned FROM todos WHERE id = %s", (todo_id,))["attempts_pruned"] == 1
     assert matching([todo_id], "first words") == set()
+
+
+def test_the_column_is_written_by_the_statements_not_generated_by_the_table():
+    # a generated column's expression is parsed again by every statement that writes the table
+    # (the drain's claims and completes included); the statements write it instead (0035)
+    got = one(
+        """SELECT attgenerated, pg_get_expr(d.adbin, d.adrelid) AS expr FROM pg_attribute a
+           LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+           WHERE a.attrelid = 'todo_attempts'::regclass AND a.attname = 'search_doc'"""
+    )
+    assert (got["attgenerated"], got["expr"]) == ("", None)
+
+
+def test_a_release_a_batch_completion_and_a_timeout_store_their_documents(world):
+    released = claimed(world.agent)
+    execute(agent_store.release(world.agent, released, summary="handing back, quota low"))
+    batched = [claimed(world.agent), claimed(world.agent)]
+    items = [
+        {"id": batched[0], "summary": "merged cleanly"},
+        {"id": batched[1], "error": {"type": "app.Conflict", "message": "two heads"}},
+    ]
+    execute(agent_store.complete_batch(world.agent, items))
+    overdue = claimed(world.agent, timeout_seconds=60)
+    overrun(overdue, 61)
+    assert execute(background_store.time_out()).ids == (overdue,)
+    everyone = [released, *batched, overdue]
+    assert matching(everyone, "quota low") == {released}
+    assert matching(everyone, "merged cleanly") == {batched[0]}
+    assert matching(everyone, "Conflict") == matching(everyone, "two heads") == {batched[1]}
+    assert matching(everyone, "timed_out") == matching(everyone, "ran past its") == {overdue}
+
+
+def test_a_persons_release_is_searchable(world):
+    created = human_store.create(world.human, endpoint_id=world.agent.endpoint_id, queue="default", title="h")
+    todo = execute(created).todo
+    execute(human_store.claim(world.human, todo.id))
+    execute(human_store.release(world.human, todo.id, note="back to the pool"))
+    assert matching([todo.id], "back to the pool") == {todo.id}
+    assert docs(todo.id)[0] is not None

@@ -36,6 +36,7 @@ from todos.core.store.fragments import (
     log_todos,
     notify_ready,
     queue_not_paused,
+    search_document,
     stored_reason_group,
 )
 from todos.core.store.records import (
@@ -847,6 +848,8 @@ REPORT_FIELDS: LiteralString = (
 ERROR_FIELD: LiteralString = "error = %(error)s"
 # The worker's trace context on the attempt its complete or fail closes (docs/telemetry.md).
 TRACE_FIELD: LiteralString = "traceparent = %(traceparent)s"
+# What the report's attempt said, parsed for the search box (``fragments.search_document``).
+REPORT_DOCUMENT: LiteralString = search_document("%(error)s::attempt_error", "%(summary)s::attempt_summary")
 
 
 def complete(
@@ -874,7 +877,8 @@ def complete(
             completed_at = now()""",
         f"""ended_at = now(), outcome = 'completed', disposition = 'done',
             {REPORT_FIELDS},
-            {ERROR_FIELD}, {TRACE_FIELD}""",
+            {ERROR_FIELD}, {TRACE_FIELD},
+            {REPORT_DOCUMENT}""",
         params,
         ready_when=None,
         after=BoardState.DONE,
@@ -911,7 +915,8 @@ def fail(
         f"""ended_at = now(), outcome = 'failed',
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
             {REPORT_FIELDS},
-            {ERROR_FIELD}, {TRACE_FIELD}""",
+            {ERROR_FIELD}, {TRACE_FIELD},
+            {REPORT_DOCUMENT}""",
         params,
         ready_when=None,
         finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",
@@ -933,7 +938,8 @@ def release(
         ChangeOp.RELEASE,
         f"state = {TodoState.PENDING.sql}, owner = NULL, lease_expires_at = NULL",
         f"""ended_at = now(), outcome = 'released', disposition = 'requeued',
-            {REPORT_FIELDS}""",
+            {REPORT_FIELDS},
+            {search_document("a.error", "%(summary)s::attempt_summary")}""",
         params,
         ready_when="TRUE",
         after=BoardState.PENDING,
@@ -1015,7 +1021,8 @@ WITH item AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
         summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact,
-        error = i.error, traceparent = i.traceparent
+        error = i.error, traceparent = i.traceparent,
+        {search_document("i.error", "i.summary")}
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),

@@ -21,6 +21,7 @@ from todos.core.store.fragments import (
     log_todos,
     notify_ready,
     run_time_limit,
+    search_document,
     stored_reason_group,
 )
 from todos.core.store.records import SweepOutcome
@@ -132,12 +133,13 @@ timed AS (
     FROM cand c
     WHERE t.id = c.id AND t.state = {TodoState.CLAIMED.sql} AND t.lease_expires_at >= now()
       AND t.claimed_at + make_interval(secs => c.seconds) < now()
-    RETURNING t.*, c.seconds
+    RETURNING t.*, {timed_out_error("c.seconds")} AS timeout_error
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'timed_out',
         disposition = CASE WHEN r.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-        error = {timed_out_error("r.seconds")}
+        error = r.timeout_error,
+        {search_document("r.timeout_error", "a.summary")}
     FROM timed r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),

@@ -418,6 +418,30 @@ def children_woken(name: LiteralString = "kids") -> LiteralString:
     return notify_ready(name, f"state = {TodoState.PENDING.sql} AND next_retry_at IS NULL")
 
 
+def search_document(error: LiteralString, summary: LiteralString) -> LiteralString:
+    """The SET item that stores what an attempt said, parsed for the search box
+    (``todo_attempts.search_doc``, read by ``todo_query``'s error search), over the ``error``
+    object and ``summary`` the attempt will hold (SQL expressions: the values the statement writes,
+    or ``a.error`` / ``a.summary`` for the ones it keeps).
+
+    Written by each statement that writes an attempt's text, in its own plan, instead of as a
+    generated column: PostgreSQL parses a generated column's stored expression again at the start
+    of every statement that writes the table, the drain's claims and plain completes included
+    (docs/board.md, "Search"). NULL for an attempt that said nothing. The fields are joined with a
+    lexeme (``'|'``) no query yields, so a phrase never runs from one field into the next."""
+    return f"""search_doc = (
+            SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
+                   ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, replace(coalesce(s.e ->> 'type', ''), '.', ' '))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.t, ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.e ->> 'message', '')) END
+            -- OFFSET 0: each value is read (and checked against its domain) once, not per use
+            FROM (SELECT ({error})::jsonb AS e, ({summary})::text AS t OFFSET 0) s)"""
+
+
 def stored_reason_group(error: LiteralString, summary: LiteralString, result_error: LiteralString) -> LiteralString:
     """The SET item that stores the reason group of a todo this statement fails
     (``todos.failure_reason_group``, read by the "failed with" filter): ``board_reason_group``

@@ -43,6 +43,7 @@ from todos.core.store.fragments import (
     notify_ready,
     operator_miss,
     ready_message,
+    search_document,
     stored_reason_group,
 )
 from todos.core.store.records import TODO_COLUMNS, BulkOutcome, Claim, Created, Todo
@@ -174,7 +175,8 @@ def _children(finished: LiteralString | None, done: bool) -> tuple[LiteralString
 
 
 HOLDS: LiteralString = f"t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s AND {LEASE_SEEN}"
-HUMAN_REPORT: LiteralString = "summary = %(summary)s, summary_truncated = %(summary_truncated)s"
+HUMAN_REPORT: LiteralString = f"""summary = %(summary)s, summary_truncated = %(summary_truncated)s,
+            {search_document("a.error", "%(summary)s::attempt_summary")}"""
 
 
 def claim(op: OperatorScope, todo_id: Any, *, lease_ttl_seconds: Any = None) -> Statement[Claim]:

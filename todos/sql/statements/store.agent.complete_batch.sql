@@ -29,7 +29,18 @@ upd AS (
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
         summary = i.summary, summary_truncated = i.summary_truncated, artifact = i.artifact,
-        error = i.error, traceparent = i.traceparent
+        error = i.error, traceparent = i.traceparent,
+        search_doc = (
+            SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
+                   ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, replace(coalesce(s.e ->> 'type', ''), '.', ' '))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.t, ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.e ->> 'message', '')) END
+            -- OFFSET 0: each value is read (and checked against its domain) once, not per use
+            FROM (SELECT (i.error)::jsonb AS e, (i.summary)::text AS t OFFSET 0) s)
     FROM upd u JOIN item i ON i.id = u.id
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),

@@ -34,15 +34,26 @@ timed AS (
     FROM cand c
     WHERE t.id = c.id AND t.state = 'claimed' AND t.lease_expires_at >= now()
       AND t.claimed_at + make_interval(secs => c.seconds) < now()
-    RETURNING t.*, c.seconds
+    RETURNING t.*, jsonb_build_object(
+            'type', 'timed_out',
+            'message', format('ran past its run-time limit of %%s seconds', c.seconds),
+            'truncated', false) AS timeout_error
 ),
 closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'timed_out',
         disposition = CASE WHEN r.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-        error = jsonb_build_object(
-            'type', 'timed_out',
-            'message', format('ran past its run-time limit of %%s seconds', r.seconds),
-            'truncated', false)
+        error = r.timeout_error,
+        search_doc = (
+            SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
+                   ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, replace(coalesce(s.e ->> 'type', ''), '.', ' '))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.t, ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.e ->> 'message', '')) END
+            -- OFFSET 0: each value is read (and checked against its domain) once, not per use
+            FROM (SELECT (r.timeout_error)::jsonb AS e, (a.summary)::text AS t OFFSET 0) s)
     FROM timed r
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),

@@ -26,7 +26,18 @@ upd AS (
 ),
 open_attempt AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued',
-            summary = %(summary)s, summary_truncated = %(summary_truncated)s
+            summary = %(summary)s, summary_truncated = %(summary_truncated)s,
+            search_doc = (
+            SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
+                   ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, replace(coalesce(s.e ->> 'type', ''), '.', ' '))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.t, ''))
+                        || '|:1'::tsvector
+                        || to_tsvector('simple'::regconfig, coalesce(s.e ->> 'message', '')) END
+            -- OFFSET 0: each value is read (and checked against its domain) once, not per use
+            FROM (SELECT (a.error)::jsonb AS e, (%(summary)s::attempt_summary)::text AS t OFFSET 0) s)
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
