@@ -191,21 +191,22 @@ RETURNING id, endpoint_id, state, next_retry_at, lease_expires_at, attempts_tota
 # once in 20,000; its message varies by a number, and most carry a traceback of 1-4 KB.
 ATTEMPTS_FROM = """
 INSERT INTO todo_attempts (todo_id, seq, attempt, claimer_kind, claimer_endpoint_id, owner, claimed_at,
-                           lease_expires_at, ended_at, outcome, disposition, summary, error)
+                           lease_expires_at, ended_at, outcome, disposition, summary, error, search_doc)
+SELECT q.*, {search_doc} FROM (
 SELECT t.id, s.seq, s.seq, 'endpoint', t.endpoint_id, 'endpoint:' || t.endpoint_id, w.claimed_at,
        CASE WHEN k.how = 'open' THEN t.lease_expires_at ELSE w.claimed_at + interval '5 minutes' END,
        CASE WHEN k.how <> 'open' THEN w.ended_at END,
        CASE k.how WHEN 'open' THEN NULL WHEN 'done' THEN 'completed' WHEN 'lapsed' THEN 'lease_expired' ELSE 'failed' END,
        CASE k.how WHEN 'open' THEN NULL WHEN 'done' THEN 'done' WHEN 'lapsed' THEN 'requeued'
                   WHEN 'dead' THEN 'dead_lettered' ELSE 'retry_scheduled' END,
-       CASE WHEN k.how IN ('retry', 'dead') THEN 'exit code 1: ' || (1 + x.h %% 9) || ' tests failed' END,
+       CASE WHEN k.how IN ('retry', 'dead') THEN 'exit code 1: ' || (1 + x.h %% 9) || ' tests failed' END AS summary,
        CASE WHEN k.how IN ('retry', 'dead') AND x.h %% 5 <> 0 THEN
            jsonb_build_object('type', r.type, 'truncated', false)
            || CASE WHEN m.message <> '' THEN jsonb_build_object('message', m.message) ELSE '{}'::jsonb END
            || CASE WHEN r.traceback IS NOT NULL
                    THEN jsonb_build_object('traceback', r.traceback || E'\\n' || r.type || ': ' || m.message)
                    ELSE '{}'::jsonb END
-       END
+       END AS error
 FROM {source} t
 CROSS JOIN LATERAL generate_series(1, t.attempts_total) AS s(seq)
 CROSS JOIN LATERAL (SELECT abs(hashtext(t.id || s.seq)::bigint) AS h,
@@ -221,6 +222,7 @@ JOIN bench_scale_errors r
   ON r.idx = CASE WHEN x.h %% 20011 = 7 THEN -1
                   ELSE floor(%(errors)s * power((x.h %% 10007) / 10007.0, 2))::int END
 CROSS JOIN LATERAL (SELECT replace(r.message, '{n}', (x.h %% 9973)::text) AS message) m
+) q
 """
 
 # (type, message with {n} for a number that varies, frames of its traceback or 0 for none).
@@ -302,6 +304,14 @@ FROM (SELECT DISTINCT ON (endpoint_id) id, attempts_total FROM todos
 WHERE a.todo_id = d.id AND a.seq = d.attempts_total
 """
 
+# The same attempts' search documents, as the store writes them (``fragments.search_document``).
+LONG_TRACEBACK_DOCUMENTS = """
+UPDATE todo_attempts a SET {search_doc}
+FROM (SELECT DISTINCT ON (endpoint_id) id, attempts_total FROM todos
+      WHERE state = 'failed' AND next_retry_at IS NULL ORDER BY endpoint_id, created_at DESC) d
+WHERE a.todo_id = d.id AND a.seq = d.attempts_total
+"""
+
 
 def errors_json() -> str:
     import json
@@ -356,7 +366,12 @@ def load(conn, rows: int, tenancy: dict, *, drop_indexes: bool = True, log=print
     conn.execute(ERRORS_TABLE, {"errors": errors_json()})
     attempts_restore = _detached(conn, "todo_attempts", drop_indexes)
     todos_restore = _detached(conn, "todos", drop_indexes)
-    statement = TODOS_INSERT.replace("{attempts}", ATTEMPTS_FROM.replace("{source}", "ins"))
+    from todos.core.store.fragments import search_document, search_document_value
+
+    attempts = ATTEMPTS_FROM.replace("{source}", "ins").replace(
+        "{search_doc}", search_document_value("q.error", "q.summary")
+    )
+    statement = TODOS_INSERT.replace("{attempts}", attempts)
     started = time.monotonic()
     for lo in range(1, rows + 1, CHUNK):
         hi = min(rows, lo + CHUNK - 1)
@@ -366,6 +381,7 @@ def load(conn, rows: int, tenancy: dict, *, drop_indexes: bool = True, log=print
         conn.execute(ddl)
         log(f"  {ddl[:70]}… rebuilt ({time.monotonic() - started:.0f} s)")
     conn.execute(LONG_TRACEBACKS)
+    conn.execute(LONG_TRACEBACK_DOCUMENTS.replace("{search_doc}", search_document("a.error", "a.summary")))
     log(f"  64 KB tracebacks written ({time.monotonic() - started:.0f} s)")
     conn.execute(REASON_GROUPS)
     log(f"  failed todos' reason groups stored ({time.monotonic() - started:.0f} s)")

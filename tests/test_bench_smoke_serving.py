@@ -103,6 +103,18 @@ def test_board_scale_loads_and_renders_every_page():
     pages = result["pages"]
     assert len(pages[board_scale.ME]) >= 18 and len(result["group_by"]) == 1
     assert all(len(v) == 1 for v in result["times"].values())
+    # the loader writes each attempt's search document as the store does: the search pages find
+    # what the loaded attempts said, and an attempt that said nothing has none
+    with connect(db.conninfo()) as conn:
+        docs = conn.execute(
+            """SELECT count(*) FILTER (WHERE error IS NOT NULL OR summary IS NOT NULL) AS said,
+                      count(*) FILTER (WHERE search_doc IS NOT NULL) AS documents,
+                      count(*) FILTER (WHERE search_doc @@ phraseto_tsquery('simple', 'tests failed')) AS phrase,
+                      count(*) FILTER (WHERE search_doc @@ phraseto_tsquery('simple', 'RecursionError')) AS long
+               FROM todo_attempts"""
+        ).fetchone()
+    assert docs is not None
+    assert docs["said"] > 0 and docs["documents"] == docs["said"] and docs["phrase"] > 0 and docs["long"] > 0
 
 
 def test_longpoll_pickup_measures_both_create_paths(agent):

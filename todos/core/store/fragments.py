@@ -419,7 +419,12 @@ def children_woken(name: LiteralString = "kids") -> LiteralString:
 
 
 def search_document(error: LiteralString, summary: LiteralString) -> LiteralString:
-    """The SET item that stores what an attempt said, parsed for the search box
+    """The SET item that stores what an attempt said (:func:`search_document_value`)."""
+    return f"search_doc = {search_document_value(error, summary)}"
+
+
+def search_document_value(error: LiteralString, summary: LiteralString) -> LiteralString:
+    """What an attempt said, parsed for the search box
     (``todo_attempts.search_doc``, read by ``todo_query``'s error search), over the ``error``
     object and ``summary`` the attempt will hold (SQL expressions: the values the statement writes,
     or ``a.error`` / ``a.summary`` for the ones it keeps).
@@ -429,7 +434,7 @@ def search_document(error: LiteralString, summary: LiteralString) -> LiteralStri
     of every statement that writes the table, the drain's claims and plain completes included
     (docs/board.md, "Search"). NULL for an attempt that said nothing. The fields are joined with a
     lexeme (``'|'``) no query yields, so a phrase never runs from one field into the next."""
-    return f"""search_doc = (
+    return f"""(
             SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
                    ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
                         || '|:1'::tsvector
