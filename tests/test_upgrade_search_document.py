@@ -1,5 +1,6 @@
 """Upgrading to migration 0034 parses the attempts already there: an old attempt's summary and
-error are found by the search as a new one's are, and an attempt that said nothing stays NULL."""
+error are found by the search as a new one's are, and an attempt that said nothing stays NULL.
+Upgrading on to 0035 (the column written by the statements, no longer generated) keeps them."""
 
 from __future__ import annotations
 
@@ -44,5 +45,13 @@ def test_migration_0034_parses_the_attempts_already_there():
         migrate(url, "todos", "0034_attempt_search_document")
         with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
             found = conn.execute(FOUND).fetchone()
+        migrate(url, "todos", "0035_attempt_search_document_written")
+        with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
+            kept = conn.execute(FOUND).fetchone()
+            generated = conn.execute(
+                """SELECT attgenerated FROM pg_attribute
+                   WHERE attrelid = 'todo_attempts'::regclass AND attname = 'search_doc'"""
+            ).fetchone()
     # 20 failed todos, one attempt each: 7 with an error, 6 with a summary, 7 that said nothing
     assert found == {"by_type": 7, "by_message": 7, "by_summary": 6, "silent": 7, "attempts": 20}
+    assert kept == found and generated == {"attgenerated": ""}
