@@ -5,10 +5,10 @@
 -- back, plans and compiles it at the start of every statement that inserts or updates the table.
 -- Every claim (which opens an attempt) and every complete (which closes one) paid that for the
 -- search document's expression (sampled with perf: 6-7 % of a complete's backend CPU, 2.4 % of a
--- claim's), though the drain's attempts say nothing and the result is NULL. Written by the statements instead
--- (`fragments.search_document`, in the complete, fail, release, complete_batch, the people's
--- reports and the run-time limits' sweep), the expression is part of each statement's own plan:
--- planned once per connection, and for a claim not there at all.
+-- claim's), though the drain's attempts say nothing and the result is NULL. Written by the
+-- statements instead (`fragments.search_document`, in the complete, fail, release,
+-- complete_batch, the people's reports and the run-time limits' sweep), the expression is part of
+-- each statement's own plan: planned once per connection, and for a claim not there at all.
 --
 -- `DROP EXPRESSION` keeps every stored value and rewrites nothing (a brief ACCESS EXCLUSIVE lock
 -- to change the catalog). The column's meaning is unchanged: NULL for an attempt that said

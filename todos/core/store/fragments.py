@@ -432,7 +432,7 @@ def search_document_value(error: LiteralString, summary: LiteralString) -> Liter
     Written by each statement that writes an attempt's text, in its own plan, instead of as a
     generated column: PostgreSQL parses a generated column's stored expression again at the start
     of every statement that writes the table, the drain's claims and plain completes included
-    (docs/board.md, "Search"). NULL for an attempt that said nothing. The fields are joined with a
+    (docs/deployment.md, 0035). NULL for an attempt that said nothing. The fields are joined with a
     lexeme (``'|'``) no query yields, so a phrase never runs from one field into the next."""
     return f"""(
             SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
