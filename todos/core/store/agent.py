@@ -31,7 +31,8 @@ from todos.core.store.fragments import (
     WITHIN_RUN_TIME_LIMIT,
     LoggedState,
     agent_miss,
-    children_settled,
+    children_done,
+    children_failed,
     children_woken,
     log_todos,
     notify_ready,
@@ -760,7 +761,7 @@ def _report_statement(
     """One report on a held lease. ``after`` is the Board state the report leaves, where it is
     one constant (the log then computes nothing per row); by default it is read from the row.
     ``finished`` (a FROM clause over ``upd``) are the todos it finished: their children are
-    settled (``fragments.children_settled``; ``done``: they are done, else dead). ``guard`` is SQL
+    settled (``done``: they are done, ``fragments.children_done``; else dead, ``children_failed``). ``guard`` is SQL
     the held todo ``t`` must also pass (``AND …``)."""
     sql = _report_sql(
         verb, set_todo, close_attempt, ready_when, after, finished, done, guard, seen_sql(params["endpoint_id"])
@@ -792,8 +793,10 @@ def _report_sql(
     ready = f",\n           {notify_ready('upd', ready_when)}" if ready_when else ", 0"
     children: LiteralString = ""
     woken: LiteralString = ""
-    if finished is not None:
-        children = f",\n{children_settled(finished, done=done)}"
+    if finished is not None and done:
+        woken = f",\n           {children_done(finished)} AS woken"
+    elif finished is not None:
+        children = f",\n{children_failed(finished)}"
         woken = f",\n           {children_woken()} AS woken"
     return f"""
 WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
@@ -1027,9 +1030,8 @@ closed AS (
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
 ),
 logged AS ({log_todos(ChangeOp.COMPLETE, "upd", before=BoardState.CLAIMED, after=BoardState.DONE, team="%(team_id)s")}),
-{children_settled("upd", done=True)},
 answered AS (SELECT {TODO_COLUMNS} FROM upd)
-SELECT i.id AS item_id, i.n, u.*, {children_woken()} AS woken,
+SELECT i.id AS item_id, i.n, u.*, {children_done("upd")} AS woken,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'

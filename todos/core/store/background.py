@@ -15,7 +15,7 @@ from todos.core.db import Statement
 from todos.core.store.fragments import (
     BACKOFF,
     board_state,
-    children_settled,
+    children_failed,
     children_woken,
     last_attempt_reason_group,
     log_todos,
@@ -44,7 +44,7 @@ def reap(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     agent could ever claim it again.
     Attempt row: closed ``reaped``/``requeued`` or ``reaped``/``dead_lettered``.
     Log: ``claimed`` → ``pending`` or ``dead``; a dead letter's blocked children follow their
-    ``on_parent_failure`` (``fragments.children_settled``). Agents waiting on the queues of requeued todos are
+    ``on_parent_failure`` (``fragments.children_failed``). Agents waiting on the queues of requeued todos are
     woken (one ``board_ready`` per queue and sweep, not per worker commit: no line at the lock).
     """
     sql = f"""
@@ -73,7 +73,7 @@ closed AS (
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),
 logged AS ({log_todos(ChangeOp.REAP, "reaped", before=BoardState.CLAIMED)}),
-{children_settled(f"(SELECT id FROM reaped WHERE state = {TodoState.FAILED.sql})", done=False)}
+{children_failed(f"(SELECT id FROM reaped WHERE state = {TodoState.FAILED.sql})")}
 SELECT r.id,
        {notify_ready("reaped", f"state = {TodoState.PENDING.sql}")} AS notified,
        {children_woken()} AS woken
@@ -103,7 +103,7 @@ def time_out(limit: int = SWEEP_LIMIT) -> Statement[SweepOutcome]:
     lease cleared, ``result`` kept. Attempt row: closed ``timed_out``/``retry_scheduled`` or
     ``timed_out``/``dead_lettered``, its error naming the limit. Log: ``timeout``: ``claimed`` →
     ``retry`` or ``dead``; a dead letter's blocked children follow their ``on_parent_failure``
-    (``fragments.children_settled``; those it unblocks wake their queues). Otherwise wakes nobody:
+    (``fragments.children_failed``; those it unblocks wake their queues). Otherwise wakes nobody:
     the backoff is never zero, so no retry is due at once (the requeue sweep wakes the waiters).
     """
     sql = f"""
@@ -144,7 +144,7 @@ closed AS (
     WHERE a.todo_id = r.id AND a.seq = r.attempts_total AND a.ended_at IS NULL
 ),
 logged AS ({log_todos(ChangeOp.TIMEOUT, "timed", before=BoardState.CLAIMED)}),
-{children_settled("(SELECT id FROM timed WHERE next_retry_at IS NULL)", done=False)}
+{children_failed("(SELECT id FROM timed WHERE next_retry_at IS NULL)")}
 SELECT r.id, {children_woken()} AS woken FROM timed r"""
     return Statement(sql, {"limit": limit}, _outcome)
 

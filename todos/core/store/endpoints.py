@@ -44,7 +44,7 @@ from todos.core.store.fragments import (
     LEASE_SEEN,
     audit_row,
     board_state,
-    children_settled,
+    children_failed,
     children_woken,
     last_attempt_reason_group,
     log_endpoints,
@@ -461,7 +461,7 @@ closed AS (
     WHERE a.todo_id = d.id AND a.seq = d.attempts_total AND a.ended_at IS NULL
 ),
 logged_todos AS ({log_todos(ChangeOp.REVOKE, "dead", before="r.state_before")}),
-{children_settled("dead", done=False)},
+{children_failed("dead")},
 children_woken AS (SELECT {children_woken()} AS n),
 logged AS ({log_endpoints(ChangeOp.REVOKE, "revoked")})"""
 

@@ -376,45 +376,49 @@ def not_blocked(alias: LiteralString = "t") -> LiteralString:
     return f"{alias}.next_retry_at IS DISTINCT FROM {INFINITY}"
 
 
-def children_settled(finished: LiteralString, *, done: bool, name: LiteralString = "kids") -> LiteralString:
-    """CTEs that settle the children of the todos this statement finished (``finished``: a FROM
-    clause with an ``id`` column, read after the statement's own UPDATE has run).
+def children_done(finished: LiteralString) -> LiteralString:
+    """The answer's column that settles the children of the todos this statement completed
+    (``finished``: a FROM clause with an ``id`` column, read after the statement's own UPDATE has
+    run): ``todo_children_done`` (0036) counts each child off, logs the ones it unblocks
+    (``blocked`` → ``pending`` or ``scheduled``, a ``requeue``) and wakes agents waiting for them;
+    the column is how many queues it woke. An uncorrelated subquery: it runs once per statement,
+    after the UPDATE, and a statement whose answer has no row never calls it. A statement whose
+    todos have no children pays one function call and one probe of the dependency index, and none
+    of the rest is part of its plan (docs/deployment.md, 0036)."""
+    return f"(SELECT todo_children_done(ARRAY(SELECT f.id FROM {finished} f)))"
 
-    ``done``: the parents are done, each child is counted off (``todo_parents_done``, 0024);
-    else they died or were canceled, and each child follows its ``on_parent_failure``
-    (``todo_parents_failed``). A child whose last parent settles here unblocks (``blocked`` →
-    ``pending`` or ``scheduled``, logged as a ``requeue``); a canceled one is logged ``cancel``.
-    Put :func:`children_woken` in the statement's answer: it wakes agents waiting for the
-    unblocked ones. A statement whose todos have no children pays one probe of the dependency
-    index per call.
+
+def children_failed(finished: LiteralString, *, name: LiteralString = "kids") -> LiteralString:
+    """CTEs that settle the children of the todos this statement finished as dead or canceled
+    (``finished``: a FROM clause with an ``id`` column, read after the statement's own UPDATE has
+    run): each child follows its ``on_parent_failure`` (``todo_parents_failed``, 0024). A child
+    whose last parent settles here unblocks (``blocked`` → ``pending`` or ``scheduled``, logged as
+    a ``requeue``); a canceled one is logged ``cancel``. Put :func:`children_woken` in the
+    statement's answer: it wakes agents waiting for the unblocked ones. A statement whose todos
+    have no children pays one probe of the dependency index per call.
     """
-    function: LiteralString = "todo_parents_done" if done else "todo_parents_failed"
     unblocked: LiteralString = f"(SELECT * FROM {name} WHERE state = {TodoState.PENDING.sql})"
     canceled: LiteralString = f"(SELECT * FROM {name} WHERE state = {TodoState.CANCELED.sql})"
-    logs: LiteralString = f"""{name}_unblocked AS ({
-        log_todos(ChangeOp.REQUEUE, f"{unblocked} ", before=BoardState.BLOCKED, ended=False, many=True)
-    })"""
-    if not done:
-        logs += f""",
-{name}_canceled AS ({
-            log_todos(
-                ChangeOp.CANCEL,
-                f"{canceled} ",
-                before=BoardState.BLOCKED,
-                after=BoardState.CANCELED,
-                ended=False,
-                many=True,
-            )
-        })"""
     return f"""{name} AS MATERIALIZED (
-    SELECT k.* FROM {function}(ARRAY(SELECT f.id FROM {finished} f)) k
+    SELECT k.* FROM todo_parents_failed(ARRAY(SELECT f.id FROM {finished} f)) k
     WHERE k.next_retry_at IS DISTINCT FROM {INFINITY}
 ),
-{logs}"""
+{name}_unblocked AS ({log_todos(ChangeOp.REQUEUE, f"{unblocked} ", before=BoardState.BLOCKED, ended=False, many=True)}),
+{name}_canceled AS ({
+        log_todos(
+            ChangeOp.CANCEL,
+            f"{canceled} ",
+            before=BoardState.BLOCKED,
+            after=BoardState.CANCELED,
+            ended=False,
+            many=True,
+        )
+    })"""
 
 
 def children_woken(name: LiteralString = "kids") -> LiteralString:
-    """The answer's column that wakes agents waiting for the children unblocked now (``notify_ready``)."""
+    """The answer's column that wakes agents waiting for the children :func:`children_failed`
+    unblocked (``notify_ready``)."""
     return notify_ready(name, f"state = {TodoState.PENDING.sql} AND next_retry_at IS NULL")
 
 

@@ -35,7 +35,8 @@ from todos.core.store.fragments import (
     audit_todos,
     blocked,
     board_state,
-    children_settled,
+    children_done,
+    children_failed,
     children_woken,
     log_change,
     log_todos,
@@ -128,7 +129,7 @@ def _single(
     """One todo, one statement: update it, update its open attempt (close it, or stamp a
     heartbeat) when ``attempt_set`` is given, write the audit row and the change-log row, and wake
     waiting agents when ``ready_when`` says the todo became claimable. ``finished`` (a FROM clause
-    over ``upd``): the todo finished, and its children are settled (``children_settled``)."""
+    over ``upd``): the todo finished, and its children are settled (``children_done`` or ``children_failed``)."""
     attempt = (
         f"""
 open_attempt AS (
@@ -171,7 +172,9 @@ def _children(finished: LiteralString | None, done: bool) -> tuple[LiteralString
     column that wakes agents for the unblocked ones (docs/lifecycle.md, "Dependencies")."""
     if finished is None:
         return "", ""
-    return f",\n{children_settled(finished, done=done)}", f",\n           {children_woken()} AS woken"
+    if done:
+        return "", f",\n           {children_done(finished)} AS woken"
+    return f",\n{children_failed(finished)}", f",\n           {children_woken()} AS woken"
 
 
 HOLDS: LiteralString = f"t.state = {TodoState.CLAIMED.sql} AND t.owner = %(owner)s AND {LEASE_SEEN}"

@@ -49,19 +49,6 @@ logged AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, sta
            NULL,
            extract(epoch FROM now() - r.claimed_at)::double precision
     FROM upd r),
-kids AS MATERIALIZED (
-    SELECT k.* FROM todo_parents_done(ARRAY(SELECT f.id FROM upd f)) k
-    WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
-),
-kids_unblocked AS (INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after, user_id,
-                        waited, ran)
-    SELECT le.team_id, r.endpoint_id, r.id, r.queue, (SELECT 'requeue'::change_op),
-           'blocked',
-           todo_board_state(r.state, r.next_retry_at),
-           NULL,
-           NULL,
-           NULL
-    FROM (SELECT * FROM kids WHERE state = 'pending')  r JOIN endpoints le ON le.id = r.endpoint_id),
 result AS (
     SELECT id, endpoint_id, queue, source, kind, title, payload, idempotency_key,
            assignee, priority, state, owner, lease_expires_at, attempt, max_attempts, attempts_total,
@@ -71,11 +58,7 @@ result AS (
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            traceparent,
            (SELECT count(*) FROM closed) AS closed, 0 AS notified,
-           (SELECT count(pg_notify('board_ready',
-                    json_build_object('endpoint', w.endpoint_id, 'queue', w.queue, 'n', w.n)::text))
-                FROM (SELECT endpoint_id, queue, count(*) AS n
-                      FROM kids WHERE state = 'pending' AND next_retry_at IS NULL
-                      GROUP BY 1, 2) w) AS woken
+           (SELECT todo_children_done(ARRAY(SELECT f.id FROM upd f))) AS woken
     FROM upd
 )
 SELECT r.*, CASE
