@@ -34,15 +34,11 @@ PRIOR_ATTEMPTS_LIMIT = 5
 
 # An endpoint's claim that took nothing also says in how many seconds the soonest rate key with
 # pending work of the endpoint gets an allowance back (NULL: no limited key holds its work), so a
-# long poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss.
-# 0 (or less) when the statement's snapshot shows the key with room: the claim lost the allowance (or the
-# rows) to a concurrent one, whose ring this snapshot does not see; the long poll looks again soon.
-REFILL_IN: LiteralString = f"""CASE WHEN r.id IS NULL THEN (
-           SELECT extract(epoch FROM min(coalesce(rl.refills_at, clock_timestamp())) - clock_timestamp())::float8
-           FROM rate_limits rl
-           WHERE rl.team_id = %(team_id)s
-             AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = {TodoState.PENDING.sql}
-                                                  AND rt.endpoint_id = %(endpoint_id)s)) END"""
+# long poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss,
+# by ``endpoint_rate_refill_in`` (0037), with the claim's snapshot: 0 (or less) when it shows the
+# key with room, for the claim lost the allowance (or the rows) to a concurrent one, whose ring
+# this snapshot does not see; the long poll looks again soon.
+REFILL_IN: LiteralString = "CASE WHEN r.id IS NULL THEN endpoint_rate_refill_in(%(endpoint_id)s, %(team_id)s) END"
 
 
 @functools.lru_cache(maxsize=256)  # a few shapes, each composed once

@@ -56,12 +56,10 @@ CLAIMS_OPEN: LiteralString = """NOT EXISTS (
 
 def paused_by(found: LiteralString = "r.id") -> LiteralString:
     """SQL: who paused the endpoint's claims and when (JSON ``{by, at}``), read only when a claim
-    took nothing (``found`` is NULL); NULL unless they are paused. The same snapshot as
-    CLAIMS_OPEN, so the two agree."""
-    return f"""CASE WHEN {found} IS NULL THEN (
-            SELECT json_build_object('by', coalesce(pe.claims_paused_by, 'a team admin'),
-                                     'at', pe.claims_paused_at)
-            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END"""
+    took nothing (``found`` is NULL); NULL unless they are paused. ``endpoint_claims_paused``
+    (0037) reads with the claim's snapshot, the one CLAIMS_OPEN saw, so the two agree; as a call,
+    it is no part of a claim that took a todo."""
+    return f"CASE WHEN {found} IS NULL THEN endpoint_claims_paused(%(endpoint_id)s) END"
 
 
 # A process stamps one endpoint at most this often (the statement checks the minute itself too).

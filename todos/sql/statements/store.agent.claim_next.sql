@@ -199,15 +199,7 @@ result AS (
     FROM upd u
 )
 SELECT r.*,
-       CASE WHEN r.id IS NULL THEN (
-            SELECT json_build_object('by', coalesce(pe.claims_paused_by, 'a team admin'),
-                                     'at', pe.claims_paused_at)
-            FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL) END AS paused,
-       CASE WHEN r.id IS NULL THEN (
-           SELECT extract(epoch FROM min(coalesce(rl.refills_at, clock_timestamp())) - clock_timestamp())::float8
-           FROM rate_limits rl
-           WHERE rl.team_id = %(team_id)s
-             AND EXISTS (SELECT 1 FROM todos rt WHERE rt.rate_key = rl.key AND rt.state = 'pending'
-                                                  AND rt.endpoint_id = %(endpoint_id)s)) END AS refill_in
+       CASE WHEN r.id IS NULL THEN endpoint_claims_paused(%(endpoint_id)s) END AS paused,
+       CASE WHEN r.id IS NULL THEN endpoint_rate_refill_in(%(endpoint_id)s, %(team_id)s) END AS refill_in
 FROM (SELECT 1) one LEFT JOIN result r ON true
 ORDER BY r.ord
