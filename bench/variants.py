@@ -83,6 +83,17 @@ VARIANTS: dict[str, Variant] = {
         "rule on each attempt written costs when no error is sent)",
         schema=("ALTER DOMAIN attempt_error DROP CONSTRAINT attempt_error_shape",),
     ),
+    "no-filter-indexes": Variant(
+        "measurement only: todos without the operator's filter indexes (kind, priority, failed-with) "
+        "and the rate-key index, which every claim and complete opens and tests though a plain todo "
+        "enters none of them",
+        schema=(
+            "DROP INDEX todos_endpoint_kind",
+            "DROP INDEX todos_endpoint_priority",
+            "DROP INDEX todos_failed_reason",
+            "DROP INDEX todos_rate_key",
+        ),
+    ),
     "async-commit": Variant(
         "the worker's session sets synchronous_commit = off (its commits do not wait for their WAL "
         "flush; the last ~0.6 s of claims and completes are lost in a crash)",
