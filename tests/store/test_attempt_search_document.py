@@ -69,6 +69,26 @@ def test_a_complete_with_a_summary_or_an_error_stores_a_document(world):
     assert matching([summary_only, with_error], "one skipped") == {with_error}
 
 
+def test_a_fail_that_says_nothing_stores_none_and_one_that_says_anything_stores_it(world):
+    # A report with neither summary nor error object writes NULL outright (its statement leaves
+    # the document's expression out); any text at all takes the full expression.
+    silent, summary_only, error_only = (claimed(world.agent, max_attempts=1) for _ in range(3))
+    execute(agent_store.fail(world.agent, silent))
+    execute(agent_store.fail(world.agent, summary_only, summary="quota exhausted"))
+    execute(agent_store.fail(world.agent, error_only, error={"type": "app.Quota", "message": "over the cap"}))
+    assert docs(silent) == [None]
+    ids = [silent, summary_only, error_only]
+    assert matching(ids, "quota exhausted") == {summary_only}
+    assert matching(ids, "over the cap") == {error_only}
+
+
+def test_a_summary_taken_from_the_result_is_searchable(world, settings):
+    settings.BOARD_ATTEMPT_SUMMARY_FROM_RESULT = True
+    todo_id = claimed(world.agent)
+    execute(agent_store.complete(world.agent, todo_id, result={"summary": "indexed forty pages"}))
+    assert matching([todo_id], "indexed forty pages") == {todo_id}
+
+
 def test_a_humans_report_is_searchable(world):
     created = human_store.create(world.human, endpoint_id=world.agent.endpoint_id, queue="default", title="h")
     todo = execute(created).todo

@@ -158,6 +158,9 @@ STORE_AGENT = {
     "store.agent.claim.capabilities": call(agent.claim, AGENT, TODO, capabilities=["gpu"]),
     "store.agent.heartbeat": call(agent.heartbeat, AGENT, TODO, lease_token=LEASE_TOKEN),
     "store.agent.complete": call(agent.complete, AGENT, TODO, result={"ok": True}, lease_token=LEASE_TOKEN),
+    "store.agent.complete.reported": call(
+        agent.complete, AGENT, TODO, summary="merged", error={"type": "Warning", "message": "slow"}
+    ),
     "store.agent.fail": call(agent.fail, AGENT, TODO, summary="timeout", lease_token=LEASE_TOKEN),
     "store.agent.release": call(agent.release, AGENT, TODO, lease_token=LEASE_TOKEN),
     "store.agent.complete_batch": call(agent.complete_batch, AGENT, [{"id": TODO}, {"id": OTHER_TODO}]),

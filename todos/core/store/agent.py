@@ -855,6 +855,15 @@ TRACE_FIELD: LiteralString = "traceparent = %(traceparent)s"
 REPORT_DOCUMENT: LiteralString = search_document("%(error)s::attempt_error", "%(summary)s::attempt_summary")
 
 
+def report_document(params: dict[str, Any]) -> LiteralString:
+    """:data:`REPORT_DOCUMENT`, or NULL for a report that says nothing (no summary, no error
+    object), whose document is NULL by its definition: the statement of a plain complete or fail
+    then leaves the expression (and the subquery that reads its values once) out of its plan."""
+    if params["summary"] is None and params["error"] is None:
+        return "search_doc = NULL"
+    return REPORT_DOCUMENT
+
+
 def complete(
     agent: AgentScope,
     todo_id: Any,
@@ -881,7 +890,7 @@ def complete(
         f"""ended_at = now(), outcome = 'completed', disposition = 'done',
             {REPORT_FIELDS},
             {ERROR_FIELD}, {TRACE_FIELD},
-            {REPORT_DOCUMENT}""",
+            {report_document(params)}""",
         params,
         ready_when=None,
         after=BoardState.DONE,
@@ -919,7 +928,7 @@ def fail(
             disposition = CASE WHEN u.next_retry_at IS NULL THEN 'dead_lettered' ELSE 'retry_scheduled' END,
             {REPORT_FIELDS},
             {ERROR_FIELD}, {TRACE_FIELD},
-            {REPORT_DOCUMENT}""",
+            {report_document(params)}""",
         params,
         ready_when=None,
         finished="(SELECT id FROM upd WHERE next_retry_at IS NULL)",

@@ -25,17 +25,7 @@ closed AS (
     UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done',
             summary = %(summary)s, summary_truncated = %(summary_truncated)s, artifact = %(artifact)s,
             error = %(error)s, traceparent = %(traceparent)s,
-            search_doc = (
-            SELECT CASE WHEN s.e IS NULL AND nullif(s.t, '') IS NULL THEN NULL
-                   ELSE to_tsvector('simple'::regconfig, coalesce(s.e ->> 'type', ''))
-                        || '|:1'::tsvector
-                        || to_tsvector('simple'::regconfig, replace(coalesce(s.e ->> 'type', ''), '.', ' '))
-                        || '|:1'::tsvector
-                        || to_tsvector('simple'::regconfig, coalesce(s.t, ''))
-                        || '|:1'::tsvector
-                        || to_tsvector('simple'::regconfig, coalesce(s.e ->> 'message', '')) END
-            -- OFFSET 0: each value is read (and checked against its domain) once, not per use
-            FROM (SELECT (%(error)s::attempt_error)::jsonb AS e, (%(summary)s::attempt_summary)::text AS t OFFSET 0) s)
+            search_doc = NULL
     FROM upd u
     WHERE a.todo_id = u.id AND a.seq = u.attempts_total AND a.ended_at IS NULL
     RETURNING a.todo_id
