@@ -9,29 +9,29 @@
 -- CPU. Here they are one function, which the statement calls once with the ids it completed; its
 -- statements are planned once per connection and run only for parents that have a child waiting.
 --
--- What it does is unchanged: the children are found with a snapshot newer than the calling
--- statement's (a child whose create waited for the parent's row lock is counted off), each is
--- counted off once per parent, each one unblocked is logged (`blocked` -> `pending` or
--- `scheduled`, with its team read through its endpoint) and wakes agents waiting on its queue
--- (one `board_ready` per endpoint and queue, with how many). It returns how many queues it woke.
+-- What it does is unchanged: it probes the dependency index with a snapshot newer than the
+-- calling statement's (a child whose create waited for the parent's row lock is seen) and
+-- returns unless a child waits; else `todo_parents_done` counts each child off once per parent,
+-- and each one unblocked is logged (`blocked` -> `pending` or `scheduled`, with its team read
+-- through its endpoint) and wakes agents waiting on its queue (one `board_ready` per endpoint and
+-- queue, with how many). It returns how many queues it woke.
 
 CREATE OR REPLACE FUNCTION todo_children_done(parents text[]) RETURNS integer
     LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    children text[];
     requeue change_op := 'requeue';  -- checked against its domain once, not on every row logged
     woken integer;
 BEGIN
-    SELECT array_agg(d.child_id) INTO children
-    FROM todo_dependencies d
-    WHERE d.parent_id = ANY(parents) AND NOT d.settled;
-    IF children IS NULL THEN
+    -- the common case: no child waits on these parents (the probe `todo_parents_failed` makes too)
+    IF NOT EXISTS (SELECT 1 FROM todo_dependencies d WHERE d.parent_id = ANY(parents) AND NOT d.settled) THEN
         RETURN 0;
     END IF;
     WITH kids AS MATERIALIZED (
-        SELECT k.* FROM todo_count_off(children, cardinality(parents) = 1) k
+        SELECT k.* FROM todo_parents_done(parents) k
         WHERE k.next_retry_at IS DISTINCT FROM 'infinity'
     ),
+    -- the change log's row and the wake-up are the ones the store's statements write
+    -- (todos/core/store/fragments.py: log_todos, ready_message); a change to those changes these
     logged AS (
         INSERT INTO change_log (team_id, endpoint_id, todo_id, queue, op, state_before, state_after)
         SELECT le.team_id, k.endpoint_id, k.id, k.queue, requeue, 'blocked', todo_board_state(k.state, k.next_retry_at)

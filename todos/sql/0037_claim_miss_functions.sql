@@ -10,7 +10,9 @@
 -- Written as subqueries of the claim, both were set up by PostgreSQL's executor at the start of
 -- every claim, the ones that took a todo included (their relations locked and opened, their nodes
 -- built). As functions, the claim's plan holds two calls that a hit never makes. They are STABLE:
--- each reads with the claim's own snapshot, so what they say agrees with what the claim saw.
+-- each reads with the claim's own snapshot, so what they say agrees with what the claim saw
+-- (`endpoint_rate_refill_in` reads `clock_timestamp()`, as the subquery did: the label is for the
+-- snapshot, and nothing caches its answer).
 -- Each reads through a FROM clause, so PostgreSQL never inlines it back into the claim.
 
 CREATE OR REPLACE FUNCTION endpoint_claims_paused(endpoint uuid) RETURNS json

@@ -36,7 +36,7 @@ PRIOR_ATTEMPTS_LIMIT = 5
 # pending work of the endpoint gets an allowance back (NULL: no limited key holds its work), so a
 # long poll waits until then and no longer (docs/lifecycle.md, "Rate limits"). Read only on a miss,
 # by ``endpoint_rate_refill_in`` (0037), with the claim's snapshot: 0 (or less) when it shows the
-# key with room, for the claim lost the allowance (or the rows) to a concurrent one, whose ring
+# key with room, because the claim lost the allowance (or the rows) to a concurrent one, whose ring
 # this snapshot does not see; the long poll looks again soon.
 REFILL_IN: LiteralString = "CASE WHEN r.id IS NULL THEN endpoint_rate_refill_in(%(endpoint_id)s, %(team_id)s) END"
 
