@@ -38,6 +38,15 @@ def row(todo_id: str) -> dict | None:
     return rows[0] if rows else None
 
 
+def dependency_writes() -> dict:
+    """What a create with parents writes besides its todo: dependency rows, and parents marked
+    ``has_children`` (a refused create writes neither)."""
+    return sql(
+        """SELECT (SELECT count(*) FROM todo_dependencies) AS edges,
+                  (SELECT count(*) FROM todos WHERE has_children) AS marked"""
+    )[0]
+
+
 def attempts(todo_id: str) -> list[dict]:
     """Every attempt row of the todo (all columns, the token hash included), oldest first."""
     return sql("SELECT * FROM todo_attempts WHERE todo_id = %s ORDER BY seq", (todo_id,))

@@ -3,7 +3,7 @@ same statement and counts them in ``attempts_pruned``; ``seq`` never goes back."
 
 from __future__ import annotations
 
-from tests.store.helpers import attempts, lapse, make_due, row
+from tests.store.helpers import attempts, lapse, make_due, row, sql
 from todos.core.db import execute
 from todos.core.store import agent as agent_store
 from todos.core.store import human as human_store
@@ -76,3 +76,20 @@ def test_a_batch_claim_prunes_per_todo(agent, settings):
     for todo_id in ids:
         assert [a["seq"] for a in attempts(todo_id)] == [3, 4, 5, 6, 7]
         assert row(todo_id)["attempts_pruned"] == 2
+
+
+def test_a_claim_answers_the_five_newest_ended_attempts_with_the_store_s_attempt_columns(agent):
+    """``todo_prior_attempts`` (0039) writes its own column list: it is the store's, and the newest
+    ``PRIOR_ATTEMPTS_LIMIT`` attempts come back, newest first."""
+    from todos.core.store.claims import PRIOR_ATTEMPTS_LIMIT
+    from todos.core.store.records import ATTEMPT_COLUMNS
+
+    todo_id = execute(agent_store.create(agent, queue="default", title="busy", max_attempts=100)).todo.id
+    for _ in range(7):
+        execute(agent_store.claim(agent, todo_id))
+        execute(agent_store.release(agent, todo_id))
+    claim = execute(agent_store.claim(agent, todo_id))
+    assert [p.seq for p in claim.prior_attempts] == [7, 6, 5, 4, 3][:PRIOR_ATTEMPTS_LIMIT]
+    [answer] = sql("SELECT todo_prior_attempts(%s, 0, 1, NULL) AS a", (todo_id,))
+    assert list(answer["a"][0]) == [name.strip() for name in ATTEMPT_COLUMNS.split(",")]
+    assert answer["a"][0]["seq"] == 7

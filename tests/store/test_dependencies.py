@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import relayed
-from tests.store.helpers import audit, counts, lapse, listening, row, sql
+from tests.store.helpers import audit, counts, dependency_writes, lapse, listening, row, sql
 from todos.core.db import execute
 from todos.core.store import Conflict, Invalid
 from todos.core.store import agent as agent_store
@@ -181,11 +181,11 @@ def test_revoking_an_endpoint_with_a_parent_and_its_child_dead_letters_both(worl
 
 
 def refused(agent, field, **fields):
-    before = counts(), sql("SELECT count(*) AS n FROM todo_dependencies")
+    before = counts(), dependency_writes()
     with pytest.raises(Invalid) as exc:
         make(agent, "child", **fields)
     assert exc.value.field == field, exc.value
-    assert (counts(), sql("SELECT count(*) AS n FROM todo_dependencies")) == before
+    assert (counts(), dependency_writes()) == before
     return exc.value
 
 
@@ -229,6 +229,29 @@ def test_an_idempotent_hit_returns_the_existing_todo_and_writes_no_dependency_ro
     assert rows == [{"parent_id": a.id}]
 
 
+def marked(todo_id: str) -> bool:
+    """Whether a complete of the todo settles children (``has_children``, 0038)."""
+    return row(todo_id)["has_children"]
+
+
+def test_a_parent_is_marked_only_by_a_create_that_waits_for_it(agent):
+    """``has_children`` is set by the create that writes an open dependency row on the parent, and
+    by no create that is refused, deduplicated, or names a parent that is already settled."""
+    waited, done, dead = make(agent, "waited"), make(agent, "done"), make(agent, "dead", max_attempts=1)
+    finish(agent, done.id)
+    kill(agent, dead.id)
+    refused(agent, "after[1]", after=[waited.id, "td_nope"])
+    execute(agent_store.create(agent, queue="default", title="k", idempotency_key="k"))
+    again = execute(agent_store.create(agent, queue="default", title="k", idempotency_key="k", after=[waited.id]))
+    assert not again.created and not marked(waited.id)
+    runs = make(agent, "runs", after=[done.id, dead.id], on_parent_failure="run")
+    assert not runs.blocked and not marked(done.id) and not marked(dead.id)
+    child = make(agent, "child", after=[waited.id])
+    assert marked(waited.id) and not marked(child.id)
+    finish(agent, waited.id)
+    assert state(child.id) == "pending"
+
+
 # --- create_batch: a whole graph in one call -------------------------------------------------
 
 
@@ -249,6 +272,27 @@ def test_a_batch_writes_a_graph_by_item_index_and_it_drains_in_order(agent):
         order.append(claim.todo.title)
         execute(agent_store.complete(agent, claim.todo.id))
     assert order[0] == "root" and order[1] == "plan" and sorted(order[2:4]) == ["a", "b"] and order[4] == "merge"
+
+
+def test_a_batch_marks_every_todo_an_item_waits_for_even_one_answered_by_its_key(agent):
+    """An item waits for the todo another item was answered with: its own, an earlier item's with
+    the same key, or a live todo holding the key. Each is marked ``has_children`` (inserted marked,
+    or updated), and completing it unblocks the waiting item."""
+    live = execute(agent_store.create(agent, queue="default", title="live", idempotency_key="live")).todo
+    items = [
+        {"queue": "default", "title": "again", "idempotency_key": "live"},
+        {"queue": "default", "title": "first", "idempotency_key": "twin"},
+        {"queue": "default", "title": "second", "idempotency_key": "twin"},
+        {"queue": "default", "title": "lone"},
+        {"queue": "default", "title": "merge", "after_items": [0, 2]},
+    ]
+    again, first, second, lone, merge = (r.todo for r in execute(agent_store.create_batch(agent, items)))
+    assert again.id == live.id and second.id == first.id and merge.blocked and merge.parents_left == 2
+    assert marked(live.id) and marked(first.id) and not marked(lone.id) and not marked(merge.id)
+    finish(agent, live.id)
+    assert state(merge.id) == "blocked"
+    finish(agent, first.id)
+    assert state(merge.id) == "pending"
 
 
 def test_a_batch_reference_to_a_later_item_itself_or_out_of_range_is_refused(agent):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.store.helpers import audit, counts, row, sql
+from tests.store.helpers import audit, counts, dependency_writes, row, sql
 from todos.core.db import execute
 from todos.core.store import Forbidden, Invalid
 from todos.core.store import human as human_store
@@ -44,11 +44,11 @@ def test_a_run_child_accepts_a_dead_parent_and_a_done_one_does_not_block(world):
 
 
 def refused(world, field, **kw):
-    before = counts(), sql("SELECT count(*) AS n FROM todo_dependencies")
+    before = counts(), dependency_writes()
     with pytest.raises(Invalid) as exc:
         create(world, **kw)
     assert exc.value.field == field, exc.value
-    assert (counts(), sql("SELECT count(*) AS n FROM todo_dependencies")) == before
+    assert (counts(), dependency_writes()) == before
     return exc.value
 
 

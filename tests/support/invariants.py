@@ -63,10 +63,12 @@ def broken_counts(conn) -> list[dict]:
     return conn.execute(DRIFT_SQL).fetchall()
 
 
-# Dependencies (docs/lifecycle.md, "Dependencies"), three ways to break them:
+# Dependencies (docs/lifecycle.md, "Dependencies"), four ways to break them:
 # * a blocked todo with nothing left to wait for: no count, or every parent settled or done;
 # * a pending todo that is not blocked yet still counts parents (an unblock that lost its time);
-# * a blocked ``cancel`` child one of whose parents is dead or canceled (a cascade that missed it).
+# * a blocked ``cancel`` child one of whose parents is dead or canceled (a cascade that missed it);
+# * a parent that a child still waits for, not marked ``has_children`` (its complete would not
+#   settle the child).
 # Each starts from the dependency rows (one index probe when a test wrote none).
 BROKEN_DEPENDENCIES_SQL: LiteralString = """
 SELECT c.id, 'blocked with nothing to wait for' AS why
@@ -84,6 +86,10 @@ SELECT DISTINCT c.id, 'blocked behind a dead or canceled parent'
 FROM todo_dependencies d JOIN todos c ON c.id = d.child_id JOIN todos p ON p.id = d.parent_id
 WHERE c.state = 'pending' AND c.next_retry_at = 'infinity' AND c.on_parent_failure = 'cancel'
   AND (p.state = 'canceled' OR (p.state = 'failed' AND p.next_retry_at IS NULL))
+UNION ALL
+SELECT DISTINCT p.id, 'a parent not marked has_children'
+FROM todo_dependencies d JOIN todos p ON p.id = d.parent_id
+WHERE NOT d.settled AND NOT p.has_children
 """
 
 

@@ -149,6 +149,17 @@ STORE_AGENT = {
             {"queue": "default", "title": "Crop"},
         ],
     ),
+    # creates that wait for other todos: parents locked and marked, the dependency rows written
+    "store.agent.create.after": call(agent.create, AGENT, queue="default", title="Merge", after=[TODO, OTHER_TODO]),
+    "store.agent.create_batch.after": call(
+        agent.create_batch,
+        AGENT,
+        [
+            {"queue": "default", "title": "Plan", "idempotency_key": "plan-1"},
+            {"queue": "default", "title": "Step", "after_items": [0]},
+            {"queue": "default", "title": "Merge", "after": [TODO], "after_items": [0, 1], "on_parent_failure": "run"},
+        ],
+    ),
     "store.agent.claim_next": call(agent.claim_next, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
     "store.agent.claim": call(agent.claim, AGENT, TODO),

@@ -668,7 +668,7 @@ def claim(
     )
     params.update(id=inputs.todo_id(todo_id), queues=list(agent.queues))
     cand = f"""
-target AS (SELECT t.id, t.queue, t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
+target AS (SELECT t.requires FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
 cand AS (
     SELECT t.id, t.state AS prior_state, t.next_retry_at AS prior_not_before, t.claimed_at AS prior_claimed_at,
            t.concurrency_key, t.rate_key, 1 AS ord, %(team_id)s::uuid AS team_id
@@ -686,7 +686,7 @@ cand AS (
         cand,
         with_prior=True,
         miss=agent_miss(),
-        # read only on a miss, as agent_miss reads ``target``
+        # read only on a miss
         extra="CASE WHEN r.id IS NULL THEN (SELECT tg.requires FROM target tg) END AS target_requires",
         endpoint=True,
         seen=seen_sql(agent.endpoint_id),
@@ -799,8 +799,7 @@ def _report_sql(
         children = f",\n{children_failed(finished)}"
         woken = f",\n           {children_woken()} AS woken"
     return f"""
-WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-{seen}upd AS (
+WITH {seen}upd AS (
     UPDATE todos t SET {set_todo}, updated_at = now()
     WHERE {AGENT_HOLDS}{guard}
     RETURNING t.*
@@ -817,7 +816,8 @@ result AS (
            (SELECT count(*) FROM closed) AS closed{ready} AS notified{woken}
     FROM upd
 )
-SELECT r.*, {agent_miss()} AS miss FROM (SELECT 1) one LEFT JOIN result r ON true"""
+SELECT r.*, {agent_miss()} AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true"""
 
 
 def heartbeat(

@@ -10,7 +10,8 @@ agent's claim binds and a person's reads) in the rest of the statement:
 * the todo becomes ``claimed`` under a fresh lease: ``attempt`` and ``attempts_total`` grow by
   one, the retry window is cleared;
 * an attempt opens with ``seq`` = the new ``attempts_total``;
-* past the attempt cap, the oldest closed attempts are deleted and counted in ``attempts_pruned``;
+* past the attempt cap, the oldest closed attempts are deleted and counted in ``attempts_pruned``
+  (``todo_prune_attempts``, 0039, called from the UPDATE only then);
 * the change log records each claim (``pending``/``retry`` → ``claimed``; a takeover ``claimed`` →
   ``claimed``). No NOTIFY: a claim's commit never waits for the notify lock.
 
@@ -27,7 +28,7 @@ from todos.core import compose
 from todos.core.errors import Paused
 from todos.core.store.endpoint_gate import paused_by
 from todos.core.store.fragments import log_todos
-from todos.core.store.records import ATTEMPT_COLUMNS, TODO_COLUMNS, Attempt, Claim, Todo
+from todos.core.store.records import TODO_COLUMNS, Attempt, Claim, Todo
 from todos.core.words import BoardState, ChangeOp, TodoState
 
 PRIOR_ATTEMPTS_LIMIT = 5
@@ -73,16 +74,14 @@ def claim_sql(
         final = f"SELECT r.*{columns}\nFROM (SELECT 1) one LEFT JOIN result r ON true\nORDER BY r.ord"
     else:
         final = "SELECT * FROM result ORDER BY ord"
+    # the newest attempts ended before this claim, and the one it closes (a takeover); a first
+    # claim has none and makes no call (todo_prior_attempts, 0039). The statement's snapshot still
+    # holds the attempts todo_prune_attempts deletes: ``above_seq`` leaves them out.
     prior: LiteralString = (
-        f"""(SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
-                SELECT {ATTEMPT_COLUMNS} FROM (
-                    SELECT * FROM closed c WHERE c.todo_id = u.id
-                    UNION ALL
-                    SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
-                ) x
-                -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
-                WHERE x.seq > u.attempts_total - %(cap)s
-                ORDER BY seq DESC LIMIT {compose.integer(PRIOR_ATTEMPTS_LIMIT)}) p)"""
+        f"""CASE WHEN u.attempts_total > 1
+                THEN todo_prior_attempts(u.id, u.attempts_total - %(cap)s, {compose.integer(PRIOR_ATTEMPTS_LIMIT)},
+                                         (SELECT to_json(c) FROM closed c WHERE c.todo_id = u.id))
+                ELSE '[]'::json END"""
         if with_prior
         else "'[]'::json"
     )
@@ -134,11 +133,10 @@ upd AS (
         lease_expires_at = now() + make_interval(secs => %(ttl)s),
         attempt = t.attempt + 1,
         attempts_total = t.attempts_total + 1,
+        -- the attempt cap: keep the newest %(cap)s attempts, deleting the older ended ones
+        -- (todo_prune_attempts, 0039: called only past the cap)
         attempts_pruned = t.attempts_pruned + CASE
-            WHEN t.attempts_total + 1 > %(cap)s THEN (
-                SELECT count(*) FROM todo_attempts pa
-                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
-                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            WHEN t.attempts_total + 1 > %(cap)s THEN todo_prune_attempts(t.id, t.attempts_total + 1 - %(cap)s)
             ELSE 0 END,
         claimed_at = now(),
         next_retry_at = NULL,
@@ -146,12 +144,6 @@ upd AS (
     FROM taken c
     WHERE t.id = c.id
     RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
-),
-pruned AS (
-    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
-    DELETE FROM todo_attempts a USING upd u
-    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
-      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
 logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'

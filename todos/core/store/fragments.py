@@ -338,14 +338,12 @@ def notify_ready(rows: LiteralString, where: LiteralString = "TRUE") -> LiteralS
                       GROUP BY 1, 2) w)"""
 
 
-def agent_miss(target: LiteralString = "target", found: LiteralString = "r.id") -> LiteralString:
-    """Classify a zero-row agent transition from the caller-scoped snapshot row ``target``.
-    A hit (``found`` not NULL) is NULL at once: ``target`` is then never read."""
-    return f"""CASE
-        WHEN {found} IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM {target}) THEN 'not_found'
-        WHEN NOT (SELECT queue FROM {target}) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END"""
+def agent_miss(found: LiteralString = "r.id") -> LiteralString:
+    """Classify a zero-row agent transition on todo ``%(id)s``: ``agent_todo_miss`` (0040) reads
+    it with the statement's snapshot. A hit (``found`` not NULL) is NULL at once and makes no
+    call, and the statement's plan holds nothing for the miss but the call."""
+    return f"""CASE WHEN {found} IS NOT NULL THEN NULL
+        ELSE agent_todo_miss(%(id)s, %(endpoint_id)s, %(queues)s::text[]) END"""
 
 
 def operator_miss(found: LiteralString = "r.id") -> LiteralString:
@@ -378,14 +376,16 @@ def not_blocked(alias: LiteralString = "t") -> LiteralString:
 
 def children_done(finished: LiteralString) -> LiteralString:
     """The answer's column that settles the children of the todos this statement completed
-    (``finished``: a FROM clause with an ``id`` column, read after the statement's own UPDATE has
-    run): ``todo_children_done`` (0036) counts each child off, logs the ones it unblocks
-    (``blocked`` → ``pending`` or ``scheduled``, a ``requeue``) and wakes agents waiting for them;
-    the column is how many queues it woke. An uncorrelated subquery: it runs once per statement,
-    after the UPDATE, and a statement whose answer has no row never calls it. A statement whose
-    todos have no children pays one function call and one probe of the dependency index, and none
-    of the rest is part of its plan (docs/deployment.md, 0036)."""
-    return f"(SELECT todo_children_done(ARRAY(SELECT f.id FROM {finished} f)))"
+    (``finished``: the statement's UPDATE ... RETURNING t.*, read after it has run):
+    ``todo_children_done`` (0036) counts each child off, logs the ones it unblocks (``blocked`` →
+    ``pending`` or ``scheduled``, a ``requeue``) and wakes agents waiting for them; the column is
+    how many queues it woke. An uncorrelated subquery: it runs once per statement, after the
+    UPDATE. The function is called only with the todos marked ``has_children`` (0038: a create
+    marks its parents, under their row locks), so a statement whose todos have no children makes
+    no call and no probe of the dependency index (docs/deployment.md, 0036 and 0038)."""
+    return f"""coalesce((SELECT todo_children_done(p.ids)
+                     FROM (SELECT array_agg(f.id) AS ids FROM {finished} f WHERE f.has_children) p
+                     WHERE p.ids IS NOT NULL), 0)"""
 
 
 def children_failed(finished: LiteralString, *, name: LiteralString = "kids") -> LiteralString:

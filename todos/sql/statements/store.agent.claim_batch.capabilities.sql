@@ -131,11 +131,10 @@ upd AS (
         lease_expires_at = now() + make_interval(secs => %(ttl)s),
         attempt = t.attempt + 1,
         attempts_total = t.attempts_total + 1,
+        -- the attempt cap: keep the newest %(cap)s attempts, deleting the older ended ones
+        -- (todo_prune_attempts, 0039: called only past the cap)
         attempts_pruned = t.attempts_pruned + CASE
-            WHEN t.attempts_total + 1 > %(cap)s THEN (
-                SELECT count(*) FROM todo_attempts pa
-                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
-                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            WHEN t.attempts_total + 1 > %(cap)s THEN todo_prune_attempts(t.id, t.attempts_total + 1 - %(cap)s)
             ELSE 0 END,
         claimed_at = now(),
         next_retry_at = NULL,
@@ -143,12 +142,6 @@ upd AS (
     FROM taken c
     WHERE t.id = c.id
     RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
-),
-pruned AS (
-    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
-    DELETE FROM todo_attempts a USING upd u
-    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
-      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
 logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'

@@ -129,11 +129,10 @@ upd AS (
         lease_expires_at = now() + make_interval(secs => %(ttl)s),
         attempt = t.attempt + 1,
         attempts_total = t.attempts_total + 1,
+        -- the attempt cap: keep the newest %(cap)s attempts, deleting the older ended ones
+        -- (todo_prune_attempts, 0039: called only past the cap)
         attempts_pruned = t.attempts_pruned + CASE
-            WHEN t.attempts_total + 1 > %(cap)s THEN (
-                SELECT count(*) FROM todo_attempts pa
-                WHERE pa.todo_id = t.id AND pa.ended_at IS NOT NULL
-                  AND pa.seq <= t.attempts_total + 1 - %(cap)s)
+            WHEN t.attempts_total + 1 > %(cap)s THEN todo_prune_attempts(t.id, t.attempts_total + 1 - %(cap)s)
             ELSE 0 END,
         claimed_at = now(),
         next_retry_at = NULL,
@@ -141,12 +140,6 @@ upd AS (
     FROM taken c
     WHERE t.id = c.id
     RETURNING t.*, c.prior_state, c.prior_board_state, c.prior_claimed_at, c.ord, c.team_id AS claim_team
-),
-pruned AS (
-    -- the attempt cap: keep the newest %(cap)s attempts (the same predicate as the count above)
-    DELETE FROM todo_attempts a USING upd u
-    WHERE a.todo_id = u.id AND u.attempts_total > %(cap)s
-      AND a.ended_at IS NOT NULL AND a.seq <= u.attempts_total - %(cap)s
 ),
 logged AS (
     -- a claimable failed todo is a due retry ('retry'); a pending one with a time, 'scheduled'
@@ -180,17 +173,10 @@ result AS (
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            traceparent,
-           u.prior_state, u.ord, (SELECT coalesce(json_agg(p ORDER BY p.seq DESC), '[]'::json) FROM (
-                SELECT seq, attempt, claimer_kind, claimant, owner, claimed_at, last_heartbeat_at,
-                    lease_expires_at, ended_at, outcome, disposition,
-                    summary, summary_truncated, artifact, ended_by, error, traceparent FROM (
-                    SELECT * FROM closed c WHERE c.todo_id = u.id
-                    UNION ALL
-                    SELECT * FROM todo_attempts pa WHERE pa.todo_id = u.id AND pa.ended_at IS NOT NULL
-                ) x
-                -- the statement's snapshot still holds the attempts ``pruned`` deletes: leave them out
-                WHERE x.seq > u.attempts_total - %(cap)s
-                ORDER BY seq DESC LIMIT 5) p) AS prior_attempts,
+           u.prior_state, u.ord, CASE WHEN u.attempts_total > 1
+                THEN todo_prior_attempts(u.id, u.attempts_total - %(cap)s, 5,
+                                         (SELECT to_json(c) FROM closed c WHERE c.todo_id = u.id))
+                ELSE '[]'::json END AS prior_attempts,
            -- the attempt's run-time limit: the todo's own, else its team's default for its queue
            -- (docs/lifecycle.md, "Run-time limits"); one primary-key probe per claimed todo
            coalesce(u.timeout_seconds, (SELECT qs.timeout_seconds FROM queue_settings qs

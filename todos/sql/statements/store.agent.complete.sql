@@ -9,8 +9,7 @@
 --   lease_token = 'AAAAAAAAAAAAAAAAAAAAAA'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-upd AS (
+WITH upd AS (
     UPDATE todos t SET state = 'done', result = %(result)s, owner = NULL, lease_expires_at = NULL,
             completed_at = now(), updated_at = now()
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
@@ -48,11 +47,11 @@ result AS (
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            traceparent,
            (SELECT count(*) FROM closed) AS closed, 0 AS notified,
-           (SELECT todo_children_done(ARRAY(SELECT f.id FROM upd f))) AS woken
+           coalesce((SELECT todo_children_done(p.ids)
+                     FROM (SELECT array_agg(f.id) AS ids FROM upd f WHERE f.has_children) p
+                     WHERE p.ids IS NOT NULL), 0) AS woken
     FROM upd
 )
-SELECT r.*, CASE
-        WHEN r.id IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
-        WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
+SELECT r.*, CASE WHEN r.id IS NOT NULL THEN NULL
+        ELSE agent_todo_miss(%(id)s, %(endpoint_id)s, %(queues)s::text[]) END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -73,7 +73,9 @@ answered AS (SELECT id, endpoint_id, queue, source, kind, title, payload, idempo
            on_parent_failure, timeout_seconds, rate_key,
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            traceparent FROM upd)
-SELECT i.id AS item_id, i.n, u.*, (SELECT todo_children_done(ARRAY(SELECT f.id FROM upd f))) AS woken,
+SELECT i.id AS item_id, i.n, u.*, coalesce((SELECT todo_children_done(p.ids)
+                     FROM (SELECT array_agg(f.id) AS ids FROM upd f WHERE f.has_children) p
+                     WHERE p.ids IS NOT NULL), 0) AS woken,
        CASE WHEN u.id IS NOT NULL THEN NULL
             WHEN tt.id IS NULL THEN 'not_found'
             WHEN NOT tt.queue = ANY(%(queues)s::text[]) THEN 'forbidden'

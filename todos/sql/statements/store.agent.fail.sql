@@ -9,8 +9,7 @@
 --   lease_token = 'AAAAAAAAAAAAAAAAAAAAAA'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-upd AS (
+WITH upd AS (
     UPDATE todos t SET state = 'failed', result = %(result)s, owner = NULL, lease_expires_at = NULL,
             failure_reason_group = board_reason_group(%(error)s::jsonb, %(summary)s::text, %(result)s::jsonb->>'error'),
             next_retry_at = CASE WHEN t.attempt < t.max_attempts
@@ -93,8 +92,6 @@ result AS (
                       GROUP BY 1, 2) w) AS woken
     FROM upd
 )
-SELECT r.*, CASE
-        WHEN r.id IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
-        WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
+SELECT r.*, CASE WHEN r.id IS NOT NULL THEN NULL
+        ELSE agent_todo_miss(%(id)s, %(endpoint_id)s, %(queues)s::text[]) END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -8,8 +8,7 @@
 --   lease_token = 'AAAAAAAAAAAAAAAAAAAAAA'
 -- Generated: edit the code, then run `uv run manage.py render_sql`.
 
-WITH target AS (SELECT t.id, t.queue FROM todos t WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s),
-upd AS (
+WITH upd AS (
     UPDATE todos t SET lease_expires_at = now() + make_interval(secs => %(ttl)s), updated_at = now()
     WHERE t.id = %(id)s AND t.endpoint_id = %(endpoint_id)s AND t.queue = ANY(%(queues)s::text[])
       AND t.state = 'claimed' AND t.owner = %(owner)s AND EXISTS (
@@ -50,8 +49,6 @@ result AS (
            (SELECT count(*) FROM closed) AS closed, 0 AS notified
     FROM upd
 )
-SELECT r.*, CASE
-        WHEN r.id IS NOT NULL THEN NULL
-        WHEN NOT EXISTS (SELECT 1 FROM target) THEN 'not_found'
-        WHEN NOT (SELECT queue FROM target) = ANY(%(queues)s::text[]) THEN 'forbidden'
-        ELSE 'conflict' END AS miss FROM (SELECT 1) one LEFT JOIN result r ON true
+SELECT r.*, CASE WHEN r.id IS NOT NULL THEN NULL
+        ELSE agent_todo_miss(%(id)s, %(endpoint_id)s, %(queues)s::text[]) END AS miss
+FROM (SELECT 1) one LEFT JOIN result r ON true

@@ -67,7 +67,9 @@ result AS (
            (state = 'pending' AND next_retry_at IS NOT DISTINCT FROM 'infinity') AS blocked,
            traceparent,
            0 AS notified,
-           (SELECT todo_children_done(ARRAY(SELECT f.id FROM upd f))) AS woken
+           coalesce((SELECT todo_children_done(p.ids)
+                     FROM (SELECT array_agg(f.id) AS ids FROM upd f WHERE f.has_children) p
+                     WHERE p.ids IS NOT NULL), 0) AS woken
     FROM upd
 )
 SELECT r.*, CASE

@@ -20,7 +20,7 @@ WITH parents AS MATERIALIZED (
     FROM todos p JOIN endpoints pe ON pe.id = p.endpoint_id
     WHERE p.id = ANY(%(after)s::text[]) AND pe.team_id = %(team_id)s
     ORDER BY p.id
-    FOR SHARE OF p
+    FOR NO KEY UPDATE OF p
 ),
 refused AS (
     SELECT a.n - 1 AS n, CASE WHEN p.id IS NULL THEN 'unknown' ELSE 'ended' END AS why
@@ -81,6 +81,12 @@ edges AS (
     INSERT INTO todo_dependencies (child_id, parent_id, settled)
     SELECT i.id, p.id, p.standing <> 'open'
     FROM ins i CROSS JOIN parents p
+    RETURNING parent_id, settled
+),
+marked AS (
+    UPDATE todos p SET has_children = true
+    FROM edges e
+    WHERE p.id = e.parent_id AND NOT e.settled AND NOT p.has_children
 ),
 existing AS (
     SELECT * FROM todos  -- raw, like ins: result reads both through TODO_COLUMNS
