@@ -50,8 +50,9 @@ OWN_TIME: LiteralString = """CASE WHEN (SELECT n FROM open_parents) > 0 AND %(no
 
 # The parents of the dependency rows this statement wrote and left open are marked
 # ``has_children``, so the statement that completes one settles its children
-# (``fragments.children_done``). ``parents`` holds their row locks, so nothing changes them in
-# between; a parent the statement created itself (a batch item) is not visible here, and was
+# (``fragments.children_done``). ``parents`` holds the named parents' row locks, so nothing
+# changes them in between; a live todo a batch item was answered with (by its key) is locked by
+# this UPDATE. A parent the statement created itself (a batch item) is not visible here, and was
 # inserted marked (``BATCH_VALUES``).
 MARK_PARENTS: LiteralString = """marked AS (
     UPDATE todos p SET has_children = true
