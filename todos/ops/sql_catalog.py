@@ -162,6 +162,8 @@ STORE_AGENT = {
     ),
     "store.agent.claim_next": call(agent.claim_next, AGENT),
     "store.agent.claim_batch": call(agent.claim_batch, AGENT, max=10),
+    "store.agent.claim_next.one_queue": call(agent.claim_next, AGENT, queue="default"),
+    "store.agent.claim_batch.one_queue": call(agent.claim_batch, AGENT, max=10, queue="default"),
     "store.agent.claim": call(agent.claim, AGENT, TODO),
     # a claim presenting capabilities (its own, or its endpoint's defaults): `requires <@ …`
     "store.agent.claim_next.capabilities": call(agent.claim_next, AGENT, capabilities=["gpu", "region:eu"]),

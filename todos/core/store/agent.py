@@ -488,10 +488,12 @@ def capable(params: dict) -> LiteralString:
 
 # Fresh work: the scoped, unpaused queues are tried best head first (the head read without locks:
 # it only orders the attempts), and in each queue the pending rows in claim order (a walk of the
-# ``todos_pending`` index), skipping rows other claimers hold. The outer LIMIT stops the walk as
-# soon as enough rows are locked, so a claim locks only what it takes: locking every queue's head
-# (the per-queue scan this replaced) made concurrent multi-queue claimers skip each other's
-# untaken heads and come back empty while work was waiting. Under contention the order across
+# ``todos_pending`` index), skipping rows other claimers hold. A claim in one queue (a worker's
+# usual claim: ``queue=`` given, or an endpoint scoped to one queue) walks that queue directly:
+# reading and ordering the heads first was a fifteenth of its CPU (bench/README.md, "One queue").
+# The outer LIMIT stops the walk as soon as enough rows are locked, so a claim locks only what it
+# takes: locking every queue's head (the per-queue scan this replaced) made concurrent multi-queue
+# claimers skip each other's untaken heads and come back empty while work was waiting. Under contention the order across
 # queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases, and due
 # retries and schedules (few rows, each found through its own partial index).
 # What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
@@ -505,10 +507,9 @@ CANDIDATE_COLUMNS: LiteralString = (
 PENDING_NOW: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NULL"
 
 
-@functools.lru_cache(maxsize=256)
-def agent_candidates(limit: LiteralString, capable: LiteralString = "t.requires = '{}'") -> LiteralString:
-    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
-    ``capable`` (the capability guard, :func:`capable`)."""
+def _fresh_by_queue_order(limit: LiteralString, capable: LiteralString) -> LiteralString:
+    """Fresh work across the claim's queues (``%(queues)s``): the unpaused queues tried best head
+    first, each queue's pending rows walked in claim order."""
     return f"""
 queue_order AS (
     SELECT q.name, head.priority, head.created_at
@@ -522,7 +523,6 @@ queue_order AS (
         LIMIT 1
     ) head
     WHERE {queue_not_paused("q.name")}
-      AND {CLAIMS_OPEN}
 ),
 fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
@@ -540,7 +540,38 @@ fresh AS (
         FOR UPDATE SKIP LOCKED
     ) f
     LIMIT {limit}
-),
+)"""
+
+
+def _fresh_one_queue(limit: LiteralString, capable: LiteralString) -> LiteralString:
+    """Fresh work in one queue (``%(queue)s``): its pending rows walked in claim order, with no
+    heads to read and order first. Its pause is an uncorrelated sub-select, so PostgreSQL reads it
+    once, before the walk, and skips the walk when the queue is paused."""
+    return f"""
+fresh AS (
+    SELECT {CANDIDATE_COLUMNS}
+    FROM todos t
+    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = %(queue)s AND {PENDING_NOW}
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
+      AND {KEY_HAS_ROOM}
+      AND {RATE_HAS_ROOM}
+      AND {queue_not_paused("%(queue)s")}
+    ORDER BY t.priority, t.created_at
+    LIMIT {limit}
+    FOR UPDATE SKIP LOCKED
+)"""
+
+
+@functools.lru_cache(maxsize=256)
+def agent_candidates(
+    limit: LiteralString, capable: LiteralString = "t.requires = '{}'", *, one_queue: bool = False
+) -> LiteralString:
+    """The candidates CTEs, taking at most ``limit`` (an SQL integer literal) todos that pass
+    ``capable`` (the capability guard, :func:`capable`). ``one_queue``: the claim names a single
+    queue (``%(queue)s``), whose pending rows are walked directly (:func:`_fresh_one_queue`)."""
+    fresh = _fresh_one_queue(limit, capable) if one_queue else _fresh_by_queue_order(limit, capable)
+    return f"""{fresh},
 lapsed AS (
     -- a lapsed lease under the attempt cap: a plain walk of ``todos_claimed`` (a bitmap scan of
     -- it could not mark the entries of finished todos dead, and revisited them all on every claim)
@@ -551,7 +582,6 @@ lapsed AS (
       AND {capable}
       AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
-      AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
     FOR UPDATE SKIP LOCKED
@@ -566,7 +596,6 @@ due AS (
       AND {KEY_HAS_ROOM}
       AND {RATE_HAS_ROOM}
       AND {NOT_PAUSED}
-      AND {CLAIMS_OPEN}
     ORDER BY t.priority, t.created_at
     LIMIT {limit}
     FOR UPDATE SKIP LOCKED
@@ -576,6 +605,8 @@ cand AS (
            concurrency_key, rate_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
+    -- the endpoint's claims are not paused: read once, before any of the scans locks a row
+    WHERE {CLAIMS_OPEN}
     ORDER BY priority, created_at, id
     LIMIT {limit}
 )"""
@@ -627,11 +658,14 @@ def _claim_batch_statement(agent, queue, count, ttl, claimant, fence, capabiliti
         agent, ttl=ttl, claimant=claimant, fence=fence, count=count, capabilities=capabilities
     )
     params["queues"] = queues
+    one_queue = len(set(queues)) == 1
+    if one_queue:
+        params["queue"] = queues[0]
     # The limit is a literal in the SQL, not a parameter: with it bound PostgreSQL re-plans the
     # claim on every call (its generic plan would scan the table), which tripled the claim's CPU
     # (bench/README.md). ``count`` is a validated int in 1..100 (one statement text per value).
     sql = claim_sql(
-        agent_candidates(compose.integer(count), capable(params)),
+        agent_candidates(compose.integer(count), capable(params), one_queue=one_queue),
         with_prior=single,
         endpoint=True,
         seen=seen_sql(agent.endpoint_id),

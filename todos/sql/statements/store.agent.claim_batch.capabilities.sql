@@ -22,8 +22,6 @@ queue_order AS (
     ) head
     WHERE NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = q.name)
-      AND NOT EXISTS (
-        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
 ),
 fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
@@ -61,8 +59,6 @@ lapsed AS (
         WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
-      AND NOT EXISTS (
-        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     ORDER BY t.priority, t.created_at
     LIMIT 10
     FOR UPDATE SKIP LOCKED
@@ -83,8 +79,6 @@ due AS (
         WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
       AND NOT EXISTS (
         SELECT 1 FROM queue_pauses qp WHERE qp.team_id = %(team_id)s AND qp.queue = t.queue)
-      AND NOT EXISTS (
-        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     ORDER BY t.priority, t.created_at
     LIMIT 10
     FOR UPDATE SKIP LOCKED
@@ -94,6 +88,9 @@ cand AS (
            concurrency_key, rate_key, row_number() OVER (ORDER BY priority, created_at, id)::int AS ord,
            %(team_id)s::uuid AS team_id
     FROM (SELECT * FROM fresh UNION ALL SELECT * FROM lapsed UNION ALL SELECT * FROM due) c
+    -- the endpoint's claims are not paused: read once, before any of the scans locks a row
+    WHERE NOT EXISTS (
+        SELECT 1 FROM endpoints pe WHERE pe.id = %(endpoint_id)s AND pe.claims_paused_at IS NOT NULL)
     ORDER BY priority, created_at, id
     LIMIT 10
 ),
