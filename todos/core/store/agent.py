@@ -493,9 +493,10 @@ def capable(params: dict) -> LiteralString:
 # reading and ordering the heads first was a fifteenth of its CPU (bench/README.md, "One queue").
 # The outer LIMIT stops the walk as soon as enough rows are locked, so a claim locks only what it
 # takes: locking every queue's head (the per-queue scan this replaced) made concurrent multi-queue
-# claimers skip each other's untaken heads and come back empty while work was waiting. Under contention the order across
-# queues is approximate, as SKIP LOCKED makes it anyway. Recoverable work: lapsed leases, and due
-# retries and schedules (few rows, each found through its own partial index).
+# claimers skip each other's untaken heads and come back empty while work was waiting. Under
+# contention the order across queues is approximate, as SKIP LOCKED makes it anyway. Recoverable
+# work: lapsed leases, and due retries and schedules (few rows, each found through its own partial
+# index).
 # What each candidate scan reads of a todo: ``cand`` takes its prior state from them, and orders
 # and numbers them; one list, so the three scans' UNION cannot drift apart.
 CANDIDATE_COLUMNS: LiteralString = (
