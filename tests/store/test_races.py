@@ -32,9 +32,10 @@ def on_own_connection(build):
     return work
 
 
-def test_concurrent_claim_next_never_hands_out_a_todo_twice(agent):
+@pytest.mark.parametrize("queue", [None, "default"], ids=["across-queues", "one-queue"])
+def test_concurrent_claim_next_never_hands_out_a_todo_twice(agent, queue):
     ids = {new(agent) for _ in range(12)}
-    claims = run_threads(12, on_own_connection(lambda i: agent_store.claim_next(agent, claimant=f"w{i}")))
+    claims = run_threads(12, on_own_connection(lambda i: agent_store.claim_next(agent, queue=queue, claimant=f"w{i}")))
     assert not [c for c in claims if isinstance(c, BaseException)]
     assert {c.todo.id for c in claims} == ids
     for todo_id in ids:
@@ -63,9 +64,18 @@ def test_concurrent_batch_claims_share_out_the_work(agent):
     assert len(claimed) == len(set(claimed)) == 30 and set(claimed) == ids
 
 
-def test_more_claimers_than_work_get_nothing_rather_than_a_shared_todo(agent):
+def test_concurrent_batch_claims_in_one_queue_share_out_the_work(agent):
+    ids = {new(agent) for _ in range(30)}
+    batches = run_threads(3, on_own_connection(lambda i: agent_store.claim_batch(agent, max=10, queue="default")))
+    assert not [b for b in batches if isinstance(b, BaseException)]
+    claimed = [c.todo.id for b in batches for c in b]
+    assert len(claimed) == len(set(claimed)) == 30 and set(claimed) == ids
+
+
+@pytest.mark.parametrize("queue", [None, "default"], ids=["across-queues", "one-queue"])
+def test_more_claimers_than_work_get_nothing_rather_than_a_shared_todo(agent, queue):
     ids = {new(agent) for _ in range(4)}
-    claims = run_threads(10, on_own_connection(lambda i: agent_store.claim_next(agent)))
+    claims = run_threads(10, on_own_connection(lambda i: agent_store.claim_next(agent, queue=queue)))
     got = [c for c in claims if c is not None]
     assert not [c for c in got if isinstance(c, BaseException)]
     assert sorted(c.todo.id for c in got) == sorted(ids)

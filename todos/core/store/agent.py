@@ -508,6 +508,24 @@ CANDIDATE_COLUMNS: LiteralString = (
 PENDING_NOW: LiteralString = f"t.state = {TodoState.PENDING.sql} AND t.next_retry_at IS NULL"
 
 
+def _pending_walk(
+    queue: LiteralString, limit: LiteralString, capable: LiteralString, guard: LiteralString = ""
+) -> LiteralString:
+    """One queue's pending rows in claim order (a walk of ``todos_pending``), locking up to
+    ``limit`` that pass ``capable`` and have key and rate room, skipping rows others hold.
+    ``queue``: the SQL naming the queue; ``guard``: one more condition on the walk."""
+    return f"""SELECT {CANDIDATE_COLUMNS}
+    FROM todos t
+    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = {queue} AND {PENDING_NOW}
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND {capable}
+      AND {KEY_HAS_ROOM}
+      AND {RATE_HAS_ROOM}{guard}
+    ORDER BY t.priority, t.created_at
+    LIMIT {limit}
+    FOR UPDATE SKIP LOCKED"""
+
+
 def _fresh_by_queue_order(limit: LiteralString, capable: LiteralString) -> LiteralString:
     """Fresh work across the claim's queues (``%(queues)s``): the unpaused queues tried best head
     first, each queue's pending rows walked in claim order."""
@@ -529,16 +547,7 @@ fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT {CANDIDATE_COLUMNS}
-        FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND {PENDING_NOW}
-          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
-          AND {capable}
-          AND {KEY_HAS_ROOM}
-          AND {RATE_HAS_ROOM}
-        ORDER BY t.priority, t.created_at
-        LIMIT {limit}
-        FOR UPDATE SKIP LOCKED
+    {_pending_walk("q.name", limit, capable)}
     ) f
     LIMIT {limit}
 )"""
@@ -548,19 +557,10 @@ def _fresh_one_queue(limit: LiteralString, capable: LiteralString) -> LiteralStr
     """Fresh work in one queue (``%(queue)s``): its pending rows walked in claim order, with no
     heads to read and order first. Its pause is an uncorrelated sub-select, so PostgreSQL reads it
     once, before the walk, and skips the walk when the queue is paused."""
+    pause: LiteralString = f"\n      AND {queue_not_paused('%(queue)s')}"
     return f"""
 fresh AS (
-    SELECT {CANDIDATE_COLUMNS}
-    FROM todos t
-    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = %(queue)s AND {PENDING_NOW}
-      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
-      AND {capable}
-      AND {KEY_HAS_ROOM}
-      AND {RATE_HAS_ROOM}
-      AND {queue_not_paused("%(queue)s")}
-    ORDER BY t.priority, t.created_at
-    LIMIT {limit}
-    FOR UPDATE SKIP LOCKED
+    {_pending_walk("%(queue)s", limit, capable, pause)}
 )"""
 
 

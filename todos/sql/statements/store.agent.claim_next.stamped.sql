@@ -25,21 +25,21 @@ fresh AS (
     SELECT f.id, f.state, f.next_retry_at, f.claimed_at, f.concurrency_key, f.rate_key, f.priority, f.created_at
     FROM (SELECT name FROM queue_order ORDER BY priority, created_at) q
     CROSS JOIN LATERAL (
-        SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
+    SELECT t.id, t.state, t.next_retry_at, t.claimed_at, t.concurrency_key, t.rate_key,
            t.priority, t.created_at
-        FROM todos t
-        WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
-          AND (t.assignee IS NULL OR t.assignee = %(owner)s)
-          AND t.requires = '{}'
-          AND (t.concurrency_key IS NULL OR NOT EXISTS (
+    FROM todos t
+    WHERE t.endpoint_id = %(endpoint_id)s AND t.queue = q.name AND t.state = 'pending' AND t.next_retry_at IS NULL
+      AND (t.assignee IS NULL OR t.assignee = %(owner)s)
+      AND t.requires = '{}'
+      AND (t.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM concurrency_keys ck
         WHERE ck.team_id = %(team_id)s AND ck.key = t.concurrency_key AND ck.claimed >= ck.max_claimed))
-          AND (t.rate_key IS NULL OR NOT EXISTS (
+      AND (t.rate_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM rate_limits rl
         WHERE rl.team_id = %(team_id)s AND rl.key = t.rate_key AND rl.refills_at > now()))
-        ORDER BY t.priority, t.created_at
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
+    ORDER BY t.priority, t.created_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
     ) f
     LIMIT 1
 ),
